@@ -1,0 +1,258 @@
+"""Round ingestion through HTTP: gunicorn on PostgreSQL, 1 to 64 terminals posting at once.
+
+Each terminal (a client thread with its own keep-alive connection) posts rounds of 7 seats, all
+with the progressive: an open, then the result. For each level the script prints rounds/s,
+hands/s and the p50/p99 latency of a request, then the same figures for the trivial endpoint
+(insert one row, update one counter row) and our request rate as a share of it.
+
+    .venv/bin/python bench/ingest.py [--seconds 8] [--levels 1,8,32,64] [--workers 3]
+
+Needs PostgreSQL and Redis (DATABASE_URL's server; a database jackpot_bench is created anew).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
+PORT = 8765
+TRIVIAL_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS bench_row (id bigserial PRIMARY KEY, body jsonb NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS bench_counter (id int PRIMARY KEY, hits bigint NOT NULL)",
+    "INSERT INTO bench_counter VALUES (1, 0) ON CONFLICT DO NOTHING",
+]
+
+
+def _env(database_url: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+        "DJANGO_SETTINGS_MODULE": "bench.settings",
+        "CACHE_KEY_PREFIX": "bench",
+    }
+
+
+def _prepare(database_url: str, tables: int) -> dict:
+    """Create the bench database anew at `database_url`'s server, migrate it, seed the floor."""
+    admin_url = urlunsplit(urlsplit(database_url)._replace(path="/postgres"))
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS jackpot_bench WITH (FORCE)")
+        conn.execute("CREATE DATABASE jackpot_bench")
+    env = _env(database_url)
+    python = sys.executable
+    subprocess.run([python, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    out = subprocess.run(
+        [python, "manage.py", "seed_demo", "--json", "--tables", str(tables)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    with psycopg.connect(database_url) as conn:
+        for statement in TRIVIAL_SCHEMA:
+            conn.execute(statement)
+    return json.loads(out)
+
+
+def _deal(rng: random.Random) -> dict:
+    deck = DECK.copy()
+    rng.shuffle(deck)
+    street, multiple = rng.choice([("preflop", 4), ("preflop", 3), ("flop", 2), ("river", 1)])
+    return {
+        "board": deck[:5],
+        "dealer": deck[5:7],
+        "seats": [
+            {
+                "seat": n + 1,
+                "cards": deck[7 + 2 * n : 9 + 2 * n],
+                "decision": {"action": "play", "street": street, "multiple": multiple}
+                if rng.random() < 0.8
+                else {"action": "fold"},
+            }
+            for n in range(7)
+        ],
+    }
+
+
+SEATS = [
+    {
+        "seat": n,
+        "bets": {
+            "ante_cents": 1000,
+            "blind_cents": 1000,
+            "trips_cents": 500,
+            "progressive_cents": 500,
+        },
+    }
+    for n in range(1, 8)
+]
+
+
+class Terminal(threading.Thread):
+    def __init__(self, table: dict, tag: str, stop_at: float, trivial: bool) -> None:
+        super().__init__(daemon=True)
+        self.table, self.tag, self.stop_at, self.trivial = table, tag, stop_at, trivial
+        self.latencies: list[float] = []
+        self.rounds = 0
+        self.errors = 0
+        self.rng = random.Random(f"{tag}-{table['id']}")
+
+    def _post(self, conn: http.client.HTTPConnection, path: str, body: bytes, headers: dict) -> int:
+        started = time.perf_counter()
+        conn.request("POST", path, body, headers)
+        response = conn.getresponse()
+        response.read()
+        self.latencies.append(time.perf_counter() - started)
+        return response.status
+
+    def run(self) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+        headers = {
+            "Content-Type": "application/json",
+            "Authorization": f"Bearer {self.table['token']}",
+        }
+        base = f"/api/v1/tables/{self.table['id']}/rounds"
+        number = 0
+        while time.perf_counter() < self.stop_at:
+            number += 1
+            if self.trivial:
+                ok = self._post(conn, "/bench/trivial", b'{"n": 1}', headers) == 201
+                ok = self._post(conn, "/bench/trivial", b'{"n": 2}', headers) == 201 and ok
+            else:
+                round_id = f"{self.tag}-{number}"
+                opened = json.dumps({"round_id": round_id, "seats": SEATS}).encode()
+                result = json.dumps(_deal(self.rng)).encode()
+                ok = self._post(conn, base, opened, headers) == 201
+                ok = self._post(conn, f"{base}/{round_id}/result", result, headers) == 200 and ok
+            if ok:
+                self.rounds += 1
+            else:
+                self.errors += 1
+        conn.close()
+
+
+def _level(tables: list[dict], count: int, seconds: float, trivial: bool, tag: str) -> dict:
+    stop_at = time.perf_counter() + seconds
+    terminals = [Terminal(tables[i], f"{tag}-{count}", stop_at, trivial) for i in range(count)]
+    started = time.perf_counter()
+    for terminal in terminals:
+        terminal.start()
+    for terminal in terminals:
+        terminal.join()
+    elapsed = time.perf_counter() - started
+    latencies = sorted(x for t in terminals for x in t.latencies)
+    rounds = sum(t.rounds for t in terminals)
+    return {
+        "terminals": count,
+        "rounds_per_s": rounds / elapsed,
+        "requests_per_s": len(latencies) / elapsed,
+        "hands_per_s": rounds * 7 / elapsed,
+        "p50_ms": statistics.median(latencies) * 1000 if latencies else 0.0,
+        "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000 if latencies else 0.0,
+        "errors": sum(t.errors for t in terminals),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--levels", default="1,8,32,64")
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=4)
+    args = parser.parse_args()
+    levels = [int(level) for level in args.levels.split(",")]
+
+    database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/jackpot")
+    bench_url = urlunsplit(urlsplit(database_url)._replace(path="/jackpot_bench"))
+    floor = _prepare(bench_url, max(levels))
+    tables = [t for t in floor["tables"] if t["game"] == "uth"]
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-b",
+            f"127.0.0.1:{PORT}",
+            "--workers",
+            str(args.workers),
+            "--threads",
+            str(args.threads),
+            "--worker-class",
+            "gthread",
+            "--keep-alive",
+            "30",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={**_env(bench_url), "DJANGO_SETTINGS_MODULE": "bench.settings"},
+    )
+    try:
+        for _ in range(100):
+            try:
+                http.client.HTTPConnection("127.0.0.1", PORT, timeout=1).request("GET", "/healthz")
+                break
+            except OSError:
+                time.sleep(0.1)
+        _level(tables, 4, 1.0, False, "warmup")
+        _level(tables, 4, 1.0, True, "warmup")
+        server_at = bench_url.rsplit("@", 1)[-1]
+        print(
+            f"machine: {os.cpu_count()} cores; gunicorn gthread {args.workers} workers x "
+            f"{args.threads} threads; {args.seconds:.0f} s a level; PostgreSQL {server_at}"
+        )
+        columns = ("terminals", "rounds/s", "hands/s", "req/s", "p50 ms", "p99 ms", "errors")
+        header = f"{'endpoint':<10}" + "".join(f"{column:>10}" for column in columns)
+        print(header)
+        rows = []
+        for count in levels:
+            ours = _level(tables, count, args.seconds, False, f"run{time.time_ns()}")
+            floor_ = _level(tables, count, args.seconds, True, "trivial")
+            rows.append((ours, floor_))
+            for name, row in (("rounds", ours), ("trivial", floor_)):
+                print(
+                    f"{name:<10}{row['terminals']:>10}{row['rounds_per_s']:>10.1f}"
+                    f"{row['hands_per_s']:>10.0f}{row['requests_per_s']:>10.1f}"
+                    f"{row['p50_ms']:>10.1f}{row['p99_ms']:>10.1f}{row['errors']:>10}"
+                )
+            share = ours["requests_per_s"] / floor_["requests_per_s"]
+            print(f"{'':<10}share of the trivial endpoint's request rate: {share:.0%}")
+        verify = subprocess.run(
+            [sys.executable, "manage.py", "verify_journal"],
+            cwd=ROOT,
+            env=_env(bench_url),
+            capture_output=True,
+            text=True,
+        )
+        print(
+            "verify_journal:",
+            verify.stdout.strip().splitlines()[0] if verify.stdout else verify.stderr,
+        )
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Settings per environment: base (shared), local (make run), test (make test), production."""

@@ -1,0 +1,13 @@
+"""`make test`: the suite proves correctness on PostgreSQL and Redis, so both are required here."""
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.settings.base import *  # noqa: F403
+from config.settings.base import DATABASES
+
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(
+        "The test suite runs on PostgreSQL: set DATABASE_URL (make test does)."
+    )
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; test users only

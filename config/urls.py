@@ -1,0 +1,20 @@
+"""URL map: health, the API under /api/v1/, its OpenAPI schema and docs, and the Django admin."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from config.health import healthz
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("api/v1/", include("tables.api.urls")),
+    path("api/v1/", include("jackpot.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("admin/", admin.site.urls),
+]
+
+handler400 = "config.errors.json_400"
+handler404 = "config.errors.json_404"
+handler500 = "config.errors.json_500"

@@ -1,0 +1,56 @@
+"""Staff authentication (`Authorization: Bearer staff_...`) and role permissions.
+
+Roles are Django groups: supervisor, auditor, admin (a superuser holds every role).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+
+from jackpot.models import StaffToken
+from jackpot.tokens import hash_token
+from tables.api.authentication import bearer_token
+
+
+class StaffTokenAuthentication(BaseAuthentication):
+    def authenticate(self, request: Request) -> tuple[AbstractBaseUser, str] | None:
+        token = bearer_token(request, "staff")
+        if token is None:
+            return None
+        found = (
+            StaffToken.objects.select_related("user")
+            .filter(token_hash=hash_token(token), revoked_at__isnull=True, user__is_active=True)
+            .first()
+        )
+        if found is None:
+            raise AuthenticationFailed("unknown or revoked staff token")
+        return found.user, token
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="jackpot"'
+
+
+def has_role(user: Any, *roles: str) -> bool:
+    if user is None or not getattr(user, "is_authenticated", False):
+        return False
+    if getattr(user, "is_superuser", False):
+        return True
+    names = {group.name for group in user.groups.all()} if hasattr(user, "groups") else set()
+    return bool(names.intersection(roles))
+
+
+def require_roles(*roles: str) -> type[BasePermission]:
+    class HasRole(BasePermission):
+        message = f"this needs the role {' or '.join(roles)}"
+
+        def has_permission(self, request: Request, view: Any) -> bool:
+            return has_role(request.user, *roles)
+
+    HasRole.__name__ = f"HasRole_{'_'.join(roles)}"
+    return HasRole

@@ -1,0 +1,148 @@
+"""The only writer of transfers and audit events.
+
+`record()` appends one audit event to its chain and the event's transfers, inside the caller's
+transaction, so money and its audit record commit or roll back together. Invariants:
+- every transfer has a positive amount and two different accounts of the same pool, so every
+  pool's balances sum to zero (zero-amount postings are simply not written);
+- an event's hash covers its fields and the transfers it wrote, chained to the previous event of
+  its chain: editing either afterwards is detected by `verify_journal`;
+- the chain head row is locked by a single UPDATE, as late as possible, after any pool row lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from jackpot.canonical import chain_hash
+from jackpot.models import Account, AccountKind, AuditChain, AuditEvent, Transfer, TransferCode
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """A transfer to write: `amount_cents` from `debit` to `credit`, with a reason `code`."""
+
+    code: TransferCode
+    debit: AccountKind
+    credit: AccountKind
+    amount_cents: int
+    round_pk: int | None = None
+    award_pk: int | None = None
+
+
+_account_ids: dict[tuple[int, str], int] = {}
+
+
+def account_id(pool_id: int, kind: AccountKind) -> int:
+    """The id of a pool's account (accounts are created with the pool and never change)."""
+    key = (pool_id, kind.value)
+    if key not in _account_ids:
+        for account in Account.objects.filter(pool_id=pool_id):
+            _account_ids[(pool_id, account.kind)] = account.pk
+    return _account_ids[key]
+
+
+def pool_chain(pool_id: int) -> str:
+    return f"pool-{pool_id}"
+
+
+def table_chain(table_id: int) -> str:
+    return f"table-{table_id}"
+
+
+ADMIN_CHAIN = "admin"
+
+
+def event_content(event: AuditEvent, transfers: Sequence[Transfer]) -> dict[str, Any]:
+    """What an event's hash covers: its own fields and its transfers, in the order written."""
+    return {
+        "chain": event.chain,
+        "sequence": event.sequence,
+        "kind": event.kind,
+        "actor": event.actor,
+        "occurred_at": event.occurred_at.astimezone(UTC).isoformat(),
+        "payload": event.payload,
+        "transfers": [
+            [t.code, t.debit_id, t.credit_id, t.amount_cents, t.round_id, t.award_id]
+            for t in transfers
+        ],
+    }
+
+
+def _advance_chain(chain: str) -> tuple[int, str]:
+    """Lock the chain head and take its next sequence number; returns (sequence, prev_hash)."""
+    sql = (
+        "UPDATE jackpot_auditchain SET sequence = sequence + 1 WHERE key = %s "
+        "RETURNING sequence, head_hash"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [chain])
+        row = cursor.fetchone()
+        if row is None:
+            AuditChain.objects.get_or_create(key=chain)
+            cursor.execute(sql, [chain])
+            row = cursor.fetchone()
+    sequence, prev_hash = row
+    return int(sequence), str(prev_hash)
+
+
+def record(
+    *,
+    chain: str,
+    kind: str,
+    actor: str,
+    payload: dict[str, Any],
+    pool_id: int | None = None,
+    postings: Sequence[Posting] = (),
+    occurred_at: datetime | None = None,
+) -> AuditEvent:
+    """Append one audit event and its transfers. Call inside the caller's atomic block."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("ledger.record must run inside the caller's transaction")
+    postings = [p for p in postings if p.amount_cents != 0]
+    for posting in postings:
+        if posting.amount_cents < 0 or posting.debit == posting.credit:
+            raise ValueError(f"invalid posting {posting}")
+    now = occurred_at or timezone.now()
+    transfers: list[Transfer] = []
+    if postings:
+        if pool_id is None:
+            raise ValueError("transfers need a pool")
+        transfers = [
+            Transfer(
+                pool_id=pool_id,
+                code=p.code,
+                debit_id=account_id(pool_id, p.debit),
+                credit_id=account_id(pool_id, p.credit),
+                amount_cents=p.amount_cents,
+                round_id=p.round_pk,
+                award_id=p.award_pk,
+                created_at=now,
+            )
+            for p in postings
+        ]
+    sequence, prev_hash = _advance_chain(chain)
+    event = AuditEvent(
+        chain=chain,
+        sequence=sequence,
+        kind=kind,
+        actor=actor,
+        occurred_at=now,
+        payload=payload,
+        prev_hash=prev_hash,
+    )
+    event.hash = chain_hash(prev_hash, event_content(event, transfers))
+    event.save(force_insert=True)
+    for transfer in transfers:
+        transfer.event = event
+    Transfer.objects.bulk_create(transfers)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s", [event.hash, chain]
+        )
+    return event

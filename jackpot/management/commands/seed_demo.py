@@ -1,0 +1,89 @@
+"""seed_demo: create the demo floor idempotently and print it, with fresh tokens, as JSON.
+
+Tokens are stored hashed, so this output is the only place they are shown: every run revokes the
+previous demo tokens and issues new ones for each terminal and staff account.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from jackpot.models import Pool
+from jackpot.services import pool_create, role_group, staff_token_issue
+from tables.models import Game, Table
+from tables.services import table_create, terminal_token_issue
+
+ACTOR = "system:seed_demo"
+POOL_NAME = "Club UTH Progressive"
+
+
+class Command(BaseCommand):
+    help = "Create (idempotently) the demo floor and print it with fresh tokens."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--tables", type=int, default=6, help="Ultimate Hold'em tables (1-50)")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        count = options["tables"]
+        if not 1 <= count <= 50:
+            self.stderr.write("--tables must be between 1 and 50")
+            raise SystemExit(2)
+        with transaction.atomic():
+            floor = self._seed(count)
+        if options["json"]:
+            self.stdout.write(json.dumps(floor, indent=2))
+        else:
+            for table in floor["tables"]:
+                self.stdout.write(f"{table['name']:<12} id={table['id']:<4} token={table['token']}")
+            for person in [floor["auditor"], *floor["supervisors"], floor["admin"]]:
+                self.stdout.write(f"{person['username']:<12} token={person['token']}")
+
+    def _seed(self, count: int) -> dict[str, Any]:
+        pool = Pool.objects.filter(name=POOL_NAME).first() or pool_create(
+            name=POOL_NAME, actor=ACTOR
+        )
+        tables = [self._table(f"UTH {n}", Game.UTH, pool) for n in range(1, count + 1)]
+        tables.append(self._table("Stud 1", Game.STUD, None))
+        return {
+            "pools": [{"id": pool.pk, "name": pool.name}],
+            "tables": [
+                {
+                    "id": table.pk,
+                    "name": table.name,
+                    "game": table.game,
+                    "pool": table.pool_id,
+                    "token": terminal_token_issue(
+                        table=table, name="demo terminal", revoke_others=True, actor=ACTOR
+                    ),
+                }
+                for table in tables
+            ],
+            "auditor": self._staff("auditor", "auditor"),
+            "supervisors": [self._staff(f"supervisor{n}", "supervisor") for n in (1, 2)],
+            "admin": self._staff("admin", "admin", superuser=True),
+        }
+
+    def _table(self, name: str, game: Game, pool: Pool | None) -> Table:
+        table = Table.objects.filter(name=name).first()
+        return table or table_create(name=name, game=game, pool=pool, actor=ACTOR)
+
+    def _staff(self, username: str, role: str, *, superuser: bool = False) -> dict[str, Any]:
+        user, _ = get_user_model().objects.get_or_create(username=username)
+        user.groups.add(role_group(role))
+        person: dict[str, Any] = {"username": username, "role": role}
+        if superuser:
+            # The admin signs in to /admin/ in a browser: a fresh password, shown only here.
+            password = secrets.token_urlsafe(12)
+            user.set_password(password)
+            user.is_staff = user.is_superuser = True
+            person["password"] = password
+        user.save()
+        person["token"] = staff_token_issue(user=user, revoke_others=True, actor=ACTOR)
+        return person

@@ -1,0 +1,145 @@
+"""The pool row's hot counters: the only code that changes the meter and the reserve.
+
+The pool row is the progressive's single point of serialization. A contribution is one UPDATE
+that computes the new values from the row as the database holds it and RETURNs them; a hit locks
+the row (SELECT ... FOR UPDATE) and applies relative changes computed under that lock. Nothing
+here ever writes back a value read earlier without the lock, so concurrent tables cannot lose an
+update. Callers run these as late as possible in their transaction: the row lock is held until
+commit. Lock order everywhere: round row, then pool row, then audit chain head.
+
+Units: the meter and reserve are kept in 1/10,000 cent (`UNITS_PER_CENT`); the journal's meter
+and reserve accounts hold whole cents and always equal the counters rounded down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import connection
+
+from jackpot.models import UNITS_PER_CENT as U
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """Whole cents moved by a contribution: `stakes_cents` = meter + reserve + house parts."""
+
+    stakes_cents: int
+    meter_cents: int
+    reserve_cents: int
+    house_cents: int  # negative (-1 at most) when sub-cent carries the house held make a cent
+    meter_after_cents: int
+    meter_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A jackpot hit: the whole meter (whole cents) is won, then the meter resets to the seed."""
+
+    amount_cents: int
+    reset_from_reserve_cents: int
+    reset_from_house_cents: int
+    meter_after_cents: int
+    hit_number: int
+    meter_version: int
+
+
+def _one_row(sql: str, params: list[Any]) -> tuple[int, ...]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        raise LookupError("no such pool")
+    return tuple(int(value) for value in row)
+
+
+def crossed_cents(after_units: int, added_units: int) -> int:
+    """Whole cents a counter crossed when `added_units` brought it to `after_units`."""
+    return after_units // U - (after_units - added_units) // U
+
+
+def add_stakes(*, pool_id: int, stakes: int, now: datetime) -> Split:
+    """Add `stakes` progressive stakes to the meter and the reserve and return the split.
+
+    The meter gains exactly `stakes * stake_cents * meter_share_bp` units and the reserve
+    likewise; each journal account gains the whole cents its counter crossed. The house gets the
+    rest of the stakes, so it holds the meter's and the reserve's sub-cent remainders (under one
+    cent each) until they make up a cent. After N stakes from a reset the meter therefore shows
+    exactly `seed + N * stake_cents * meter_share_bp // 10000` cents.
+    """
+    meter_units, reserve_units, stake_cents, meter_bp, reserve_bp, version = _one_row(
+        "UPDATE jackpot_pool SET"
+        " meter_units = meter_units + %s * stake_cents * meter_share_bp,"
+        " reserve_units = reserve_units + %s * stake_cents * reserve_share_bp,"
+        " meter_version = meter_version + 1, meter_changed_at = %s"
+        " WHERE id = %s"
+        " RETURNING meter_units, reserve_units, stake_cents, meter_share_bp, reserve_share_bp,"
+        " meter_version",
+        [stakes, stakes, now, pool_id],
+    )
+    stakes_cents = stakes * stake_cents
+    meter_cents = crossed_cents(meter_units, stakes * stake_cents * meter_bp)
+    reserve_cents = crossed_cents(reserve_units, stakes * stake_cents * reserve_bp)
+    return Split(
+        stakes_cents=stakes_cents,
+        meter_cents=meter_cents,
+        reserve_cents=reserve_cents,
+        house_cents=stakes_cents - meter_cents - reserve_cents,
+        meter_after_cents=meter_units // U,
+        meter_version=version,
+    )
+
+
+def take_jackpot(*, pool_id: int, now: datetime) -> Hit:
+    """Win the whole meter (in whole cents) and reset it to the seed from the reserve.
+
+    The sub-cent remainder stays in the meter. Where the reserve holds less than the seed, the
+    house funds the shortfall. Hits are served one after another in lock order, so a second hit
+    wins the meter as it stands after the first one's reset.
+    """
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""  # SQLite: db lock
+    meter_units, reserve_units, seed_cents = _one_row(
+        f"SELECT meter_units, reserve_units, seed_cents FROM jackpot_pool WHERE id = %s{lock}",
+        [pool_id],
+    )
+    amount_cents = meter_units // U
+    from_reserve = min(seed_cents, reserve_units // U)
+    from_house = seed_cents - from_reserve
+    meter_after, version, hit_number = _one_row(
+        "UPDATE jackpot_pool SET"
+        " meter_units = meter_units - %s + %s, reserve_units = reserve_units - %s,"
+        " hit_count = hit_count + 1, meter_version = meter_version + 1, meter_changed_at = %s"
+        " WHERE id = %s RETURNING meter_units, meter_version, hit_count",
+        [amount_cents * U, seed_cents * U, from_reserve * U, now, pool_id],
+    )
+    return Hit(
+        amount_cents=amount_cents,
+        reset_from_reserve_cents=from_reserve,
+        reset_from_house_cents=from_house,
+        meter_after_cents=meter_after // U,
+        hit_number=hit_number,
+        meter_version=version,
+    )
+
+
+def return_to_meter(*, pool_id: int, amount_cents: int, now: datetime) -> int:
+    """Put a voided jackpot back on the meter; returns the meter after, in cents."""
+    meter_units, _version = _one_row(
+        "UPDATE jackpot_pool SET meter_units = meter_units + %s,"
+        " meter_version = meter_version + 1, meter_changed_at = %s"
+        " WHERE id = %s RETURNING meter_units, meter_version",
+        [amount_cents * U, now, pool_id],
+    )
+    return meter_units // U
+
+
+def next_award_sequences(*, pool_id: int, count: int) -> range:
+    """Reserve `count` consecutive award sequence numbers (in commit order, under the lock)."""
+    (last,) = _one_row(
+        "UPDATE jackpot_pool SET award_sequence = award_sequence + %s"
+        " WHERE id = %s RETURNING award_sequence",
+        [count, pool_id],
+    )
+    return range(last - count + 1, last + 1)

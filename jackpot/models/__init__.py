@@ -1,0 +1,31 @@
+"""The progressive's data: pools, the double-entry journal, awards, the audit chain, staff tokens.
+
+Design (see docs/accounting.md):
+- A pool's money lives in its accounts; an account's balance is the sum of the transfers that
+  credit it minus those that debit it, so the balances of a pool always add up to zero.
+- `Transfer` and `AuditEvent` rows are append-only: PostgreSQL triggers refuse UPDATE and DELETE.
+- `Pool.meter_units` / `reserve_units` are the hot counters, in units of 1/10,000 of a cent, kept
+  by single-statement updates; the journal's meter and reserve balances always equal them rounded
+  down to the cent (verify_journal checks it).
+"""
+
+from jackpot.models.access import StaffToken
+from jackpot.models.audit import AuditChain, AuditEvent
+from jackpot.models.awards import Award, AwardKind, AwardStatus
+from jackpot.models.ledger import Account, AccountKind, Transfer, TransferCode
+from jackpot.models.pool import UNITS_PER_CENT, Pool
+
+__all__ = [
+    "UNITS_PER_CENT",
+    "Account",
+    "AccountKind",
+    "AuditChain",
+    "AuditEvent",
+    "Award",
+    "AwardKind",
+    "AwardStatus",
+    "Pool",
+    "StaffToken",
+    "Transfer",
+    "TransferCode",
+]

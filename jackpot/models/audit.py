@@ -1,0 +1,42 @@
+"""The tamper-evident audit chain.
+
+Every money movement and every decision writes one `AuditEvent` in the same transaction. Events
+form hash chains (one per pool, one per table without a pool, one for administration): each event
+has the next `sequence` of its chain and `hash = SHA-256(prev_hash + canonical content)`, where the
+canonical content covers the event's fields and the transfers it wrote. Changing any event or
+transfer after the fact breaks the chain at that event (`verify_journal` finds it). The chain head
+row serializes the chain's writers; it is locked after the pool row, never before.
+"""
+
+from django.db import models
+
+GENESIS_HASH = "0" * 64
+
+
+class AuditChain(models.Model):
+    key = models.CharField(max_length=40, primary_key=True)
+    sequence = models.BigIntegerField(default=0)
+    head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+
+    def __str__(self) -> str:
+        return f"{self.key} @ {self.sequence}"
+
+
+class AuditEvent(models.Model):
+    chain = models.CharField(max_length=40)
+    sequence = models.BigIntegerField()
+    kind = models.CharField(max_length=40)
+    actor = models.CharField(max_length=120)
+    occurred_at = models.DateTimeField()
+    payload = models.JSONField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["chain", "sequence"], name="audit_chain_sequence"),
+        ]
+        indexes = [models.Index(fields=["kind", "occurred_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.chain}#{self.sequence} {self.kind}"

@@ -1,0 +1,79 @@
+"""The double-entry journal: per-pool accounts and the transfers between them.
+
+A transfer debits one account and credits another with a positive amount of cents and a code
+saying why. A balance is credits minus debits, so a pool's balances always sum to zero. Transfers
+are never updated or deleted (a PostgreSQL trigger refuses it): corrections are new transfers.
+"""
+
+from django.db import models
+from django.db.models import F, Q
+
+
+class AccountKind(models.TextChoices):
+    STAKES = "stakes", "Progressive stakes collected (negative: money taken in)"
+    METER = "meter", "Jackpot meter"
+    RESERVE = "reserve", "Reserve for the next reset"
+    HOUSE = "house", "House"
+    AWARDS_PENDING = "awards_pending", "Awards awaiting verification"
+    PAYABLE = "payable", "Awards approved, owed to players"
+    PAID = "paid", "Awards paid to players"
+
+
+class TransferCode(models.TextChoices):
+    POOL_SEED = "pool_seed", "Initial meter seed, funded by the house"
+    CONTRIBUTION_METER = "contribution_meter", "Stake share to the meter"
+    CONTRIBUTION_RESERVE = "contribution_reserve", "Stake share to the reserve"
+    CONTRIBUTION_HOUSE = "contribution_house", "Stake share to the house"
+    SUB_CENT_CARRY = "sub_cent_carry", "Sub-cent remainders the house held, released as a cent"
+    VOID_REFUND = "void_refund", "Stakes of a voided round refunded by the house"
+    JACKPOT_HIT = "jackpot_hit", "Jackpot won: the meter to the award"
+    RESET_RESERVE = "reset_reserve", "Meter reset to the seed from the reserve"
+    RESET_HOUSE = "reset_house", "Meter reset: the reserve's shortfall funded by the house"
+    FIXED_AWARD = "fixed_award", "Fixed award paid by the house"
+    ENVY = "envy", "Envy bonus paid by the house"
+    AWARD_APPROVED = "award_approved", "Pending award approved for payment"
+    AWARD_PAID = "award_paid", "Award paid to the player"
+    AWARD_VOID_METER = "award_void_meter", "Voided jackpot back to the meter"
+    AWARD_VOID_HOUSE = "award_void_house", "Voided fixed award back to the house"
+    CORRECTION = "correction", "Correction by a new entry"
+
+
+class Account(models.Model):
+    pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="accounts")
+    kind = models.CharField(max_length=20, choices=AccountKind.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "kind"], name="account_one_per_kind"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pool_id}:{self.kind}"
+
+
+class Transfer(models.Model):
+    pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="transfers")
+    event = models.ForeignKey(
+        "jackpot.AuditEvent", on_delete=models.PROTECT, related_name="transfers"
+    )
+    code = models.CharField(max_length=24, choices=TransferCode.choices)
+    debit = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="debits")
+    credit = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="credits")
+    amount_cents = models.BigIntegerField()
+    round = models.ForeignKey(
+        "tables.Round", null=True, blank=True, on_delete=models.PROTECT, related_name="transfers"
+    )
+    award = models.ForeignKey(
+        "jackpot.Award", null=True, blank=True, on_delete=models.PROTECT, related_name="transfers"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(amount_cents__gt=0), name="transfer_positive"),
+            models.CheckConstraint(condition=~Q(debit=F("credit")), name="transfer_two_accounts"),
+        ]
+        indexes = [models.Index(fields=["pool", "code"])]
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.amount_cents} cents {self.debit_id} -> {self.credit_id}"

@@ -1,0 +1,173 @@
+"""Recompute the audit chains and every pool balance from the journal.
+
+Checks, in order, and reports the first failure:
+1. each chain's events have sequences 1, 2, 3, ... with no gap, each `prev_hash` is the previous
+   event's hash, and each `hash` equals SHA-256(prev_hash + canonical content incl. transfers);
+2. every transfer belongs to an event of its pool's chain;
+3. per pool: balances (credits - debits) sum to zero; the meter and reserve accounts equal the
+   pool's counters rounded down to the cent; the pending and payable accounts equal the awards
+   in those states; the stakes account equals minus the stakes of every round not voided.
+The database refuses UPDATE and DELETE on the journal, so a failure here means someone went
+around the database's own protection.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Sum
+
+from jackpot.canonical import chain_hash
+from jackpot.ledger import event_content, pool_chain
+from jackpot.models import (
+    UNITS_PER_CENT,
+    Account,
+    AccountKind,
+    AuditEvent,
+    Award,
+    AwardStatus,
+    Pool,
+    Transfer,
+)
+from jackpot.models.audit import GENESIS_HASH
+
+BATCH = 2000
+
+
+@dataclass
+class Report:
+    ok: bool = True
+    events: int = 0
+    transfers: int = 0
+    chains: int = 0
+    broken_chain: str | None = None
+    broken_sequence: int | None = None
+    problems: list[str] = field(default_factory=list)
+    balances: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    def fail(self, problem: str, *, chain: str | None = None, sequence: int | None = None) -> None:
+        if self.ok and chain is not None:
+            self.broken_chain, self.broken_sequence = chain, sequence
+        self.ok = False
+        self.problems.append(problem)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "transfers": self.transfers,
+            "chains": self.chains,
+            "first_broken": None
+            if self.broken_chain is None
+            else {"chain": self.broken_chain, "sequence": self.broken_sequence},
+            "problems": self.problems[:20],
+            "balances": {str(pool): kinds for pool, kinds in self.balances.items()},
+        }
+
+
+def _events(chain: str) -> Iterator[AuditEvent]:
+    after = 0
+    while True:
+        batch = list(
+            AuditEvent.objects.filter(chain=chain, sequence__gt=after).order_by("sequence")[:BATCH]
+        )
+        if not batch:
+            return
+        yield from batch
+        after = batch[-1].sequence
+
+
+def _verify_chain(chain: str, report: Report) -> None:
+    prev_hash, expected = GENESIS_HASH, 1
+    for event in _events(chain):
+        report.events += 1
+        transfers = list(Transfer.objects.filter(event=event).order_by("pk"))
+        report.transfers += len(transfers)
+        where = f"chain {chain} sequence {event.sequence}"
+        if event.sequence != expected:
+            report.fail(f"{where}: expected sequence {expected}", chain=chain, sequence=expected)
+            return
+        if event.prev_hash != prev_hash:
+            report.fail(f"{where}: prev_hash does not link", chain=chain, sequence=event.sequence)
+            return
+        if chain_hash(prev_hash, event_content(event, transfers)) != event.hash:
+            report.fail(
+                f"{where}: content does not match its hash", chain=chain, sequence=event.sequence
+            )
+            return
+        if any(t.pool_id is not None and pool_chain(t.pool_id) != chain for t in transfers):
+            report.fail(
+                f"{where}: a transfer of another pool", chain=chain, sequence=event.sequence
+            )
+            return
+        prev_hash, expected = event.hash, expected + 1
+
+
+def _verify_pool(pool: Pool, report: Report) -> None:
+    from tables.models import RoundSeat, RoundState  # tables depends on jackpot, not the reverse
+
+    kinds = dict(Account.objects.filter(pool=pool).values_list("pk", "kind"))
+    balance: dict[str, int] = defaultdict(int)
+    for account, total in (
+        Transfer.objects.filter(pool=pool).values_list("credit").annotate(total=Sum("amount_cents"))
+    ):
+        balance[kinds[account]] += total
+    for account, total in (
+        Transfer.objects.filter(pool=pool).values_list("debit").annotate(total=Sum("amount_cents"))
+    ):
+        balance[kinds[account]] -= total
+    balances = {kind.value: balance.get(kind.value, 0) for kind in AccountKind}
+    report.balances[pool.pk] = balances
+    name = f"pool {pool.pk}"
+
+    def award_total(status: AwardStatus) -> int:
+        total = Award.objects.filter(pool=pool, status=status).aggregate(s=Sum("amount_cents"))["s"]
+        return int(total or 0)
+
+    stakes = (
+        RoundSeat.objects.filter(round__table__pool=pool)
+        .exclude(round__state=RoundState.VOID)
+        .aggregate(s=Sum("progressive_cents"))["s"]
+        or 0
+    )
+    checks = [
+        ("balances sum to zero", sum(balances.values()), 0),
+        ("meter account = meter counter", balances["meter"], pool.meter_units // UNITS_PER_CENT),
+        (
+            "reserve account = reserve counter",
+            balances["reserve"],
+            pool.reserve_units // UNITS_PER_CENT,
+        ),
+        (
+            "pending account = pending awards",
+            balances["awards_pending"],
+            award_total(AwardStatus.PENDING),
+        ),
+        (
+            "payable account = approved awards",
+            balances["payable"],
+            award_total(AwardStatus.APPROVED),
+        ),
+        ("paid account = paid awards", balances["paid"], award_total(AwardStatus.PAID)),
+        ("stakes account = -stakes of rounds not voided", balances["stakes"], -int(stakes)),
+    ]
+    for label, actual, wanted in checks:
+        if actual != wanted:
+            report.fail(f"{name}: {label}: {actual} != {wanted}")
+
+
+def verify_journal() -> Report:
+    report = Report()
+    chains = list(AuditEvent.objects.values_list("chain", flat=True).distinct().order_by("chain"))
+    report.chains = len(chains)
+    for chain in chains:
+        _verify_chain(chain, report)
+    orphans = Transfer.objects.filter(event__isnull=True).count()
+    if orphans:
+        report.fail(f"{orphans} transfers without an audit event")
+    for pool in Pool.objects.order_by("pk"):
+        _verify_pool(pool, report)
+    return report

@@ -1,0 +1,78 @@
+"""Terminal authentication: `Authorization: Bearer term_...`, one terminal, one table.
+
+A revoked or unknown token is a 401; a terminal reaching for another table's rounds is a 403.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+
+from jackpot.tokens import hash_token
+from tables.models import Table, Terminal
+
+
+class TerminalPrincipal:
+    """The authenticated caller of the round API."""
+
+    is_authenticated = True
+
+    def __init__(self, terminal: Terminal) -> None:
+        self.terminal = terminal
+        self.table: Table = terminal.table
+
+    @property
+    def actor(self) -> str:
+        return f"terminal:{self.terminal.pk}"
+
+    def __str__(self) -> str:
+        return self.actor
+
+
+def bearer_token(request: Request, prefix: str) -> str | None:
+    """The bearer token of the request if it is of the `prefix_` kind, else None."""
+    parts = get_authorization_header(request).split()
+    if len(parts) != 2 or parts[0].lower() != b"bearer":
+        return None
+    token = parts[1].decode("latin-1")
+    return token if token.startswith(f"{prefix}_") else None
+
+
+class TerminalAuthentication(BaseAuthentication):
+    def authenticate(self, request: Request) -> tuple[TerminalPrincipal, str] | None:
+        token = bearer_token(request, "term")
+        if token is None:
+            return None
+        terminal = (
+            Terminal.objects.select_related("table", "table__pool")
+            .filter(token_hash=hash_token(token), revoked_at__isnull=True)
+            .first()
+        )
+        if terminal is None:
+            raise AuthenticationFailed("unknown or revoked terminal token")
+        return TerminalPrincipal(terminal), token
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="jackpot"'
+
+
+class IsTableTerminal(BasePermission):
+    """The caller is the terminal of the table named in the URL, and the table is enabled."""
+
+    message = "this terminal may only post rounds for its own table"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        principal = request.user
+        if not isinstance(principal, TerminalPrincipal):
+            return False
+        table = principal.table
+        if str(table.pk) != str(view.kwargs.get("table")):
+            return False
+        if not table.enabled:
+            self.message = "this table is disabled"
+            return False
+        return True

@@ -1,0 +1,31 @@
+from django.urls import path
+
+from tables.api import rules_views, views
+
+urlpatterns = [
+    path("tables/<int:table>/rounds", views.RoundOpenView.as_view(), name="round-open"),
+    path(
+        "tables/<int:table>/rounds/<str:round_id>",
+        views.RoundDetailView.as_view(),
+        name="round-detail",
+    ),
+    path(
+        "tables/<int:table>/rounds/<str:round_id>/result",
+        views.RoundResultView.as_view(),
+        name="round-result",
+    ),
+    path(
+        "tables/<int:table>/rounds/<str:round_id>/void",
+        views.RoundVoidView.as_view(),
+        name="round-void",
+    ),
+    path("rules/evaluate", rules_views.EvaluateView.as_view(), name="rules-evaluate"),
+    path("rules/uth/settle", rules_views.UthSettleView.as_view(), name="rules-uth-settle"),
+    path("rules/stud/settle", rules_views.StudSettleView.as_view(), name="rules-stud-settle"),
+    path("rules/paytables", rules_views.PaytablesView.as_view(), name="rules-paytables"),
+    path(
+        "rules/progressive/return",
+        rules_views.ProgressiveReturnView.as_view(),
+        name="rules-progressive-return",
+    ),
+]

@@ -1,0 +1,173 @@
+"""The terminal round API: thin views that parse, call a service and render its answer."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.views import APIView
+
+from config.errors import ApiError, NotFound
+from jackpot.canonical import fingerprint
+from tables.api import schemas
+from tables.api.authentication import IsTableTerminal, TerminalAuthentication, TerminalPrincipal
+from tables.models import Round
+from tables.payloads import parse_open, parse_result, parse_void, round_id_of
+from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_settle, round_void
+
+IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,128}")
+
+
+class TerminalThrottle(SimpleRateThrottle):
+    """Requests per terminal (a runaway terminal cannot starve the others)."""
+
+    scope = "terminal"
+
+    def get_cache_key(self, request: Request, view: Any) -> str | None:
+        principal = request.user
+        if isinstance(principal, TerminalPrincipal):
+            return f"throttle_terminal_{principal.terminal.pk}"
+        return None
+
+
+class TerminalView(APIView):
+    authentication_classes = [TerminalAuthentication]
+    permission_classes = [IsTableTerminal]
+    throttle_classes = [TerminalThrottle]
+
+    def principal(self, request: Request) -> TerminalPrincipal:
+        principal = request.user
+        assert isinstance(principal, TerminalPrincipal)
+        return principal
+
+    def idempotency_key(self, request: Request) -> IdempotencyKey | None:
+        raw = request.headers.get("Idempotency-Key")
+        if raw is None:
+            return None
+        if not IDEMPOTENCY_KEY.fullmatch(raw):
+            raise ApiError(
+                "invalid_idempotency_key",
+                "Idempotency-Key must be 1 to 128 printable ASCII characters",
+                param="Idempotency-Key",
+            )
+        return IdempotencyKey(raw, fingerprint({"path": request.path, "body": request.data}))
+
+    def answer(self, answer: Answer) -> Response:
+        return Response(answer.body, status=answer.status)
+
+
+class RoundOpenView(TerminalView):
+    @extend_schema(
+        operation_id="round_open",
+        request=schemas.OpenRequestSerializer,
+        responses={201: schemas.OpenResponseSerializer},
+        summary="Open a round: lock each seat's bets (progressive stakes raise the meter)",
+    )
+    def post(self, request: Request, table: int) -> Response:
+        principal = self.principal(request)
+        table_obj = principal.table
+        body = request.data
+        parsed = parse_open(
+            body,
+            game=table_obj.game,  # type: ignore[arg-type]
+            seats=table_obj.seats,
+            progressive_stake_cents=table_obj.pool.stake_cents if table_obj.pool else None,
+        )
+        return self.answer(
+            idempotent(
+                table_obj,
+                self.idempotency_key(request),
+                lambda: round_open(
+                    table=table_obj,
+                    request=parsed,
+                    fingerprint=fingerprint(body),
+                    actor=principal.actor,
+                ),
+            )
+        )
+
+
+class RoundResultView(TerminalView):
+    @extend_schema(
+        operation_id="round_result",
+        request=schemas.ResultRequestSerializer,
+        responses={200: schemas.ResultResponseSerializer},
+        summary="Post a round's cards and decisions: every box and progressive award is settled",
+    )
+    def post(self, request: Request, table: int, round_id: str) -> Response:
+        principal = self.principal(request)
+        table_obj = principal.table
+        round_id_of(round_id)
+        body = request.data
+        parsed = parse_result(body, game=table_obj.game, seats=table_obj.seats)  # type: ignore[arg-type]
+        return self.answer(
+            idempotent(
+                table_obj,
+                self.idempotency_key(request),
+                lambda: round_settle(
+                    table=table_obj,
+                    round_id=round_id,
+                    request=parsed,
+                    fingerprint=fingerprint(body),
+                    actor=principal.actor,
+                ),
+            )
+        )
+
+
+class RoundVoidView(TerminalView):
+    @extend_schema(
+        operation_id="round_void",
+        request=schemas.VoidRequestSerializer,
+        responses={200: schemas.VoidResponseSerializer},
+        summary="Void an open round (misdeal): progressive stakes are refunded by the house",
+    )
+    def post(self, request: Request, table: int, round_id: str) -> Response:
+        principal = self.principal(request)
+        table_obj = principal.table
+        round_id_of(round_id)
+        body = request.data
+        reason = parse_void(body)
+        return self.answer(
+            idempotent(
+                table_obj,
+                self.idempotency_key(request),
+                lambda: round_void(
+                    table=table_obj,
+                    round_id=round_id,
+                    reason=reason,
+                    fingerprint=fingerprint(body),
+                    actor=principal.actor,
+                ),
+            )
+        )
+
+
+class RoundDetailView(TerminalView):
+    @extend_schema(
+        operation_id="round_detail",
+        responses={200: schemas.RoundDetailSerializer},
+        summary="A round as the service holds it (for a terminal recovering after a crash)",
+    )
+    def get(self, request: Request, table: int, round_id: str) -> Response:
+        table_obj = self.principal(request).table
+        rnd = Round.objects.filter(table=table_obj, round_id=round_id).first()
+        if rnd is None:
+            raise NotFound(
+                "round_not_found",
+                f"no round {round_id!r} at table {table_obj.pk}",
+                param="round_id",
+            )
+        return Response(
+            {
+                "table": table_obj.pk,
+                "round_id": rnd.round_id,
+                "state": rnd.state,
+                "opened": rnd.open_response,
+                "closed": rnd.close_response,
+            }
+        )

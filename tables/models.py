@@ -1,0 +1,135 @@
+"""Tables, their terminals, and the rounds the terminals post.
+
+Invariants: a table has 1 to 7 seats; only an Ultimate Texas Hold'em table feeds a pool;
+`(table, round_id)` is unique, which makes a terminal's retry of a round safe; a seat's bets are
+non-negative cents and never change after the round opens (bets lock before the cards are dealt).
+"""
+
+from django.db import models
+from django.db.models import Q
+
+
+class Game(models.TextChoices):
+    UTH = "uth", "Ultimate Texas Hold'em"
+    STUD = "stud", "Stud Poker"
+
+
+class Table(models.Model):
+    name = models.CharField(max_length=80, unique=True)
+    game = models.CharField(max_length=4, choices=Game.choices)
+    pool = models.ForeignKey(
+        "jackpot.Pool", null=True, blank=True, on_delete=models.PROTECT, related_name="tables"
+    )
+    seats = models.PositiveSmallIntegerField(default=7)
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(seats__gte=1, seats__lte=7), name="table_seats"),
+            models.CheckConstraint(
+                condition=Q(game=Game.UTH) | Q(pool__isnull=True), name="table_pool_only_uth"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Terminal(models.Model):
+    """A table's terminal; it authenticates with a bearer token stored as its SHA-256."""
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="terminals")
+    name = models.CharField(max_length=80)
+    token_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=12)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.table} / {self.name}"
+
+
+class RoundState(models.TextChoices):
+    OPEN = "open", "Open: bets locked"
+    SETTLED = "settled", "Settled"
+    VOID = "void", "Void"
+
+
+class Round(models.Model):
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="rounds")
+    round_id = models.CharField(max_length=64, help_text="The terminal's id for the round.")
+    state = models.CharField(max_length=8, choices=RoundState.choices, default=RoundState.OPEN)
+    opened_at = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+    # The fingerprint (SHA-256 of the canonical request) and the first answer of each step, so a
+    # retry gets the same answer and a different payload under the same id is refused.
+    open_fingerprint = models.CharField(max_length=64)
+    open_response = models.JSONField()
+    close_fingerprint = models.CharField(max_length=64, blank=True, default="")
+    close_response = models.JSONField(null=True, blank=True)
+    result = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="What the terminal dealt: board, dealer, seats' cards and decisions.",
+    )
+    void_reason = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["table", "round_id"], name="round_unique_per_table"),
+        ]
+        indexes = [models.Index(fields=["opened_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.table_id}/{self.round_id}"
+
+
+class RoundSeat(models.Model):
+    """One seat's bets, locked at open and never changed (the result lives on the round)."""
+
+    round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="seats")
+    seat = models.PositiveSmallIntegerField()
+    ante_cents = models.BigIntegerField()
+    blind_cents = models.BigIntegerField(default=0)
+    trips_cents = models.BigIntegerField(default=0)
+    bonus_cents = models.BigIntegerField(default=0)
+    progressive_cents = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["round", "seat"], name="round_seat_unique"),
+            models.CheckConstraint(condition=Q(seat__gte=1, seat__lte=7), name="round_seat_range"),
+            models.CheckConstraint(
+                condition=Q(
+                    ante_cents__gt=0,
+                    blind_cents__gte=0,
+                    trips_cents__gte=0,
+                    bonus_cents__gte=0,
+                    progressive_cents__gte=0,
+                ),
+                name="round_seat_bets_nonneg",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.round_id} seat {self.seat}"
+
+
+class IdempotencyRecord(models.Model):
+    """The first answer to a request sent with an Idempotency-Key, replayed on a retry."""
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="idempotency_keys")
+    key = models.CharField(max_length=128)
+    fingerprint = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["table", "key"], name="idempotency_key_per_table"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.table_id}:{self.key}"

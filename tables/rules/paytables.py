@@ -1,0 +1,448 @@
+"""Paytables as versioned data, and the money vocabulary shared by the games' settlements.
+
+A paytable is data, never a code branch: settling a box looks the player's hand category up in
+the box's :class:`Paytable`; a category that is not in the table does not pay (the box loses or
+pushes, as the game's rules say). Changing a payout means adding a new version to
+:data:`PAYTABLES` / :data:`PROGRESSIVE_PAYTABLES` and pointing :data:`CURRENT` (or a pool's stored
+version string) at it; a published version is never edited, so a settlement or a pool that names
+a version can always be re-derived.
+
+Invariants:
+
+- Money is integer euro cents; no float is ever involved. ``Odds(n, d)`` pays ``n:d`` ("to 1" when
+  ``d == 1``): the win on a stake is ``stake_cents * n // d``, i.e. rounded DOWN to the cent
+  (3:2 on 125 cents pays 187).
+- Odds are positive and in lowest terms, so their rendering (``"3:2"``) is unique and stable.
+- Every table is immutable (frozen dataclasses, read-only mappings) and keyed by ``version``.
+- :class:`Box` is one betting box of a settlement: ``net_cents`` is ``+win``, ``-stake`` or ``0``
+  (push), so ``stake_cents + net_cents >= 0`` is what goes back to the player.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import TypeAlias
+
+from tables.rules.errors import RulesError
+from tables.rules.hands import Category
+
+__all__ = [
+    "CURRENT",
+    "MAX_BET_CENTS",
+    "PAYTABLES",
+    "PROGRESSIVE_PAYTABLES",
+    "Box",
+    "BoxName",
+    "JsonValue",
+    "Odds",
+    "Outcome",
+    "Paytable",
+    "PaytableSet",
+    "ProgressivePaytable",
+    "get_paytable",
+    "get_progressive_paytable",
+    "parse_stake_cents",
+    "render_paytables",
+    "render_progressive_paytable",
+]
+
+JsonValue: TypeAlias = "bool | int | str | list[JsonValue] | dict[str, JsonValue] | None"
+
+#: Table limit on any single bet: EUR 100,000. Refuses absurd amounts (typos, overflowed clients)
+#: before they reach the ledger; a Play of 4x stays far below any integer limit of the database.
+MAX_BET_CENTS = 10_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Odds:
+    """A payout of ``numerator:denominator``; ``Odds(3, 2).win_cents(125) == 187`` (rounded down).
+
+    >>> str(Odds(3, 2)), str(Odds(500))
+    ('3:2', '500:1')
+    >>> Odds(3, 2).win_cents(125)
+    187
+    """
+
+    numerator: int
+    denominator: int = 1
+
+    def __post_init__(self) -> None:
+        for value in (self.numerator, self.denominator):
+            # bool is an int subclass; True:1 is not a payout anyone meant to write.
+            if type(value) is not int or value <= 0:
+                raise ValueError(f"odds terms must be positive integers, got {value!r}")
+        if math.gcd(self.numerator, self.denominator) != 1:
+            # Lowest terms keep the rendering unique: 6:4 and 3:2 would be the same table.
+            raise ValueError(f"odds {self.numerator}:{self.denominator} are not in lowest terms")
+
+    def win_cents(self, stake_cents: int) -> int:
+        """The win on ``stake_cents`` (stake not included), rounded down to the cent."""
+        return stake_cents * self.numerator // self.denominator
+
+    def __str__(self) -> str:
+        return f"{self.numerator}:{self.denominator}"
+
+
+@dataclass(frozen=True)
+class Paytable:
+    """One box's table: ``name`` says which box (``'uth_blind'``...), ``version`` which edition.
+
+    ``odds`` maps the categories that pay to their :class:`Odds`; a category absent from it does
+    not pay. The mapping is copied into a read-only, weakest-first mapping at construction.
+    """
+
+    name: str
+    version: str
+    odds: Mapping[Category, Odds]
+
+    def __post_init__(self) -> None:
+        ordered = dict(sorted(self.odds.items(), key=lambda item: item[0]))
+        object.__setattr__(self, "odds", MappingProxyType(ordered))
+
+    def pays(self, category: Category) -> Odds | None:
+        """The odds for ``category``, or ``None`` when that category does not pay."""
+        return self.odds.get(category)
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressivePaytable:
+    """The progressive's awards: a share of the meter for a jackpot royal, fixed cents otherwise.
+
+    ``jackpot_percent_bp`` is the share of the meter paid for a royal flush using at least one
+    hole card, in basis points (10000 = 100%). Fixed awards and envy are paid by the house.
+    """
+
+    version: str
+    jackpot_percent_bp: int = 10_000
+    community_royal_cents: int = 500_000
+    straight_flush_cents: int = 150_000
+    four_of_a_kind_cents: int = 50_000
+    full_house_cents: int = 5_000
+    envy_cents: int = 50_000
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.jackpot_percent_bp <= 10_000:
+            raise ValueError(f"jackpot_percent_bp must be 0..10000, got {self.jackpot_percent_bp}")
+        for name in (
+            "community_royal_cents",
+            "straight_flush_cents",
+            "four_of_a_kind_cents",
+            "full_house_cents",
+            "envy_cents",
+        ):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+
+    def jackpot_award_cents(self, meter_cents: int) -> int:
+        """The jackpot paid on a meter of ``meter_cents`` whole cents, rounded down."""
+        return meter_cents * self.jackpot_percent_bp // 10_000
+
+
+def _table(name: str, version: str, odds: Mapping[Category, Odds]) -> Paytable:
+    return Paytable(name=name, version=version, odds=odds)
+
+
+UTH_BLIND_2026_1 = _table(
+    "uth_blind",
+    "uth-blind/2026-1",
+    {
+        Category.STRAIGHT: Odds(1),
+        Category.FLUSH: Odds(3, 2),
+        Category.FULL_HOUSE: Odds(3),
+        Category.FOUR_OF_A_KIND: Odds(10),
+        Category.STRAIGHT_FLUSH: Odds(50),
+        Category.ROYAL_FLUSH: Odds(500),
+    },
+)
+UTH_TRIPS_2026_1 = _table(
+    "uth_trips",
+    "uth-trips/2026-1",
+    {
+        Category.THREE_OF_A_KIND: Odds(3),
+        Category.STRAIGHT: Odds(4),
+        Category.FLUSH: Odds(7),
+        Category.FULL_HOUSE: Odds(8),
+        Category.FOUR_OF_A_KIND: Odds(30),
+        Category.STRAIGHT_FLUSH: Odds(40),
+        Category.ROYAL_FLUSH: Odds(50),
+    },
+)
+STUD_RAISE_2026_1 = _table(
+    "stud_raise",
+    "stud-raise/2026-1",
+    {
+        Category.PAIR: Odds(1),
+        Category.TWO_PAIR: Odds(2),
+        Category.THREE_OF_A_KIND: Odds(3),
+        Category.STRAIGHT: Odds(4),
+        Category.FLUSH: Odds(5),
+        Category.FULL_HOUSE: Odds(7),
+        Category.FOUR_OF_A_KIND: Odds(20),
+        Category.STRAIGHT_FLUSH: Odds(50),
+        Category.ROYAL_FLUSH: Odds(100),
+    },
+)
+STUD_BONUS_2026_1 = _table(
+    "stud_bonus",
+    "stud-bonus/2026-1",
+    {
+        Category.FLUSH: Odds(100),
+        Category.FULL_HOUSE: Odds(150),
+        Category.FOUR_OF_A_KIND: Odds(1000),
+        Category.STRAIGHT_FLUSH: Odds(2000),
+        Category.ROYAL_FLUSH: Odds(5000),
+    },
+)
+PROGRESSIVE_2026_1 = ProgressivePaytable(version="uth-progressive/2026-1")
+
+#: Every published box paytable, by version. Append new versions; never edit or remove one.
+PAYTABLES: Mapping[str, Paytable] = MappingProxyType(
+    {
+        table.version: table
+        for table in (UTH_BLIND_2026_1, UTH_TRIPS_2026_1, STUD_RAISE_2026_1, STUD_BONUS_2026_1)
+    }
+)
+#: Every published progressive paytable, by version (a pool stores one of these keys).
+PROGRESSIVE_PAYTABLES: Mapping[str, ProgressivePaytable] = MappingProxyType(
+    {PROGRESSIVE_2026_1.version: PROGRESSIVE_2026_1}
+)
+
+# The categories each box's table must cover, so that a wrong table cannot silently change a
+# rule: the Raise always pays a player who beats a qualifying dealer with a pair or better, and
+# the Blind/Bonus/Trips tables start exactly where the rules say the box starts paying.
+_REQUIRED_CATEGORIES: Mapping[str, frozenset[Category]] = MappingProxyType(
+    {
+        "uth_blind": frozenset(c for c in Category if c >= Category.STRAIGHT),
+        "uth_trips": frozenset(c for c in Category if c >= Category.THREE_OF_A_KIND),
+        "stud_raise": frozenset(c for c in Category if c >= Category.PAIR),
+        "stud_bonus": frozenset(c for c in Category if c >= Category.FLUSH),
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PaytableSet:
+    """The paytable in force for each box, as a settlement uses them.
+
+    Construction checks each table is the right box's and covers exactly the categories the rules
+    say the box pays on (e.g. the Blind pays from a straight up, never on a pair).
+    """
+
+    uth_blind: Paytable = UTH_BLIND_2026_1
+    uth_trips: Paytable = UTH_TRIPS_2026_1
+    stud_raise: Paytable = STUD_RAISE_2026_1
+    stud_bonus: Paytable = STUD_BONUS_2026_1
+    progressive: ProgressivePaytable = PROGRESSIVE_2026_1
+
+    def __post_init__(self) -> None:
+        for box, required in _REQUIRED_CATEGORIES.items():
+            table: Paytable = getattr(self, box)
+            if table.name != box:
+                raise ValueError(f"{box} must be a {box!r} paytable, got {table.name!r}")
+            if frozenset(table.odds) != required:
+                raise ValueError(
+                    f"paytable {table.version} must pay on exactly "
+                    f"{sorted(c.label for c in required)}"
+                )
+
+    def versions(self) -> dict[str, str]:
+        """The version string of each table, by box name (``'progressive'`` included)."""
+        return {
+            "uth_blind": self.uth_blind.version,
+            "uth_trips": self.uth_trips.version,
+            "stud_raise": self.stud_raise.version,
+            "stud_bonus": self.stud_bonus.version,
+            "progressive": self.progressive.version,
+        }
+
+
+#: The tables in force. Settlement functions default to it.
+CURRENT = PaytableSet()
+
+
+def get_paytable(version: str, *, param: str = "paytable") -> Paytable:
+    """The published box paytable ``version``; unknown -> ``RulesError('invalid_parameter')``.
+
+    >>> get_paytable("uth-blind/2026-1").pays(Category.FLUSH)
+    Odds(numerator=3, denominator=2)
+    """
+    try:
+        return PAYTABLES[version]
+    except (KeyError, TypeError):
+        raise RulesError(
+            "invalid_parameter",
+            f"unknown paytable version {version!r}; known: {', '.join(sorted(PAYTABLES))}",
+            param=param,
+        ) from None
+
+
+def get_progressive_paytable(version: str, *, param: str = "paytable") -> ProgressivePaytable:
+    """The published progressive paytable ``version`` (as a pool stores it); unknown -> error."""
+    try:
+        return PROGRESSIVE_PAYTABLES[version]
+    except (KeyError, TypeError):
+        raise RulesError(
+            "invalid_parameter",
+            f"unknown progressive paytable version {version!r}; "
+            f"known: {', '.join(sorted(PROGRESSIVE_PAYTABLES))}",
+            param=param,
+        ) from None
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+
+def _render_paytable(table: Paytable) -> dict[str, JsonValue]:
+    return {
+        "name": table.name,
+        "version": table.version,
+        "odds": [
+            {
+                "category": category.label,
+                "pays": str(odds),
+                "numerator": odds.numerator,
+                "denominator": odds.denominator,
+            }
+            for category, odds in table.odds.items()
+        ],
+    }
+
+
+def render_progressive_paytable(table: ProgressivePaytable) -> dict[str, JsonValue]:
+    """The progressive table as JSON-able data, best award first.
+
+    The jackpot royal has ``amount_cents: null`` and its meter share; the others a fixed amount.
+    """
+    return {
+        "name": "uth_progressive",
+        "version": table.version,
+        "awards": [
+            {
+                "award": "royal_flush",
+                "jackpot_percent_bp": table.jackpot_percent_bp,
+                "amount_cents": None,
+            },
+            {"award": "community_royal", "amount_cents": table.community_royal_cents},
+            {"award": "straight_flush", "amount_cents": table.straight_flush_cents},
+            {"award": "four_of_a_kind", "amount_cents": table.four_of_a_kind_cents},
+            {"award": "full_house", "amount_cents": table.full_house_cents},
+        ],
+        "envy_cents": table.envy_cents,
+    }
+
+
+def render_paytables(paytables: PaytableSet = CURRENT) -> dict[str, JsonValue]:
+    """The tables in force as plain JSON-able data (``GET /api/v1/rules/paytables``).
+
+    Box tables list their paying categories weakest first, each as
+    ``{"category": "flush", "pays": "3:2", "numerator": 3, "denominator": 2}``; the progressive
+    as rendered by :func:`render_progressive_paytable`.
+    """
+    return {
+        "uth_blind": _render_paytable(paytables.uth_blind),
+        "uth_trips": _render_paytable(paytables.uth_trips),
+        "stud_raise": _render_paytable(paytables.stud_raise),
+        "stud_bonus": _render_paytable(paytables.stud_bonus),
+        "progressive": render_progressive_paytable(paytables.progressive),
+    }
+
+
+# --- the shared vocabulary of settlements ----------------------------------------------------
+
+
+class Outcome(StrEnum):
+    """Who won the hand's main contest (Ante/Blind/Play or Ante/Raise); see each game's docs."""
+
+    PLAYER = "player"
+    DEALER = "dealer"
+    TIE = "tie"
+    FOLD = "fold"
+
+
+class BoxName(StrEnum):
+    """The betting boxes of both games."""
+
+    ANTE = "ante"
+    BLIND = "blind"
+    PLAY = "play"
+    TRIPS = "trips"
+    RAISE = "raise"
+    BONUS = "bonus"
+    PURCHASE = "purchase"
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    """One settled betting box: ``net_cents`` is +win, -stake (lost) or 0 (push or no bet).
+
+    >>> Box(BoxName.BLIND, 125, 187).return_cents
+    312
+    """
+
+    name: BoxName
+    stake_cents: int
+    net_cents: int
+
+    def __post_init__(self) -> None:
+        if self.stake_cents < 0 or self.net_cents < -self.stake_cents:
+            raise ValueError(f"a box cannot lose more than its stake: {self!r}")
+
+    @property
+    def return_cents(self) -> int:
+        """What goes back to the player: stake plus win, the stake on a push, 0 when lost."""
+        return self.stake_cents + self.net_cents
+
+    @classmethod
+    def win(cls, name: BoxName, stake_cents: int, odds: Odds) -> Box:
+        return cls(name, stake_cents, odds.win_cents(stake_cents))
+
+    @classmethod
+    def lose(cls, name: BoxName, stake_cents: int) -> Box:
+        return cls(name, stake_cents, -stake_cents)
+
+    @classmethod
+    def push(cls, name: BoxName, stake_cents: int) -> Box:
+        return cls(name, stake_cents, 0)
+
+
+def parse_stake_cents(value: object, *, param: str, minimum: int, required: bool = True) -> int:
+    """Strictly read a stake from raw JSON-ish input: an ``int`` (not bool) in cents.
+
+    ``minimum`` is 0 for an optional box, 1 for a required one; the table limit is
+    :data:`MAX_BET_CENTS`. Anything else raises ``RulesError('invalid_bet', ..., param=param)``.
+    ``value`` is ``None`` when the field was absent: an error if ``required``, else 0.
+
+    >>> parse_stake_cents(100, param="bets.ante_cents", minimum=1)
+    100
+    >>> parse_stake_cents(1.5, param="bets.ante_cents", minimum=1)
+    Traceback (most recent call last):
+    ...
+    tables.rules.errors.RulesError: bets.ante_cents must be an integer number of cents, got 1.5
+    """
+    if value is None:
+        if required:
+            raise RulesError("invalid_bet", f"{param} is required", param=param)
+        return 0
+    # type() rather than isinstance(): True/False are ints to Python but not amounts to us.
+    if type(value) is not int:
+        raise RulesError(
+            "invalid_bet",
+            f"{param} must be an integer number of cents, got {value!r}",
+            param=param,
+        )
+    if value < minimum:
+        raise RulesError(
+            "invalid_bet", f"{param} must be at least {minimum}, got {value}", param=param
+        )
+    if value > MAX_BET_CENTS:
+        raise RulesError(
+            "invalid_bet",
+            f"{param} must be at most {MAX_BET_CENTS} cents (the table limit), got {value}",
+            param=param,
+        )
+    return value

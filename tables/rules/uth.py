@@ -1,0 +1,511 @@
+"""Ultimate Texas Hold'em: strict parsing of one seat's bets and decision, and its settlement.
+
+Rules (domain.md, "Ultimate Texas Hold'em"); the player and the dealer each play their best five of
+their 2 cards + the 5 board cards:
+
+- The dealer qualifies with a pair or better.
+- Fold: Ante and Blind lose; Play was never placed.
+- Player beats dealer: Play pays 1:1; Ante pays 1:1, or pushes if the dealer does not qualify;
+  Blind pays by its table if the player holds a straight or better, else pushes.
+- Dealer beats player: Ante, Blind and Play lose, except that the Ante pushes if the dealer does
+  not qualify.
+- Equal hands: Ante, Blind and Play push.
+- Trips pays by its table on the player's 7-card hand whatever the dealer holds, folded or not;
+  below three of a kind it loses.
+- The progressive is judged on the same 7-card hand (see :mod:`tables.rules.progressive`).
+
+Choices where domain.md is silent (documented for the docs):
+
+- Boxes: ``ante``, ``blind`` and ``play`` are always reported, in that order (``play`` with stake 0
+  and net 0 on a fold), then ``trips`` only when its stake is above 0. The progressive stake is NOT
+  a box and NOT in ``net_cents``: it is always collected and the jackpot ledger accounts for it
+  and for the award; the settlement only reports it in ``progressive`` (``None`` when not staked).
+  Envy depends on the other seats, so it is computed at table level by
+  :func:`tables.rules.progressive.envy_seats`, not here.
+- ``outcome`` is ``'fold'`` on a fold, else who holds the better hand (``'player'``, ``'dealer'``,
+  ``'tie'``), whether or not the dealer qualifies: a player beaten by a non-qualifying dealer is a
+  ``'dealer'`` outcome (Blind and Play lose, the Ante is returned).
+- Bets are ints in cents, never bools, floats or strings; every bet is at most
+  :data:`~tables.rules.paytables.MAX_BET_CENTS`.
+- Cards are checked for count and distinctness within the seat (``player``, ``dealer``, ``board``);
+  distinctness across seats is the round's job (``ensure_distinct`` over all seats).
+
+Invariants: every box nets +win, -stake or 0, so ``net_cents >= -(total stake)``; ``net_cents`` is
+the sum of the box nets; all amounts are ints, wins rounded down to the cent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from tables.rules.cards import Card, ensure_distinct
+from tables.rules.errors import RulesError
+from tables.rules.hands import Category, HandValue, evaluate
+from tables.rules.paytables import (
+    CURRENT,
+    Box,
+    BoxName,
+    Odds,
+    Outcome,
+    PaytableSet,
+    parse_stake_cents,
+)
+from tables.rules.progressive import ProgressiveAward, award_of, fixed_award_cents
+
+__all__ = [
+    "DEFAULT_PROGRESSIVE_STAKE_CENTS",
+    "Box",
+    "BoxName",
+    "Outcome",
+    "ProgressiveResult",
+    "Street",
+    "UthAction",
+    "UthBets",
+    "UthDecision",
+    "UthSettlement",
+    "parse_uth_decision",
+    "settle_uth",
+]
+
+#: The pool's progressive stake unless the caller says otherwise: EUR 5.
+DEFAULT_PROGRESSIVE_STAKE_CENTS = 500
+
+_EVEN_MONEY = Odds(1)
+
+
+class UthAction(StrEnum):
+    PLAY = "play"
+    FOLD = "fold"
+
+
+class Street(StrEnum):
+    """When Play was bet. Turn and river are dealt together, so the last chance is 'river'."""
+
+    PREFLOP = "preflop"
+    FLOP = "flop"
+    RIVER = "river"
+
+
+# Play multiples of the Ante allowed on each street, and how a message names the street.
+_MULTIPLES: Mapping[Street, tuple[int, ...]] = {
+    Street.PREFLOP: (3, 4),
+    Street.FLOP: (2,),
+    Street.RIVER: (1,),
+}
+_WHEN: Mapping[Street, str] = {
+    Street.PREFLOP: "before the flop",
+    Street.FLOP: "on the flop",
+    Street.RIVER: "on the river",
+}
+
+
+def _multiples_text(street: Street) -> str:
+    return " or ".join(f"{m}x" for m in _MULTIPLES[street])
+
+
+@dataclass(frozen=True, slots=True)
+class UthDecision:
+    """A seat's decision: Play ``multiple`` x the Ante on ``street``, or fold (no street/multiple).
+
+    >>> UthDecision.play(Street.FLOP, 2).play_multiple, UthDecision.fold().play_multiple
+    (2, 0)
+    >>> UthDecision.play(Street.FLOP, 3)
+    Traceback (most recent call last):
+    ...
+    tables.rules.errors.RulesError: on the flop Play must be 2x the Ante, got 3x
+    """
+
+    action: UthAction
+    street: Street | None = None
+    multiple: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_decision(self.action, self.street, self.multiple, "decision")
+
+    @classmethod
+    def play(cls, street: Street, multiple: int) -> UthDecision:
+        return cls(UthAction.PLAY, street, multiple)
+
+    @classmethod
+    def fold(cls) -> UthDecision:
+        return cls(UthAction.FOLD)
+
+    @property
+    def play_multiple(self) -> int:
+        """The Play bet as a multiple of the Ante; 0 on a fold."""
+        return self.multiple if self.multiple is not None else 0
+
+
+def _check_fold(street_given: bool, multiple_given: bool, param: str) -> None:
+    if street_given:
+        raise RulesError(
+            "invalid_decision",
+            "a fold takes no street: a player who has not played by the river folds",
+            param=f"{param}.street",
+        )
+    if multiple_given:
+        raise RulesError("invalid_decision", "a fold takes no multiple", param=f"{param}.multiple")
+
+
+def _check_decision(
+    action: UthAction, street: Street | None, multiple: int | None, param: str
+) -> None:
+    if action == UthAction.FOLD:
+        _check_fold(street is not None, multiple is not None, param)
+        return
+    if street is None:
+        raise RulesError(
+            "invalid_decision",
+            "Play needs a street: preflop, flop or river",
+            param=f"{param}.street",
+        )
+    if multiple is None:
+        raise RulesError(
+            "invalid_decision",
+            f"Play needs a multiple of the Ante: {_multiples_text(street)} {_WHEN[street]}",
+            param=f"{param}.multiple",
+        )
+    if type(multiple) is not int:
+        raise RulesError(
+            "invalid_decision",
+            f"multiple must be an integer, got {multiple!r}",
+            param=f"{param}.multiple",
+        )
+    if multiple not in _MULTIPLES[street]:
+        raise RulesError(
+            "invalid_decision",
+            f"{_WHEN[street]} Play must be {_multiples_text(street)} the Ante, got {multiple}x",
+            param=f"{param}.multiple",
+        )
+
+
+def parse_uth_decision(obj: object, *, param: str = "decision") -> UthDecision:
+    """Strictly read a decision from JSON-ish input.
+
+    Accepts exactly ``{"action": "fold"}`` or
+    ``{"action": "play", "street": "preflop"|"flop"|"river", "multiple": 4|3|2|1}`` with the
+    multiple allowed on that street; anything else raises ``RulesError('invalid_decision')``
+    naming the field (``'decision.action'``, ``'decision.street'``, ``'decision.multiple'``).
+    A JSON ``null`` counts as an absent field. ``param`` prefixes the field paths.
+
+    >>> parse_uth_decision({"action": "play", "street": "preflop", "multiple": 4})
+    UthDecision(action=<UthAction.PLAY: 'play'>, street=<Street.PREFLOP: 'preflop'>, multiple=4)
+    >>> parse_uth_decision({"action": "play", "street": "preflop", "multiple": 1})
+    Traceback (most recent call last):
+    ...
+    tables.rules.errors.RulesError: before the flop Play must be 3x or 4x the Ante, got 1x
+    """
+    if not isinstance(obj, Mapping):
+        raise RulesError(
+            "invalid_decision",
+            f'{param} must be an object such as {{"action": "fold"}}, got {obj!r}',
+            param=param,
+        )
+    for key in obj:
+        if key not in ("action", "street", "multiple"):
+            raise RulesError(
+                "invalid_decision",
+                f"unknown field {key!r} in {param}; expected action, street, multiple",
+                param=f"{param}.{key}",
+            )
+    raw_action = obj.get("action")
+    if raw_action is None:
+        raise RulesError(
+            "invalid_decision", "action is required: 'play' or 'fold'", param=f"{param}.action"
+        )
+    if not isinstance(raw_action, str) or raw_action not in tuple(UthAction):
+        raise RulesError(
+            "invalid_decision",
+            f"action must be 'play' or 'fold', got {raw_action!r}",
+            param=f"{param}.action",
+        )
+    action = UthAction(raw_action)
+    raw_street = obj.get("street")
+    raw_multiple = obj.get("multiple")
+    if action == UthAction.FOLD:
+        _check_fold(raw_street is not None, raw_multiple is not None, param)
+        return UthDecision.fold()
+    street: Street | None = None
+    if raw_street is not None:
+        if not isinstance(raw_street, str) or raw_street not in tuple(Street):
+            hint = (
+                " (turn and river are dealt together: the last decision is on the 'river')"
+                if raw_street == "turn"
+                else ""
+            )
+            raise RulesError(
+                "invalid_decision",
+                f"street must be 'preflop', 'flop' or 'river', got {raw_street!r}{hint}",
+                param=f"{param}.street",
+            )
+        street = Street(raw_street)
+    if raw_multiple is not None and type(raw_multiple) is not int:
+        raise RulesError(
+            "invalid_decision",
+            f"multiple must be an integer, got {raw_multiple!r}",
+            param=f"{param}.multiple",
+        )
+    _check_decision(action, street, raw_multiple, param)
+    return UthDecision(action, street, raw_multiple)
+
+
+_BET_FIELDS = ("ante_cents", "blind_cents", "trips_cents", "progressive_cents")
+
+
+@dataclass(frozen=True, slots=True)
+class UthBets:
+    """A seat's bets in cents. Ante > 0 and Blind == Ante are required; Trips and the progressive
+    are optional (0). Whether the progressive equals the pool's stake is checked by
+    :meth:`from_mapping` and :func:`settle_uth`, which know the stake.
+
+    >>> UthBets(ante_cents=100, blind_cents=50)
+    Traceback (most recent call last):
+    ...
+    tables.rules.errors.RulesError: Blind must equal the Ante: ante_cents is 100, blind_cents is 50
+    """
+
+    ante_cents: int
+    blind_cents: int
+    trips_cents: int = 0
+    progressive_cents: int = 0
+
+    def __post_init__(self) -> None:
+        _check_bets(
+            {name: getattr(self, name) for name in _BET_FIELDS},
+            param="bets",
+            progressive_stake_cents=None,
+        )
+
+    @classmethod
+    def from_mapping(
+        cls,
+        obj: object,
+        *,
+        progressive_stake_cents: int = DEFAULT_PROGRESSIVE_STAKE_CENTS,
+        param: str = "bets",
+    ) -> UthBets:
+        """Strictly read bets from JSON-ish input (``trips_cents``, ``progressive_cents`` optional).
+
+        Raises ``RulesError('invalid_bet', ..., param='bets.<field>')``.
+
+        >>> UthBets.from_mapping({"ante_cents": 100, "blind_cents": 100, "progressive_cents": 400})
+        Traceback (most recent call last):
+        ...
+        tables.rules.errors.RulesError: progressive_cents must be 0 or the pool's stake of 500 \
+cents, got 400
+        """
+        if not isinstance(obj, Mapping):
+            raise RulesError(
+                "invalid_bet",
+                f'{param} must be an object such as {{"ante_cents": 500, "blind_cents": 500}}, '
+                f"got {obj!r}",
+                param=param,
+            )
+        for key in obj:
+            if key not in _BET_FIELDS:
+                raise RulesError(
+                    "invalid_bet",
+                    f"unknown field {key!r} in {param}; expected {', '.join(_BET_FIELDS)}",
+                    param=f"{param}.{key}",
+                )
+        values = _check_bets(
+            {name: obj.get(name) for name in _BET_FIELDS},
+            param=param,
+            progressive_stake_cents=progressive_stake_cents,
+        )
+        return cls(**values)
+
+    @property
+    def total_stake_cents(self) -> int:
+        """Ante + Blind + Trips: what the seat has on the boxes before any Play (no progressive)."""
+        return self.ante_cents + self.blind_cents + self.trips_cents
+
+
+def _check_bets(
+    raw: Mapping[str, object], *, param: str, progressive_stake_cents: int | None
+) -> dict[str, int]:
+    """Validate raw bet values (``None`` = absent); return them as ints."""
+    ante = parse_stake_cents(raw["ante_cents"], param=f"{param}.ante_cents", minimum=1)
+    blind = parse_stake_cents(raw["blind_cents"], param=f"{param}.blind_cents", minimum=1)
+    trips = parse_stake_cents(
+        raw["trips_cents"], param=f"{param}.trips_cents", minimum=0, required=False
+    )
+    progressive = parse_stake_cents(
+        raw["progressive_cents"], param=f"{param}.progressive_cents", minimum=0, required=False
+    )
+    if blind != ante:
+        raise RulesError(
+            "invalid_bet",
+            f"Blind must equal the Ante: ante_cents is {ante}, blind_cents is {blind}",
+            param=f"{param}.blind_cents",
+        )
+    if progressive_stake_cents is not None:
+        _check_progressive(progressive, progressive_stake_cents, param)
+    return {
+        "ante_cents": ante,
+        "blind_cents": blind,
+        "trips_cents": trips,
+        "progressive_cents": progressive,
+    }
+
+
+def _check_progressive(progressive_cents: int, stake_cents: int, param: str) -> None:
+    if progressive_cents not in (0, stake_cents):
+        raise RulesError(
+            "invalid_bet",
+            f"progressive_cents must be 0 or the pool's stake of {stake_cents} cents, "
+            f"got {progressive_cents}",
+            param=f"{param}.progressive_cents",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressiveResult:
+    """The seat's progressive: its stake, best award and the award's fixed amount in cents.
+
+    ``fixed_cents`` is ``None`` for the jackpot royal (its amount is the meter at the hit) and 0
+    for no award. Envy is not included (it depends on the other seats).
+    """
+
+    stake_cents: int
+    award: ProgressiveAward
+    fixed_cents: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class UthSettlement:
+    """One seat's settled hand. ``player_hand``/``dealer_hand`` are the best five of 7 cards."""
+
+    player_hand: HandValue
+    dealer_hand: HandValue
+    dealer_qualifies: bool
+    outcome: Outcome
+    boxes: tuple[Box, ...]
+    progressive: ProgressiveResult | None
+    net_cents: int
+
+    def box(self, name: BoxName) -> Box:
+        """The box called ``name``; ``KeyError`` if it was not bet (e.g. no Trips)."""
+        for box in self.boxes:
+            if box.name == name:
+                return box
+        raise KeyError(name)
+
+    @property
+    def total_stake_cents(self) -> int:
+        """Everything staked on the boxes, Play included (the progressive is not a box)."""
+        return sum(box.stake_cents for box in self.boxes)
+
+
+def _check_count(cards: Sequence[Card], count: int, param: str) -> None:
+    if len(cards) != count:
+        raise RulesError(
+            "wrong_card_count", f"{param} must hold {count} cards, got {len(cards)}", param=param
+        )
+
+
+def settle_uth(
+    *,
+    player: Sequence[Card],
+    dealer: Sequence[Card],
+    board: Sequence[Card],
+    bets: UthBets,
+    decision: UthDecision,
+    paytables: PaytableSet = CURRENT,
+    progressive_stake_cents: int = DEFAULT_PROGRESSIVE_STAKE_CENTS,
+) -> UthSettlement:
+    """Settle one seat: 2 ``player`` cards, 2 ``dealer`` cards, 5 ``board`` cards.
+
+    Raises ``RulesError`` for a wrong card count (``wrong_card_count``), a card seen twice
+    (``duplicate_card``) or a progressive stake other than 0 or ``progressive_stake_cents``.
+
+    >>> from tables.rules.cards import parse_cards
+    >>> def cards(text: str) -> tuple[Card, ...]:
+    ...     return parse_cards(text.split(), param="cards", count=(1, 5))
+    >>> s = settle_uth(player=cards("Ah Kh"), dealer=cards("2c 7d"),
+    ...                board=cards("Qh Jh 3h 9s 4d"), bets=UthBets(125, 125),
+    ...                decision=UthDecision.play(Street.PREFLOP, 4))
+    >>> str(s.outcome), [(str(b.name), b.net_cents) for b in s.boxes], s.net_cents
+    ('player', [('ante', 0), ('blind', 187), ('play', 500)], 687)
+    """
+    _check_count(player, 2, "player")
+    _check_count(dealer, 2, "dealer")
+    _check_count(board, 5, "board")
+    ensure_distinct({"player": player, "dealer": dealer, "board": board})
+    _check_progressive(bets.progressive_cents, progressive_stake_cents, "bets")
+
+    player_hand = evaluate([*player, *board])
+    dealer_hand = evaluate([*dealer, *board])
+    qualifies = dealer_hand.category >= Category.PAIR
+    ante = bets.ante_cents
+
+    if decision.action == UthAction.FOLD:
+        outcome = Outcome.FOLD
+        main = (
+            Box.lose(BoxName.ANTE, ante),
+            Box.lose(BoxName.BLIND, bets.blind_cents),
+            Box.push(BoxName.PLAY, 0),
+        )
+    else:
+        play = ante * decision.play_multiple
+        if player_hand.rank > dealer_hand.rank:
+            outcome = Outcome.PLAYER
+            ante_box = (
+                Box.win(BoxName.ANTE, ante, _EVEN_MONEY)
+                if qualifies
+                else Box.push(BoxName.ANTE, ante)
+            )
+            # The Blind table starts at a straight; below it the Blind pushes.
+            blind_odds = paytables.uth_blind.pays(player_hand.category)
+            blind_box = (
+                Box.win(BoxName.BLIND, bets.blind_cents, blind_odds)
+                if blind_odds is not None
+                else Box.push(BoxName.BLIND, bets.blind_cents)
+            )
+            main = (ante_box, blind_box, Box.win(BoxName.PLAY, play, _EVEN_MONEY))
+        elif player_hand.rank < dealer_hand.rank:
+            outcome = Outcome.DEALER
+            main = (
+                # A dealer who does not qualify still beats the Blind and the Play; only the
+                # Ante is returned.
+                Box.lose(BoxName.ANTE, ante) if qualifies else Box.push(BoxName.ANTE, ante),
+                Box.lose(BoxName.BLIND, bets.blind_cents),
+                Box.lose(BoxName.PLAY, play),
+            )
+        else:
+            outcome = Outcome.TIE
+            main = (
+                Box.push(BoxName.ANTE, ante),
+                Box.push(BoxName.BLIND, bets.blind_cents),
+                Box.push(BoxName.PLAY, play),
+            )
+
+    boxes: tuple[Box, ...] = main
+    if bets.trips_cents > 0:
+        trips_odds = paytables.uth_trips.pays(player_hand.category)
+        boxes += (
+            Box.win(BoxName.TRIPS, bets.trips_cents, trips_odds)
+            if trips_odds is not None
+            else Box.lose(BoxName.TRIPS, bets.trips_cents),
+        )
+
+    progressive = None
+    if bets.progressive_cents > 0:
+        award = award_of(player_hand, board)
+        progressive = ProgressiveResult(
+            stake_cents=bets.progressive_cents,
+            award=award,
+            fixed_cents=fixed_award_cents(award, paytables.progressive),
+        )
+
+    return UthSettlement(
+        player_hand=player_hand,
+        dealer_hand=dealer_hand,
+        dealer_qualifies=qualifies,
+        outcome=outcome,
+        boxes=boxes,
+        progressive=progressive,
+        net_cents=sum(box.net_cents for box in boxes),
+    )

@@ -1,0 +1,203 @@
+"""Bad input gets a 4xx in one error shape, naming the field, and changes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from jackpot.models import AuditEvent, Pool, Transfer
+from tables.models import Round, RoundSeat
+from tests.conftest import uth_play, uth_seat
+
+pytestmark = pytest.mark.django_db
+
+GOOD_SEATS = [uth_seat(1), uth_seat(2)]
+
+
+def _snapshot(pool_id):
+    return (
+        Round.objects.count(),
+        RoundSeat.objects.count(),
+        Transfer.objects.count(),
+        AuditEvent.objects.count(),
+        Pool.objects.get(pk=pool_id).meter_units,
+    )
+
+
+def _error(response, status):
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"type", "code", "message", "param"}
+    return body["error"]
+
+
+OPEN_CASES = [
+    # (body, code, param)
+    ([], "invalid_request", None),
+    ({"round_id": "r", "seats": GOOD_SEATS, "extra": 1}, "unknown_field", "extra"),
+    ({"seats": GOOD_SEATS}, "invalid_round_id", "round_id"),
+    ({"round_id": "x" * 65, "seats": GOOD_SEATS}, "invalid_round_id", "round_id"),
+    ({"round_id": "r/1", "seats": GOOD_SEATS}, "invalid_round_id", "round_id"),
+    ({"round_id": 12, "seats": GOOD_SEATS}, "invalid_round_id", "round_id"),
+    ({"round_id": "r", "seats": []}, "invalid_request", "seats"),
+    ({"round_id": "r", "seats": [uth_seat(n) for n in range(1, 9)]}, "too_many_seats", "seats"),
+    ({"round_id": "r", "seats": [uth_seat(0)]}, "invalid_seat", "seats[0].seat"),
+    ({"round_id": "r", "seats": [uth_seat(8)]}, "invalid_seat", "seats[0].seat"),
+    ({"round_id": "r", "seats": [uth_seat(1), uth_seat(1)]}, "duplicate_seat", "seats[1].seat"),
+    (
+        {"round_id": "r", "seats": [{"seat": True, "bets": uth_seat(1)["bets"]}]},
+        "invalid_seat",
+        "seats[0].seat",
+    ),
+    (
+        {"round_id": "r", "seats": [{"seat": 1, "bets": {"ante_cents": 5.5, "blind_cents": 5.5}}]},
+        "invalid_bet",
+        "seats[0].bets.ante_cents",
+    ),
+    (
+        {
+            "round_id": "r",
+            "seats": [{"seat": 1, "bets": {"ante_cents": "500", "blind_cents": 500}}],
+        },
+        "invalid_bet",
+        "seats[0].bets.ante_cents",
+    ),
+    (
+        {
+            "round_id": "r",
+            "seats": [{"seat": 1, "bets": {"ante_cents": -500, "blind_cents": -500}}],
+        },
+        "invalid_bet",
+        "seats[0].bets.ante_cents",
+    ),
+    (
+        {
+            "round_id": "r",
+            "seats": [{"seat": 1, "bets": {"ante_cents": 10**15, "blind_cents": 10**15}}],
+        },
+        "invalid_bet",
+        "seats[0].bets.ante_cents",
+    ),
+    (
+        {"round_id": "r", "seats": [{"seat": 1, "bets": {"ante_cents": 500, "blind_cents": 400}}]},
+        "invalid_bet",
+        "seats[0].bets.blind_cents",
+    ),
+    (
+        {"round_id": "r", "seats": [uth_seat(1, progressive=400)]},
+        "invalid_bet",
+        "seats[0].bets.progressive_cents",
+    ),
+    (
+        {"round_id": "r", "seats": [uth_seat(1, progressive=True)]},
+        "invalid_bet",
+        "seats[0].bets.progressive_cents",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "code", "param"), OPEN_CASES)
+def test_bad_open_is_refused_and_changes_nothing(floor, body, code, param):
+    before = _snapshot(floor.pool_id)
+    error = _error(floor.uth[0].post("/rounds", body), 400)
+    assert (error["code"], error["param"]) == (code, param)
+    assert _snapshot(floor.pool_id) == before
+
+
+RESULT = {
+    "board": ["Ah", "Kh", "Qh", "2c", "3d"],
+    "dealer": ["9s", "9d"],
+    "seats": [uth_play(1, "Jh Th"), uth_play(2, "4c 5c", "fold")],
+}
+
+
+def _with(**changes):
+    return {**RESULT, **changes}
+
+
+RESULT_CASES = [
+    (_with(board=["Ah", "Kh", "Qh", "2c"]), "wrong_card_count", "board"),
+    (_with(board=["Ah", "Kh", "Qh", "2c", "1x"]), "invalid_card", "board[4]"),
+    (_with(dealer=["9s", "as"]), "invalid_card", "dealer[1]"),
+    (_with(dealer=["9s", "Ah"]), "duplicate_card", "dealer[1]"),
+    (
+        _with(seats=[uth_play(1, "Jh Th"), uth_play(2, "Jh 5c", "fold")]),
+        "duplicate_card",
+        "seats[1].cards[0]",
+    ),
+    (_with(seats=[uth_play(1, "Jh Th")]), "seats_mismatch", "seats"),
+    (_with(seats=[uth_play(1, "Jh Th"), uth_play(3, "4c 5c", "fold")]), "seats_mismatch", "seats"),
+    (
+        _with(seats=[uth_play(1, "Jh Th", "play", "flop", 3), uth_play(2, "4c 5c", "fold")]),
+        "invalid_decision",
+        "seats[0].decision.multiple",
+    ),
+    (
+        _with(seats=[uth_play(1, "Jh Th", "play", "river", 2), uth_play(2, "4c 5c", "fold")]),
+        "invalid_decision",
+        "seats[0].decision.multiple",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "code", "param"), RESULT_CASES)
+def test_bad_result_is_refused_and_changes_nothing(floor, body, code, param):
+    terminal = floor.uth[0]
+    terminal.post("/rounds", {"round_id": "r-1", "seats": GOOD_SEATS})
+    before = _snapshot(floor.pool_id)
+    error = _error(terminal.post("/rounds/r-1/result", body), 400)
+    assert (error["code"], error["param"]) == (code, param)
+    assert _snapshot(floor.pool_id) == before
+    assert Round.objects.get(round_id="r-1").state == "open"
+
+
+def test_malformed_and_deeply_nested_json_are_400(floor):
+    terminal = floor.uth[0]
+    client = terminal.client()
+    url = f"/api/v1/tables/{terminal.table_id}/rounds"
+    for raw in ("{", '{"round_id": NaN}', "[" * 100_000 + "]" * 100_000, '{"a": 1e999999}'):
+        error = _error(client.post(url, raw, content_type="application/json"), 400)
+        assert error["code"] == "malformed_json"
+    assert (
+        _error(client.post(url, "round_id=1", content_type="text/plain"), 415)["code"]
+        == "unsupported_media_type"
+    )
+    big = json.dumps({"round_id": "r", "seats": GOOD_SEATS, "pad": "x" * 100_000})
+    response = client.post(url, big, content_type="application/json")
+    assert 400 <= response.status_code < 500
+
+
+def test_wrong_tokens_and_other_tables(floor):
+    own, other = floor.uth
+    body = {"round_id": "r-1", "seats": GOOD_SEATS}
+    url = f"/api/v1/tables/{own.table_id}/rounds"
+    assert (
+        _error(Client().post(url, body, content_type="application/json"), 401)["type"]
+        == "authentication"
+    )
+    bad = Client(HTTP_AUTHORIZATION="Bearer term_forged")
+    assert (
+        _error(bad.post(url, body, content_type="application/json"), 401)["code"]
+        == "authentication_failed"
+    )
+    # A terminal posting to another table's rounds.
+    assert (
+        _error(other.client().post(url, body, content_type="application/json"), 403)["type"]
+        == "permission"
+    )
+    own.post("/rounds", body)
+    # Another table's round id is simply not found at this table.
+    assert _error(other.post("/rounds/r-1/result", RESULT), 404)["code"] == "round_not_found"
+    assert Round.objects.count() == 1
+
+
+def test_progressive_refused_at_a_table_without_a_pool(floor):
+    body = {
+        "round_id": "s-1",
+        "seats": [{"seat": 1, "bets": {"ante_cents": 100, "progressive_cents": 500}}],
+    }
+    error = _error(floor.stud.post("/rounds", body), 400)
+    assert error["param"] == "seats[0].bets.progressive_cents"

@@ -1,0 +1,112 @@
+"""Shared fixtures. The suite runs on the real PostgreSQL and Redis named by DATABASE_URL and
+REDIS_URL (make test sets them); pytest-django creates and drops the test database."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a fresh interpreter at the repo root with extra environment variables."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def python_subprocess():
+    return run_python
+
+
+# --- the floor: pools, tables and terminals made through the services -----------------------
+
+from dataclasses import dataclass  # noqa: E402
+
+from django.test import Client  # noqa: E402
+
+
+@dataclass
+class Terminal:
+    table_id: int
+    token: str
+
+    def client(self) -> Client:
+        return Client(HTTP_AUTHORIZATION=f"Bearer {self.token}")
+
+    def post(self, path: str, body: object, **headers: str):
+        return self.client().post(
+            f"/api/v1/tables/{self.table_id}{path}",
+            body,
+            content_type="application/json",
+            **headers,
+        )
+
+
+@dataclass
+class Floor:
+    pool_id: int
+    uth: list[Terminal]
+    stud: Terminal
+
+
+_pool_numbers = itertools.count(1)
+
+
+def make_floor(uth_tables: int = 2, **pool_options: int) -> Floor:
+    from jackpot.services import pool_create
+    from tables.models import Game
+    from tables.services import table_create, terminal_token_issue
+
+    pool = pool_create(name=f"Pool {next(_pool_numbers)}", actor="test", **pool_options)
+    terminals = []
+    for number in range(1, uth_tables + 1):
+        table = table_create(name=f"UTH {pool.pk}-{number}", game=Game.UTH, pool=pool, actor="test")
+        token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="test")
+        terminals.append(Terminal(table.pk, token))
+    stud = table_create(name=f"Stud {pool.pk}", game=Game.STUD, pool=None, actor="test")
+    stud_token = terminal_token_issue(table=stud, name="t", revoke_others=False, actor="test")
+    return Floor(pool.pk, terminals, Terminal(stud.pk, stud_token))
+
+
+@pytest.fixture
+def floor(db) -> Floor:
+    return make_floor()
+
+
+def uth_seat(seat: int, *, ante: int = 500, trips: int = 0, progressive: int = 500) -> dict:
+    bets = {"ante_cents": ante, "blind_cents": ante, "progressive_cents": progressive}
+    if trips:
+        bets["trips_cents"] = trips
+    return {"seat": seat, "bets": bets}
+
+
+def uth_play(
+    seat: int, cards: str, action: str = "play", street: str = "preflop", multiple: int = 4
+) -> dict:
+    decision = (
+        {"action": "fold"}
+        if action == "fold"
+        else {"action": "play", "street": street, "multiple": multiple}
+    )
+    return {"seat": seat, "cards": cards.split(), "decision": decision}
+
+
+def assert_journal_ok() -> dict:
+    from jackpot.verification import verify_journal
+
+    report = verify_journal()
+    assert report.ok, report.problems
+    return report.as_json()

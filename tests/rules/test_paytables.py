@@ -1,0 +1,290 @@
+"""Paytables as data: the published tables, rounding, the registry and the JSON rendering."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+from dataclasses import FrozenInstanceError
+
+import pytest
+
+from tables.rules.errors import RulesError
+from tables.rules.hands import Category
+from tables.rules.paytables import (
+    CURRENT,
+    MAX_BET_CENTS,
+    PAYTABLES,
+    PROGRESSIVE_PAYTABLES,
+    Box,
+    BoxName,
+    Odds,
+    Paytable,
+    PaytableSet,
+    ProgressivePaytable,
+    get_paytable,
+    get_progressive_paytable,
+    parse_stake_cents,
+    render_paytables,
+)
+
+
+def _as_pairs(table: Paytable) -> dict[str, tuple[int, int]]:
+    return {c.label: (o.numerator, o.denominator) for c, o in table.odds.items()}
+
+
+# --- the published tables, word for word from domain.md ---------------------------------------
+
+
+def test_uth_blind_table_is_domain_md() -> None:
+    assert _as_pairs(CURRENT.uth_blind) == {
+        "straight": (1, 1),
+        "flush": (3, 2),
+        "full_house": (3, 1),
+        "four_of_a_kind": (10, 1),
+        "straight_flush": (50, 1),
+        "royal_flush": (500, 1),
+    }
+
+
+def test_uth_trips_table_is_domain_md() -> None:
+    assert _as_pairs(CURRENT.uth_trips) == {
+        "three_of_a_kind": (3, 1),
+        "straight": (4, 1),
+        "flush": (7, 1),
+        "full_house": (8, 1),
+        "four_of_a_kind": (30, 1),
+        "straight_flush": (40, 1),
+        "royal_flush": (50, 1),
+    }
+
+
+def test_stud_raise_table_is_domain_md() -> None:
+    assert _as_pairs(CURRENT.stud_raise) == {
+        "pair": (1, 1),
+        "two_pair": (2, 1),
+        "three_of_a_kind": (3, 1),
+        "straight": (4, 1),
+        "flush": (5, 1),
+        "full_house": (7, 1),
+        "four_of_a_kind": (20, 1),
+        "straight_flush": (50, 1),
+        "royal_flush": (100, 1),
+    }
+
+
+def test_stud_bonus_table_is_domain_md() -> None:
+    assert _as_pairs(CURRENT.stud_bonus) == {
+        "flush": (100, 1),
+        "full_house": (150, 1),
+        "four_of_a_kind": (1000, 1),
+        "straight_flush": (2000, 1),
+        "royal_flush": (5000, 1),
+    }
+
+
+def test_progressive_table_is_domain_md() -> None:
+    table = CURRENT.progressive
+    assert table.jackpot_percent_bp == 10_000  # 100% of the meter
+    assert table.community_royal_cents == 500_000  # EUR 5,000
+    assert table.straight_flush_cents == 150_000  # EUR 1,500
+    assert table.four_of_a_kind_cents == 50_000  # EUR 500
+    assert table.full_house_cents == 5_000  # EUR 50
+    assert table.envy_cents == 50_000  # EUR 500
+
+
+# --- odds and rounding ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("odds", "stake", "win"),
+    [
+        (Odds(3, 2), 125, 187),  # 187.5 rounded down
+        (Odds(3, 2), 1, 1),  # 1.5 -> 1
+        (Odds(3, 2), 100, 150),
+        (Odds(1), 7, 7),
+        (Odds(500), 100, 50_000),
+        (Odds(3, 2), MAX_BET_CENTS + 1, 15_000_001),  # big ints stay exact
+    ],
+)
+def test_odds_win_is_rounded_down_to_the_cent(odds: Odds, stake: int, win: int) -> None:
+    assert odds.win_cents(stake) == win
+
+
+def test_odds_render_as_n_colon_d() -> None:
+    assert [str(Odds(3, 2)), str(Odds(1)), str(Odds(5000))] == ["3:2", "1:1", "5000:1"]
+
+
+@pytest.mark.parametrize(("n", "d"), [(6, 4), (0, 1), (1, 0), (-1, 1), (True, 1), (1.5, 1)])
+def test_odds_refuse_non_positive_non_int_or_unreduced_terms(n: object, d: object) -> None:
+    with pytest.raises(ValueError, match="odds"):
+        Odds(n, d)  # type: ignore[arg-type]
+
+
+# --- registry, versions, immutability ---------------------------------------------------------
+
+
+def test_registry_is_keyed_by_version_and_current_tables_are_registered() -> None:
+    assert all(version == table.version for version, table in PAYTABLES.items())
+    assert CURRENT.versions() == {
+        "uth_blind": "uth-blind/2026-1",
+        "uth_trips": "uth-trips/2026-1",
+        "stud_raise": "stud-raise/2026-1",
+        "stud_bonus": "stud-bonus/2026-1",
+        "progressive": "uth-progressive/2026-1",
+    }
+    for box, version in CURRENT.versions().items():
+        if box == "progressive":
+            assert get_progressive_paytable(version) is CURRENT.progressive
+        else:
+            assert get_paytable(version) is getattr(CURRENT, box)
+    assert PROGRESSIVE_PAYTABLES["uth-progressive/2026-1"] is CURRENT.progressive
+
+
+def test_unknown_version_is_an_invalid_parameter() -> None:
+    with pytest.raises(RulesError) as caught:
+        get_progressive_paytable("uth-progressive/1999-1", param="paytable_version")
+    assert caught.value.code == "invalid_parameter"
+    assert caught.value.param == "paytable_version"
+    assert caught.value.message == (
+        "unknown progressive paytable version 'uth-progressive/1999-1'; "
+        "known: uth-progressive/2026-1"
+    )
+    with pytest.raises(RulesError, match="unknown paytable version 'nope'"):
+        get_paytable("nope")
+
+
+def test_tables_are_immutable() -> None:
+    with pytest.raises(TypeError):
+        CURRENT.uth_blind.odds[Category.PAIR] = Odds(1)  # type: ignore[index]
+    with pytest.raises(FrozenInstanceError):
+        CURRENT.progressive.envy_cents = 1  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        PAYTABLES["x"] = CURRENT.uth_blind  # type: ignore[index]
+
+
+def test_a_table_copy_does_not_follow_later_edits_of_its_source_dict() -> None:
+    source = {Category.STRAIGHT: Odds(1)}
+    table = Paytable("x", "x/1", source)
+    source[Category.FLUSH] = Odds(2)
+    assert list(table.odds) == [Category.STRAIGHT]
+
+
+def test_paytable_set_refuses_a_table_in_the_wrong_slot() -> None:
+    with pytest.raises(ValueError, match="uth_blind must be a 'uth_blind' paytable"):
+        PaytableSet(uth_blind=CURRENT.uth_trips)
+
+
+def test_paytable_set_refuses_a_blind_table_paying_below_a_straight() -> None:
+    odds = {**CURRENT.uth_blind.odds, Category.PAIR: Odds(1)}
+    with pytest.raises(ValueError, match="must pay on exactly"):
+        PaytableSet(uth_blind=Paytable("uth_blind", "uth-blind/test", odds))
+
+
+def test_progressive_table_refuses_bad_amounts() -> None:
+    with pytest.raises(ValueError, match="jackpot_percent_bp"):
+        ProgressivePaytable(version="x", jackpot_percent_bp=10_001)
+    with pytest.raises(ValueError, match="envy_cents"):
+        ProgressivePaytable(version="x", envy_cents=-1)
+
+
+def test_jackpot_share_is_rounded_down() -> None:
+    half = ProgressivePaytable(version="x", jackpot_percent_bp=5_000)
+    assert half.jackpot_award_cents(1_000_001) == 500_000
+    assert CURRENT.progressive.jackpot_award_cents(1_234_567) == 1_234_567
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+def test_render_paytables_is_plain_json_and_exact() -> None:
+    rendered = render_paytables()
+    assert json.loads(json.dumps(rendered)) == rendered
+    assert rendered["uth_blind"] == {
+        "name": "uth_blind",
+        "version": "uth-blind/2026-1",
+        "odds": [
+            {"category": "straight", "pays": "1:1", "numerator": 1, "denominator": 1},
+            {"category": "flush", "pays": "3:2", "numerator": 3, "denominator": 2},
+            {"category": "full_house", "pays": "3:1", "numerator": 3, "denominator": 1},
+            {"category": "four_of_a_kind", "pays": "10:1", "numerator": 10, "denominator": 1},
+            {"category": "straight_flush", "pays": "50:1", "numerator": 50, "denominator": 1},
+            {"category": "royal_flush", "pays": "500:1", "numerator": 500, "denominator": 1},
+        ],
+    }
+    assert rendered["progressive"] == {
+        "name": "uth_progressive",
+        "version": "uth-progressive/2026-1",
+        "awards": [
+            {"award": "royal_flush", "jackpot_percent_bp": 10_000, "amount_cents": None},
+            {"award": "community_royal", "amount_cents": 500_000},
+            {"award": "straight_flush", "amount_cents": 150_000},
+            {"award": "four_of_a_kind", "amount_cents": 50_000},
+            {"award": "full_house", "amount_cents": 5_000},
+        ],
+        "envy_cents": 50_000,
+    }
+    assert list(rendered) == ["uth_blind", "uth_trips", "stud_raise", "stud_bonus", "progressive"]
+
+
+def test_render_lists_categories_weakest_first_whatever_the_source_order() -> None:
+    reversed_odds = dict(reversed(list(CURRENT.stud_raise.odds.items())))
+    table = Paytable("stud_raise", "stud-raise/test", reversed_odds)
+    rendered = render_paytables(PaytableSet(stud_raise=table))["stud_raise"]
+    assert isinstance(rendered, dict)
+    odds = rendered["odds"]
+    assert isinstance(odds, list)
+    assert [row["category"] for row in odds if isinstance(row, dict)][:2] == ["pair", "two_pair"]
+
+
+# --- stakes and boxes -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (True, "bets.ante_cents must be an integer number of cents, got True"),
+        (100.0, "bets.ante_cents must be an integer number of cents, got 100.0"),
+        ("100", "bets.ante_cents must be an integer number of cents, got '100'"),
+        (None, "bets.ante_cents is required"),
+        (0, "bets.ante_cents must be at least 1, got 0"),
+        (-5, "bets.ante_cents must be at least 1, got -5"),
+        (
+            MAX_BET_CENTS + 1,
+            "bets.ante_cents must be at most 10000000 cents (the table limit), got 10000001",
+        ),
+    ],
+)
+def test_parse_stake_cents_refuses(value: object, message: str) -> None:
+    with pytest.raises(RulesError) as caught:
+        parse_stake_cents(value, param="bets.ante_cents", minimum=1)
+    assert (caught.value.code, caught.value.param, caught.value.message) == (
+        "invalid_bet",
+        "bets.ante_cents",
+        message,
+    )
+
+
+def test_parse_stake_cents_accepts_the_bounds_and_an_absent_optional() -> None:
+    assert parse_stake_cents(1, param="p", minimum=1) == 1
+    assert parse_stake_cents(MAX_BET_CENTS, param="p", minimum=1) == MAX_BET_CENTS
+    assert parse_stake_cents(None, param="p", minimum=0, required=False) == 0
+
+
+def test_box_cannot_lose_more_than_its_stake() -> None:
+    assert Box.lose(BoxName.ANTE, 100).return_cents == 0
+    assert Box.push(BoxName.ANTE, 100).return_cents == 100
+    assert Box.win(BoxName.BLIND, 125, Odds(3, 2)).return_cents == 312
+    with pytest.raises(ValueError, match="cannot lose more than its stake"):
+        Box(BoxName.ANTE, 100, -101)
+
+
+# --- the examples in the docstrings are tests too ----------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["paytables", "progressive", "uth", "stud"])
+def test_docstring_examples(module: str) -> None:
+    imported = importlib.import_module(f"tables.rules.{module}")
+    failures, attempted = doctest.testmod(imported, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0
+    assert failures == 0
