@@ -8,7 +8,7 @@ os.environ.setdefault("DEBUG", "0")
 from config.settings.production import *  # noqa: F403
 
 ROOT_URLCONF = "bench.urls"
-ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "testserver"]
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,  # noqa: F405
     "DEFAULT_THROTTLE_RATES": {

@@ -19,6 +19,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from jackpot import rows
 from jackpot.canonical import chain_hash
 from jackpot.models import Account, AccountKind, AuditChain, AuditEvent, Transfer, TransferCode
 
@@ -91,6 +92,29 @@ def _advance_chain(chain: str) -> tuple[int, str]:
     return int(sequence), str(prev_hash)
 
 
+def _insert(event: AuditEvent, transfers: Sequence[Transfer]) -> None:
+    """Write the event, its transfers and the new chain head (plain SQL: see jackpot.rows)."""
+    (event.pk,) = rows.insert(
+        AuditEvent,
+        [{f.attname: getattr(event, f.attname) for f in AuditEvent._meta.concrete_fields}],
+        returning_id=True,
+    )
+    for transfer in transfers:
+        transfer.event_id = event.pk
+    rows.insert(
+        Transfer,
+        [
+            {f.attname: getattr(t, f.attname) for f in Transfer._meta.concrete_fields}
+            for t in transfers
+        ],
+        returning_id=False,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s", [event.hash, event.chain]
+        )
+
+
 def record(
     *,
     chain: str,
@@ -137,12 +161,5 @@ def record(
         prev_hash=prev_hash,
     )
     event.hash = chain_hash(prev_hash, event_content(event, transfers))
-    event.save(force_insert=True)
-    for transfer in transfers:
-        transfer.event = event
-    Transfer.objects.bulk_create(transfers)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s", [event.hash, chain]
-        )
+    _insert(event, transfers)
     return event

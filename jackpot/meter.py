@@ -66,8 +66,9 @@ def add_stakes(*, pool_id: int, stakes: int, now: datetime) -> Split:
     The meter gains exactly `stakes * stake_cents * meter_share_bp` units and the reserve
     likewise; each journal account gains the whole cents its counter crossed. The house gets the
     rest of the stakes, so it holds the meter's and the reserve's sub-cent remainders (under one
-    cent each) until they make up a cent. After N stakes from a reset the meter therefore shows
-    exactly `seed + N * stake_cents * meter_share_bp // 10000` cents.
+    cent each) until they make up a cent. N stakes after the pool's creation the meter therefore
+    shows exactly `seed + N * stake_cents * meter_share_bp // 10000` cents; after a hit, the
+    sub-cent remainder the hit left on the meter counts too.
     """
     meter_units, reserve_units, stake_cents, meter_bp, reserve_bp, version = _one_row(
         "UPDATE jackpot_pool SET"

@@ -9,11 +9,12 @@ from tables.rules.paytables import get_progressive_paytable, render_progressive_
 
 
 def meter_json(
-    *, pool_id: int, currency: str, meter_units: int, version: int, as_of: Any
+    *, pool_id: int, currency: str, meter_cents: int, version: int, as_of: Any
 ) -> dict[str, Any]:
+    """The meter as displays and terminals see it: whole cents, its version and time."""
     return {
         "pool": pool_id,
-        "amount_cents": meter_units // UNITS_PER_CENT,
+        "amount_cents": meter_cents,
         "currency": currency,
         "sequence": version,
         "as_of": as_of.isoformat() if as_of else None,
@@ -22,15 +23,20 @@ def meter_json(
 
 def pool_meter(*, pool_id: int) -> dict[str, Any]:
     """The committed meter in whole cents, with its version (`sequence`) and time."""
-    pool = Pool.objects.only(
-        "id", "currency", "meter_units", "meter_version", "meter_changed_at"
-    ).get(pk=pool_id)
+    row = (
+        Pool.objects.filter(pk=pool_id)
+        .values_list("currency", "meter_units", "meter_version", "meter_changed_at")
+        .first()
+    )
+    if row is None:
+        raise Pool.DoesNotExist(pool_id)
+    currency, meter_units, version, as_of = row
     return meter_json(
-        pool_id=pool.pk,
-        currency=pool.currency,
-        meter_units=pool.meter_units,
-        version=pool.meter_version,
-        as_of=pool.meter_changed_at,
+        pool_id=pool_id,
+        currency=currency,
+        meter_cents=meter_units // UNITS_PER_CENT,
+        version=version,
+        as_of=as_of,
     )
 
 

@@ -2,7 +2,8 @@
 
 Checks, in order, and reports the first failure:
 1. each chain's events have sequences 1, 2, 3, ... with no gap, each `prev_hash` is the previous
-   event's hash, and each `hash` equals SHA-256(prev_hash + canonical content incl. transfers);
+   event's hash, each `hash` equals SHA-256(prev_hash + canonical content incl. transfers), and
+   the chain's head row names the last event (so events cut off the end are found too);
 2. every transfer belongs to an event of its pool's chain;
 3. per pool: balances (credits - debits) sum to zero; the meter and reserve accounts equal the
    pool's counters rounded down to the cent; the pending and payable accounts equal the awards
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import connection, transaction
 from django.db.models import Sum
 
 from jackpot.canonical import chain_hash
@@ -26,6 +28,7 @@ from jackpot.models import (
     UNITS_PER_CENT,
     Account,
     AccountKind,
+    AuditChain,
     AuditEvent,
     Award,
     AwardStatus,
@@ -81,6 +84,7 @@ def _events(chain: str) -> Iterator[AuditEvent]:
 
 
 def _verify_chain(chain: str, report: Report) -> None:
+    head = AuditChain.objects.filter(key=chain).first()
     prev_hash, expected = GENESIS_HASH, 1
     for event in _events(chain):
         report.events += 1
@@ -104,6 +108,13 @@ def _verify_chain(chain: str, report: Report) -> None:
             )
             return
         prev_hash, expected = event.hash, expected + 1
+    # The chain head row must point at the last event: events cut off the end show here.
+    if head is None or (head.sequence, head.head_hash) != (expected - 1, prev_hash):
+        report.fail(
+            f"chain {chain}: the head row does not match its last event {expected - 1}",
+            chain=chain,
+            sequence=expected,
+        )
 
 
 def _verify_pool(pool: Pool, report: Report) -> None:
@@ -160,6 +171,16 @@ def _verify_pool(pool: Pool, report: Report) -> None:
 
 
 def verify_journal() -> Report:
+    """Verify everything in one consistent snapshot, so live traffic cannot cause false alarms."""
+    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+    with transaction.atomic():
+        if snapshot:  # inside a caller's transaction, its own snapshot rules
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return _verify()
+
+
+def _verify() -> Report:
     report = Report()
     chains = list(AuditEvent.objects.values_list("chain", flat=True).distinct().order_by("chain"))
     report.chains = len(chains)

@@ -7,7 +7,8 @@ Invariants:
 - Every money movement is written by `jackpot.ledger.record` with its audit event, in the same
   transaction as the round's own rows.
 - Locks are taken in one order: the round row, then the pool row (`jackpot.meter`, as late as the
-  data allows), then the audit chain head. The pool row is the only lock shared between tables.
+  data allows), then the audit chain head. The pool row and, always after it, the pool's chain
+  head are the only locks tables share, so no two transactions can wait on each other in a cycle.
 - The rules engine computes every result; nothing here re-implements a rule.
 """
 
@@ -21,10 +22,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config.errors import Conflict, NotFound
-from jackpot import ledger, meter
+from jackpot import ledger, meter, rows
 from jackpot.ledger import Posting
 from jackpot.models import AccountKind, Award, AwardKind, AwardStatus, Pool, TransferCode
-from jackpot.selectors import pool_meter
+from jackpot.selectors import meter_json, pool_meter
 from tables.models import Game, IdempotencyRecord, Round, RoundSeat, RoundState, Table
 from tables.payloads import OpenRequest, ResultRequest
 from tables.render import hand_json, settlement_json
@@ -104,17 +105,15 @@ def idempotent(table: Table, key: IdempotencyKey | None, operation: Callable[[],
 
 
 def round_open(*, table: Table, request: OpenRequest, fingerprint: str, actor: str) -> Answer:
-    """Lock the bets of a new round; each progressive stake raises the pool's meter at once."""
-    existing = Round.objects.filter(table=table, round_id=request.round_id).first()
-    if existing is not None:
-        return _replay(
-            existing.open_fingerprint, fingerprint, existing.open_response, 201, "opened"
-        )
+    """Lock the bets of a new round; each progressive stake raises the pool's meter at once.
+
+    No look-up first: the unique (table, round_id) constraint finds a replay, and the replay's
+    transaction (stakes included) rolls back whole before the first answer is returned again.
+    """
     try:
         with transaction.atomic():
             return _open(table, request, fingerprint, actor)
     except IntegrityError:
-        # The same round_id committed by a concurrent request while this one ran.
         existing = Round.objects.filter(table=table, round_id=request.round_id).first()
         if existing is None:
             raise
@@ -125,93 +124,75 @@ def round_open(*, table: Table, request: OpenRequest, fingerprint: str, actor: s
 
 def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> Answer:
     now = timezone.now()
-    rnd = Round.objects.create(
-        table=table,
-        round_id=request.round_id,
-        opened_at=now,
-        open_fingerprint=fingerprint,
-        open_response={},
-    )
-    seats = []
-    for entry in request.seats:
-        bets = entry.bets
-        if isinstance(bets, UthBets):
-            seat = RoundSeat(
-                round=rnd,
-                seat=entry.seat,
-                ante_cents=bets.ante_cents,
-                blind_cents=bets.blind_cents,
-                trips_cents=bets.trips_cents,
-                progressive_cents=bets.progressive_cents,
-            )
-        else:
-            seat = RoundSeat(
-                round=rnd,
-                seat=entry.seat,
-                ante_cents=bets.ante_cents,
-                bonus_cents=bets.bonus_cents,
-            )
-        seats.append(seat)
-    RoundSeat.objects.bulk_create(seats)
-
-    stakes = sum(1 for seat in seats if seat.progressive_cents)
-    postings: list[Posting] = []
+    seats = [_bets_json(entry.seat, entry.bets) for entry in request.seats]
+    stakes = sum(1 for seat in seats if seat["bets"].get("progressive_cents"))
+    pool = table.pool
     progressive: dict[str, Any] | None = None
     meter_body: dict[str, Any] | None = None
-    if table.pool_id is not None:
-        pool = table.pool
-        assert pool is not None
+    split: meter.Split | None = None
+    if pool is not None:
         if stakes:
-            split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, now=now)  # pool row lock
-            postings = _contribution_postings(split, rnd.pk)
-            meter_body = {
-                "pool": pool.pk,
-                "amount_cents": split.meter_after_cents,
-                "currency": pool.currency,
-                "sequence": split.meter_version,
-                "as_of": now.isoformat(),
-            }
-            progressive = {
-                "stakes": stakes,
-                "stake_cents": pool.stake_cents,
-                "meter_cents": split.meter_cents,
-                "reserve_cents": split.reserve_cents,
-                "house_cents": split.house_cents,
-            }
+            # The pool row lock, taken here because the answer carries the meter after it.
+            split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, now=now)
+            meter_body = meter_json(
+                pool_id=pool.pk,
+                currency=pool.currency,
+                meter_cents=split.meter_after_cents,
+                version=split.meter_version,
+                as_of=now,
+            )
         else:
             meter_body = pool_meter(pool_id=pool.pk)
-            progressive = {
-                "stakes": 0,
-                "stake_cents": pool.stake_cents,
-                "meter_cents": 0,
-                "reserve_cents": 0,
-                "house_cents": 0,
-            }
+        progressive = {
+            "stakes": stakes,
+            "stake_cents": pool.stake_cents,
+            "meter_cents": split.meter_cents if split else 0,
+            "reserve_cents": split.reserve_cents if split else 0,
+            "house_cents": split.house_cents if split else 0,
+        }
     body = {
         "table": table.pk,
-        "round_id": rnd.round_id,
+        "round_id": request.round_id,
         "state": RoundState.OPEN.value,
         "opened_at": now.isoformat(),
-        "seats": [_bets_json(seat, table.game) for seat in seats],
+        "seats": seats,
         "progressive": progressive,
         "meter": meter_body,
     }
+    (round_pk,) = rows.insert(
+        Round,
+        [
+            {
+                "table_id": table.pk,
+                "round_id": request.round_id,
+                "state": RoundState.OPEN,
+                "opened_at": now,
+                "open_fingerprint": fingerprint,
+                "open_response": body,
+            }
+        ],
+        returning_id=True,
+    )
+    rows.insert(
+        RoundSeat,
+        [{"round_id": round_pk, "seat": seat["seat"], **seat["bets"]} for seat in seats],
+        returning_id=False,
+    )
     ledger.record(
         chain=_chain(table),
         kind="round.opened",
         actor=actor,
         pool_id=table.pool_id,
         occurred_at=now,
-        postings=postings,
+        postings=_contribution_postings(split, round_pk) if split else [],
         payload={
             "table": table.pk,
-            "round": rnd.pk,
-            "round_id": rnd.round_id,
-            "seats": body["seats"],
+            "round": round_pk,
+            "round_id": request.round_id,
+            "seats": seats,
             "progressive": progressive,
         },
     )
-    Round.objects.filter(pk=rnd.pk).update(open_response=body)
     return Answer(201, body)
 
 
@@ -249,24 +230,27 @@ def _contribution_postings(split: meter.Split, round_pk: int) -> list[Posting]:
     return postings
 
 
-def _bets_json(seat: RoundSeat, game: str) -> dict[str, Any]:
-    if game == Game.UTH:
-        bets = {
-            "ante_cents": seat.ante_cents,
-            "blind_cents": seat.blind_cents,
-            "trips_cents": seat.trips_cents,
-            "progressive_cents": seat.progressive_cents,
+def _bets_json(seat: int, bets: UthBets | StudBets) -> dict[str, Any]:
+    if isinstance(bets, UthBets):
+        return {
+            "seat": seat,
+            "bets": {
+                "ante_cents": bets.ante_cents,
+                "blind_cents": bets.blind_cents,
+                "trips_cents": bets.trips_cents,
+                "progressive_cents": bets.progressive_cents,
+            },
         }
-    else:
-        bets = {"ante_cents": seat.ante_cents, "bonus_cents": seat.bonus_cents}
-    return {"seat": seat.seat, "bets": bets}
+    return {"seat": seat, "bets": {"ante_cents": bets.ante_cents, "bonus_cents": bets.bonus_cents}}
 
 
 # --- settle ----------------------------------------------------------------------------------
 
 
 def _locked_round(table: Table, round_id: str) -> Round:
-    rnd = Round.objects.select_for_update().filter(table=table, round_id=round_id).first()
+    rnd = rows.select_one(
+        Round, "table_id = %s AND round_id = %s", [table.pk, round_id], for_update=True
+    )
     if rnd is None:
         raise NotFound(
             "round_not_found", f"no round {round_id!r} at table {table.pk}", param="round_id"
@@ -293,7 +277,10 @@ def _settle(
     table: Table, rnd: Round, request: ResultRequest, fingerprint: str, actor: str
 ) -> Answer:
     now = timezone.now()
-    seats = {seat.seat: seat for seat in RoundSeat.objects.filter(round=rnd)}
+    # The bets as locked at open (the stored first answer; RoundSeat holds the same figures).
+    seats: dict[int, dict[str, int]] = {
+        entry["seat"]: entry["bets"] for entry in rnd.open_response["seats"]
+    }
     posted = sorted(play.seat for play in request.seats)
     if posted != sorted(seats):
         raise RulesError(
@@ -307,16 +294,14 @@ def _settle(
     settlements: dict[int, Any] = {}
     dealt: dict[int, dict[str, Any]] = {}
     for play in request.seats:
-        seat = seats[play.seat]
+        bets = seats[play.seat]
         if table.game == Game.UTH:
             assert isinstance(play.decision, UthDecision)
             settlements[play.seat] = settle_uth(
                 player=play.cards,
                 dealer=request.dealer,
                 board=request.board,
-                bets=UthBets(
-                    seat.ante_cents, seat.blind_cents, seat.trips_cents, seat.progressive_cents
-                ),
+                bets=UthBets(**bets),
                 decision=play.decision,
                 progressive_stake_cents=pool.stake_cents if pool else 0,
             )
@@ -325,7 +310,7 @@ def _settle(
             settlements[play.seat] = settle_stud(
                 player=play.cards,
                 dealer=request.dealer,
-                bets=StudBets(seat.ante_cents, seat.bonus_cents),
+                bets=StudBets(**bets),
                 decision=play.decision,
             )
         dealt[play.seat] = {
@@ -377,15 +362,19 @@ def _settle(
             "awards": body["awards"],
         },
     )
-    Round.objects.filter(pk=rnd.pk).update(
-        state=RoundState.SETTLED,
-        closed_at=now,
-        close_fingerprint=fingerprint,
-        close_response=body,
-        result={
-            "board": body["board"],
-            "dealer": body["dealer"],
-            "seats": [dealt[n] for n in sorted(seats)],
+    rows.update(
+        Round,
+        rnd.pk,
+        {
+            "state": RoundState.SETTLED,
+            "closed_at": now,
+            "close_fingerprint": fingerprint,
+            "close_response": body,
+            "result": {
+                "board": body["board"],
+                "dealer": body["dealer"],
+                "seats": [dealt[n] for n in sorted(seats)],
+            },
         },
     )
     return Answer(200, body)
@@ -399,10 +388,10 @@ class _Planned:
 
 
 def _award_plan(
-    settlements: dict[int, Any], seats: dict[int, RoundSeat], paytable: Any
+    settlements: dict[int, Any], seats: dict[int, dict[str, int]], paytable: Any
 ) -> list[_Planned]:
     """Each betting seat's best award, plus envy for the others when a seat wins the jackpot."""
-    bettors = sorted(number for number, seat in seats.items() if seat.progressive_cents)
+    bettors = sorted(number for number, bets in seats.items() if bets.get("progressive_cents"))
     best = {}
     for number in bettors:
         settlement = settlements[number]
@@ -492,13 +481,13 @@ def _grant(
                 Posting(code, AccountKind.HOUSE, target, award.amount_cents, rnd.pk, award.pk)
             )
     if hit is not None:
-        meter_body = {
-            "pool": pool.pk,
-            "amount_cents": hit.meter_after_cents,
-            "currency": pool.currency,
-            "sequence": hit.meter_version,
-            "as_of": now.isoformat(),
-        }
+        meter_body = meter_json(
+            pool_id=pool.pk,
+            currency=pool.currency,
+            meter_cents=hit.meter_after_cents,
+            version=hit.meter_version,
+            as_of=now,
+        )
     else:
         meter_body = pool_meter(pool_id=pool.pk)
     return awards, postings, meter_body
@@ -544,7 +533,7 @@ def round_void(*, table: Table, round_id: str, reason: str, fingerprint: str, ac
             raise Conflict("round_settled", "a settled round cannot be voided", param="round_id")
         now = timezone.now()
         refund = sum(
-            RoundSeat.objects.filter(round=rnd).values_list("progressive_cents", flat=True)
+            entry["bets"].get("progressive_cents", 0) for entry in rnd.open_response["seats"]
         )
         postings = (
             [
@@ -579,11 +568,15 @@ def round_void(*, table: Table, round_id: str, reason: str, fingerprint: str, ac
                 "progressive_refund_cents": refund,
             },
         )
-        Round.objects.filter(pk=rnd.pk).update(
-            state=RoundState.VOID,
-            closed_at=now,
-            void_reason=reason,
-            close_fingerprint=fingerprint,
-            close_response=body,
+        rows.update(
+            Round,
+            rnd.pk,
+            {
+                "state": RoundState.VOID,
+                "closed_at": now,
+                "void_reason": reason,
+                "close_fingerprint": fingerprint,
+                "close_response": body,
+            },
         )
         return Answer(200, body)

@@ -6,10 +6,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from config.errors import NotFound
+from config.throttling import AddressThrottle
 from jackpot.api.authentication import StaffTokenAuthentication, require_roles
 from jackpot.models import Pool
 from jackpot.selectors import pool_configuration, pool_meter
@@ -20,7 +20,7 @@ from tables.api.schemas import MeterSerializer
 class PublicView(APIView):
     authentication_classes: list[type] = []
     permission_classes: list[type] = []
-    throttle_classes = [AnonRateThrottle]
+    throttle_classes = [AddressThrottle]
 
 
 def _pool(pool: int) -> Pool:

@@ -14,9 +14,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
+from config.throttling import RulesThrottle
 from tables.api import schemas
 from tables.render import hand_json, settlement_json
 from tables.rules.cards import parse_cards
@@ -26,10 +26,6 @@ from tables.rules.paytables import CURRENT, render_paytables
 from tables.rules.progressive import progressive_return
 from tables.rules.stud import StudBets, parse_stud_decision, settle_stud
 from tables.rules.uth import UthBets, parse_uth_decision, settle_uth
-
-
-class RulesThrottle(AnonRateThrottle):
-    scope = "rules"
 
 
 class RulesView(APIView):

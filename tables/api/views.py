@@ -8,10 +8,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from config.errors import ApiError, NotFound
+from config.throttling import WindowThrottle
 from jackpot.canonical import fingerprint
 from tables.api import schemas
 from tables.api.authentication import IsTableTerminal, TerminalAuthentication, TerminalPrincipal
@@ -22,16 +22,14 @@ from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,128}")
 
 
-class TerminalThrottle(SimpleRateThrottle):
+class TerminalThrottle(WindowThrottle):
     """Requests per terminal (a runaway terminal cannot starve the others)."""
 
     scope = "terminal"
 
-    def get_cache_key(self, request: Request, view: Any) -> str | None:
+    def client_key(self, request: Request, view: Any) -> str | None:
         principal = request.user
-        if isinstance(principal, TerminalPrincipal):
-            return f"throttle_terminal_{principal.terminal.pk}"
-        return None
+        return str(principal.terminal.pk) if isinstance(principal, TerminalPrincipal) else None
 
 
 class TerminalView(APIView):

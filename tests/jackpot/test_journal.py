@@ -130,3 +130,13 @@ def test_journal_verify_api_is_for_auditors(played, django_user_model):
     body = Client(HTTP_AUTHORIZATION=f"Bearer {auditor_token}").get("/api/v1/journal/verify").json()
     assert body["ok"] is False
     assert body["first_broken"] == {"chain": f"pool-{played.pool_id}", "sequence": 2}
+
+
+def test_verify_journal_finds_events_cut_off_the_end(played):
+    last = AuditEvent.objects.filter(chain=f"pool-{played.pool_id}").order_by("sequence").last()
+    _tamper("DELETE FROM jackpot_transfer WHERE event_id = %s", [last.pk])
+    _tamper("DELETE FROM jackpot_auditevent WHERE id = %s", [last.pk])
+    out = StringIO()
+    with pytest.raises(SystemExit):
+        call_command("verify_journal", stdout=out)
+    assert "head row does not match" in out.getvalue()
