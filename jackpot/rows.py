@@ -56,10 +56,12 @@ def from_row(model: type[M], row: Sequence[Any]) -> M:
     fields = model._meta.concrete_fields
     values = []
     for field, value in zip(fields, row, strict=True):
-        for converter in field.get_db_converters(connection) + connection.ops.get_db_converters(
-            field
+        column = field.get_col(model._meta.db_table)
+        # The same conversions, in the same order, as the ORM's compiler applies.
+        for converter in connection.ops.get_db_converters(column) + column.get_db_converters(
+            connection
         ):
-            value = converter(value, field, connection)
+            value = converter(value, column, connection)
         values.append(value)
     return model.from_db(connection.alias, [field.attname for field in fields], values)
 

@@ -71,7 +71,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": str(VAR_DIR / "db.sqlite3"),
+            "NAME": env_str("SQLITE_PATH", str(VAR_DIR / "db.sqlite3")),
             "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
         }
     }
