@@ -18,6 +18,7 @@ from typing import Any
 import redis
 from django.conf import settings
 from rest_framework.request import Request
+from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
 logger = logging.getLogger(__name__)
@@ -50,9 +51,7 @@ class WindowThrottle(BaseThrottle):
     scope = ""
 
     def __init__(self) -> None:
-        self.limit, self.window = parse_rate(
-            settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][self.scope]
-        )
+        self.limit, self.window = parse_rate(str(api_settings.DEFAULT_THROTTLE_RATES[self.scope]))
         self.retry_after = 0
 
     def client_key(self, request: Request, view: Any) -> str | None:

@@ -76,9 +76,9 @@ def columns(model: type[Model], alias: str) -> str:
 
 def update(model: type[Model], pk: int, changes: Mapping[str, Any]) -> None:
     """UPDATE one row's fields (attname -> value) by primary key."""
-    fields = [model._meta.get_field(name) for name in changes]
-    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)  # type: ignore[union-attr]
-    values = [f.get_db_prep_save(changes[f.attname], connection) for f in fields]  # type: ignore[union-attr]
+    fields = [field for field in model._meta.concrete_fields if field.attname in changes]
+    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
+    values = [f.get_db_prep_save(changes[f.attname], connection) for f in fields]
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {model._meta.db_table} SET {assignments} WHERE id = %s", [*values, pk]

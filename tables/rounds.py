@@ -291,6 +291,10 @@ def _settle(
         )
     pool: Pool | None = table.pool
     paytable = get_progressive_paytable(pool.paytable_version) if pool else None
+    if paytable is not None and paytable.jackpot_percent_bp != 10_000:
+        # domain.md: a jackpot royal wins the whole meter, which then resets to the seed. A
+        # table paying a share would need rules for the rest that domain.md does not give.
+        raise RuntimeError(f"pool {pool}: paytable {paytable.version} does not pay the whole meter")
     settlements: dict[int, Any] = {}
     dealt: dict[int, dict[str, Any]] = {}
     for play in request.seats:

@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "jackpot",
     "tables",
 ]
@@ -106,7 +107,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "fr"
+LANGUAGE_CODE = "en"  # the API speaks English; the display page chooses its own language
 LANGUAGES = [("fr", "Français"), ("en", "English")]
 TIME_ZONE = "Europe/Paris"
 USE_I18N = True
@@ -138,6 +139,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Ultimate Texas Hold'em and Stud Poker rules engine and the progressive ledger.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI's files are served from the installed package: no internet at run time.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

@@ -5,6 +5,7 @@ Pure computations over the rules engine; nothing is stored. Throttled per client
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -150,13 +151,17 @@ def _fraction(value: Fraction) -> dict[str, int]:
     return {"numerator": value.numerator, "denominator": value.denominator}
 
 
+# ASCII digits only: str.isdigit() also accepts superscripts and other scripts' digits.
+_DIGITS = re.compile(r"[0-9]{1,15}")
+
+
 def _query_int(request: Request, name: str, default: int | None = None) -> int:
     raw = request.query_params.get(name)
     if raw is None:
         if default is not None:
             return default
         raise RulesError("invalid_parameter", f"{name} is required", param=name)
-    if not raw.isdigit() or len(raw) > 15:
+    if not _DIGITS.fullmatch(raw):
         raise RulesError(
             "invalid_parameter", f"{name} must be a whole number, got {raw!r}", param=name
         )
