@@ -4,7 +4,8 @@ Checks, in order, and reports the first failure:
 1. each chain's events have sequences 1, 2, 3, ... with no gap, each `prev_hash` is the previous
    event's hash, each `hash` equals SHA-256(prev_hash + canonical content incl. transfers), and
    the chain's head row names the last event (so events cut off the end are found too);
-2. every transfer belongs to an event of its pool's chain;
+2. every transfer belongs to an event of a chain allowed to move its pool's money (the pool's own
+   chain, or the chain of one of the pool's tables);
 3. per pool: balances (credits - debits) sum to zero; the meter and reserve accounts equal the
    pool's counters rounded down to the cent; the pending and payable accounts equal the awards
    in those states; the stakes account equals minus the stakes of every round not voided.
@@ -23,7 +24,7 @@ from django.db import connection, transaction
 from django.db.models import Sum
 
 from jackpot.canonical import chain_hash
-from jackpot.ledger import event_content, pool_chain
+from jackpot.ledger import event_content, pool_chain, table_chain
 from jackpot.models import (
     UNITS_PER_CENT,
     Account,
@@ -83,7 +84,8 @@ def _events(chain: str) -> Iterator[AuditEvent]:
         after = batch[-1].sequence
 
 
-def _verify_chain(chain: str, report: Report) -> None:
+def _verify_chain(chain: str, pool: int | None, report: Report) -> None:
+    """Walk one chain; `pool` is the only pool whose money its events may move."""
     head = AuditChain.objects.filter(key=chain).first()
     prev_hash, expected = GENESIS_HASH, 1
     for event in _events(chain):
@@ -102,7 +104,7 @@ def _verify_chain(chain: str, report: Report) -> None:
                 f"{where}: content does not match its hash", chain=chain, sequence=event.sequence
             )
             return
-        if any(t.pool_id is not None and pool_chain(t.pool_id) != chain for t in transfers):
+        if any(t.pool_id != pool for t in transfers):
             report.fail(
                 f"{where}: a transfer of another pool", chain=chain, sequence=event.sequence
             )
@@ -170,6 +172,18 @@ def _verify_pool(pool: Pool, report: Report) -> None:
             report.fail(f"{name}: {label}: {actual} != {wanted}")
 
 
+def _chain_pools() -> dict[str, int | None]:
+    """Which pool each chain may move money of: its own pool, or its table's pool."""
+    from tables.models import Table
+
+    chains: dict[str, int | None] = {
+        pool_chain(pk): pk for pk in Pool.objects.values_list("pk", flat=True)
+    }
+    for table, pool in Table.objects.values_list("pk", "pool_id"):
+        chains[table_chain(table)] = pool
+    return chains
+
+
 def verify_journal() -> Report:
     """Verify everything in one consistent snapshot, so live traffic cannot cause false alarms."""
     snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
@@ -184,8 +198,9 @@ def _verify() -> Report:
     report = Report()
     chains = list(AuditEvent.objects.values_list("chain", flat=True).distinct().order_by("chain"))
     report.chains = len(chains)
+    pools = _chain_pools()
     for chain in chains:
-        _verify_chain(chain, report)
+        _verify_chain(chain, pools.get(chain), report)
     orphans = Transfer.objects.filter(event__isnull=True).count()
     if orphans:
         report.fail(f"{orphans} transfers without an audit event")

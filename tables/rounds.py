@@ -7,8 +7,7 @@ Invariants:
 - Every money movement is written by `jackpot.ledger.record` with its audit event, in the same
   transaction as the round's own rows.
 - Locks are taken in one order: the round row, then the pool row (`jackpot.meter`, as late as the
-  data allows), then the audit chain head. The pool row and, always after it, the pool's chain
-  head are the only locks tables share, so no two transactions can wait on each other in a cycle.
+  data allows), then the table's audit chain head. The pool row is the only lock tables share.
 - The rules engine computes every result; nothing here re-implements a rule.
 """
 
@@ -51,7 +50,10 @@ class IdempotencyKey:
 
 
 def _chain(table: Table) -> str:
-    return ledger.pool_chain(table.pool_id) if table.pool_id else ledger.table_chain(table.pk)
+    # One chain per table: a table's rounds are serialized by its own terminal anyway, so the
+    # chain adds no lock shared between tables; the order of meter changes across tables is
+    # recorded by the pool's meter version, carried in each event.
+    return ledger.table_chain(table.pk)
 
 
 def _replay(
@@ -187,10 +189,13 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> A
         postings=_contribution_postings(split, round_pk) if split else [],
         payload={
             "table": table.pk,
+            "pool": table.pool_id,
             "round": round_pk,
             "round_id": request.round_id,
             "seats": seats,
             "progressive": progressive,
+            # Orders this event's meter change among every table's (see accounting.md).
+            "meter_version": split.meter_version if split else None,
         },
     )
     return Answer(201, body)
@@ -358,12 +363,16 @@ def _settle(
         postings=postings,
         payload={
             "table": table.pk,
+            "pool": table.pool_id,
             "round": rnd.pk,
             "round_id": rnd.round_id,
             "board": body["board"],
             "dealer": body["dealer"],
             "seats": [{**dealt[n], "net_cents": settlements[n].net_cents} for n in sorted(seats)],
             "awards": body["awards"],
+            "meter_version": body["meter"]["sequence"]
+            if any(award.kind == AwardKind.ROYAL_FLUSH for award in awards)
+            else None,
         },
     )
     rows.update(

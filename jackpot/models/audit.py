@@ -1,11 +1,13 @@
 """The tamper-evident audit chain.
 
 Every money movement and every decision writes one `AuditEvent` in the same transaction. Events
-form hash chains (one per pool, one per table without a pool, one for administration): each event
-has the next `sequence` of its chain and `hash = SHA-256(prev_hash + canonical content)`, where the
-canonical content covers the event's fields and the transfers it wrote. Changing any event or
-transfer after the fact breaks the chain at that event (`verify_journal` finds it). The chain head
-row serializes the chain's writers; it is locked after the pool row, never before.
+form hash chains (one per table for its rounds, one per pool for the pool's own events, one for
+administration): each event has the next `sequence` of its chain and
+`hash = SHA-256(prev_hash + canonical content)`, where the canonical content covers the event's
+fields and the transfers it wrote. Changing any event or transfer after the fact breaks the chain
+at that event (`verify_journal` finds it). The chain head row serializes the chain's writers; it is
+locked after the pool row, never before. A table's chain is written only by its own rounds, so it
+adds no lock shared between tables.
 """
 
 from django.db import models

@@ -82,7 +82,9 @@ def test_verify_journal_ok_then_finds_an_altered_transfer(played):
 
 
 def test_verify_journal_finds_an_altered_event_and_a_deleted_one(played):
-    events = list(AuditEvent.objects.filter(chain=f"pool-{played.pool_id}").order_by("sequence"))
+    events = list(
+        AuditEvent.objects.filter(chain=f"table-{played.uth[0].table_id}").order_by("sequence")
+    )
     _tamper("UPDATE jackpot_auditevent SET actor = 'someone else' WHERE id = %s", [events[1].pk])
     out = StringIO()
     with pytest.raises(SystemExit):
@@ -91,7 +93,9 @@ def test_verify_journal_finds_an_altered_event_and_a_deleted_one(played):
 
 
 def test_verify_journal_finds_a_missing_event(played):
-    events = list(AuditEvent.objects.filter(chain=f"pool-{played.pool_id}").order_by("sequence"))
+    events = list(
+        AuditEvent.objects.filter(chain=f"table-{played.uth[0].table_id}").order_by("sequence")
+    )
     victim = events[-2]
     _tamper("DELETE FROM jackpot_transfer WHERE event_id = %s", [victim.pk])
     _tamper("DELETE FROM jackpot_auditevent WHERE id = %s", [victim.pk])
@@ -125,15 +129,19 @@ def test_journal_verify_api_is_for_auditors(played, django_user_model):
 
     _tamper(
         "UPDATE jackpot_auditevent SET payload = '{}' WHERE chain = %s AND sequence = 2",
-        [f"pool-{played.pool_id}"],
+        [f"table-{played.uth[0].table_id}"],
     )
     body = Client(HTTP_AUTHORIZATION=f"Bearer {auditor_token}").get("/api/v1/journal/verify").json()
     assert body["ok"] is False
-    assert body["first_broken"] == {"chain": f"pool-{played.pool_id}", "sequence": 2}
+    assert body["first_broken"] == {"chain": f"table-{played.uth[0].table_id}", "sequence": 2}
 
 
 def test_verify_journal_finds_events_cut_off_the_end(played):
-    last = AuditEvent.objects.filter(chain=f"pool-{played.pool_id}").order_by("sequence").last()
+    last = (
+        AuditEvent.objects.filter(chain=f"table-{played.uth[0].table_id}")
+        .order_by("sequence")
+        .last()
+    )
     _tamper("DELETE FROM jackpot_transfer WHERE event_id = %s", [last.pk])
     _tamper("DELETE FROM jackpot_auditevent WHERE id = %s", [last.pk])
     out = StringIO()

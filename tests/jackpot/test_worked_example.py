@@ -350,21 +350,42 @@ def test_worked_example_every_account_after_every_step():
         (7, "R4", 3, "community_royal", 500_000, "pending"),
     ]
 
-    # --- The audit chain of the pool: one event per step, linked by hash ----------------------
-    events = list(AuditEvent.objects.filter(chain=f"pool-{pool_id}").order_by("sequence"))
-    assert [(e.sequence, e.kind) for e in events] == [
-        (1, "pool.created"),
-        (2, "round.opened"),
-        (3, "round.opened"),
-        (4, "round.settled"),
-        (5, "round.settled"),
-        (6, "round.opened"),
-        (7, "round.voided"),
-        (8, "round.opened"),
-        (9, "round.settled"),
+    # --- The audit chains: the pool's own, and one per table, each linked by hash -------------
+    def chain(key: str) -> list[AuditEvent]:
+        return list(AuditEvent.objects.filter(chain=key).order_by("sequence"))
+
+    pool_events = chain(f"pool-{pool_id}")
+    a_events = chain(f"table-{table_a.table_id}")
+    b_events = chain(f"table-{table_b.table_id}")
+    assert [(e.sequence, e.kind) for e in pool_events] == [(1, "pool.created")]
+    assert [(e.sequence, e.kind, e.payload["round_id"]) for e in a_events] == [
+        (1, "round.opened", "R1"),
+        (2, "round.settled", "R1"),
+        (3, "round.opened", "R3"),
+        (4, "round.voided", "R3"),
     ]
-    assert events[0].prev_hash == "0" * 64
-    assert all(later.prev_hash == earlier.hash for earlier, later in pairwise(events))
+    assert [(e.sequence, e.kind, e.payload["round_id"]) for e in b_events] == [
+        (1, "round.opened", "R2"),
+        (2, "round.settled", "R2"),
+        (3, "round.opened", "R4"),
+        (4, "round.settled", "R4"),
+    ]
+    # The meter's changes across both tables, in the order the pool row lock gave them.
+    versions = [
+        (e.payload["round_id"], e.kind, e.payload["meter_version"])
+        for e in a_events + b_events
+        if e.payload.get("meter_version") is not None
+    ]
+    assert sorted(versions, key=lambda v: v[2]) == [
+        ("R1", "round.opened", 1),
+        ("R2", "round.opened", 2),
+        ("R2", "round.settled", 3),  # the jackpot hit and its reset
+        ("R3", "round.opened", 4),
+        ("R4", "round.opened", 5),
+    ]
+    for events in (pool_events, a_events, b_events):
+        assert events[0].prev_hash == "0" * 64
+        assert all(later.prev_hash == earlier.hash for earlier, later in pairwise(events))
     report = verify_journal()
-    assert report.ok and report.chains == 2  # the pool's chain and `admin` (tables, terminals)
+    assert report.ok and report.chains == 4  # the pool's, table A's, table B's and `admin`
     assert report.transfers == 1 + 3 + 3 + 2 + 4 + 3 + 1 + 3 + 3  # = 23, every step above

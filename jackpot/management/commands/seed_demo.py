@@ -27,13 +27,13 @@ class Command(BaseCommand):
     help = "Create (idempotently) the demo floor and print it with fresh tokens."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--tables", type=int, default=6, help="Ultimate Hold'em tables (1-50)")
+        parser.add_argument("--tables", type=int, default=6, help="Ultimate Hold'em tables (1-200)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
         count = options["tables"]
-        if not 1 <= count <= 50:
-            self.stderr.write("--tables must be between 1 and 50")
+        if not 1 <= count <= 200:
+            self.stderr.write("--tables must be between 1 and 200")
             raise SystemExit(2)
         with transaction.atomic():
             floor = self._seed(count)
