@@ -93,12 +93,18 @@ def _advance_chain(chain: str) -> tuple[int, str]:
 
 
 def _insert(event: AuditEvent, transfers: Sequence[Transfer]) -> None:
-    """Write the event, its transfers and the new chain head (plain SQL: see jackpot.rows)."""
-    (event.pk,) = rows.insert(
-        AuditEvent,
-        [{f.attname: getattr(event, f.attname) for f in AuditEvent._meta.concrete_fields}],
-        returning_id=True,
-    )
+    """Write the event, its transfers and the new chain head (plain SQL: see jackpot.rows).
+
+    On PostgreSQL this is one statement (data-modifying CTEs), since every money transaction
+    runs it and each round trip costs the request CPU; elsewhere it is three.
+    """
+    event_row = {f.attname: getattr(event, f.attname) for f in AuditEvent._meta.concrete_fields}
+    if connection.vendor == "postgresql":
+        event.pk = _insert_postgresql(event_row, event, transfers)
+        for transfer in transfers:
+            transfer.event_id = event.pk
+        return
+    (event.pk,) = rows.insert(AuditEvent, [event_row], returning_id=True)
     for transfer in transfers:
         transfer.event_id = event.pk
     rows.insert(
@@ -113,6 +119,58 @@ def _insert(event: AuditEvent, transfers: Sequence[Transfer]) -> None:
         cursor.execute(
             "UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s", [event.hash, event.chain]
         )
+
+
+_TRANSFER_VALUES = (
+    ("n", "integer"),
+    ("pool_id", "bigint"),
+    ("code", "varchar"),
+    ("debit_id", "bigint"),
+    ("credit_id", "bigint"),
+    ("amount_cents", "bigint"),
+    ("round_id", "bigint"),
+    ("award_id", "bigint"),
+    ("created_at", "timestamptz"),
+)
+
+
+def _insert_postgresql(
+    event_row: dict[str, Any], event: AuditEvent, transfers: Sequence[Transfer]
+) -> int:
+    event_sql, event_values = rows.insert_sql(AuditEvent, [event_row])
+    values: list[Any] = [*event_values, event.hash, event.chain]
+    sql = (
+        f"WITH event AS ({event_sql} RETURNING id),"
+        " head AS (UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s)"
+    )
+    if transfers:
+        one = "(" + ", ".join(f"%s::{kind}" for _name, kind in _TRANSFER_VALUES) + ")"
+        names = [name for name, _kind in _TRANSFER_VALUES]
+        created = Transfer._meta.get_field("created_at")
+        for n, t in enumerate(transfers):
+            values += [
+                n,
+                t.pool_id,
+                t.code,
+                t.debit_id,
+                t.credit_id,
+                t.amount_cents,
+                t.round_id,
+                t.award_id,
+                created.get_db_prep_save(t.created_at, connection),
+            ]
+        columns = ", ".join(names[1:])
+        # ORDER BY n: the transfers get their ids in the order written, which the hash covers.
+        sql += (
+            f", moved AS (INSERT INTO jackpot_transfer (event_id, {columns})"
+            f" SELECT event.id, {', '.join('v.' + name for name in names[1:])}"
+            f" FROM event, (VALUES {', '.join([one] * len(transfers))}) AS v({', '.join(names)})"
+            " ORDER BY v.n)"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} SELECT id FROM event", values)
+        (event_id,) = cursor.fetchone()
+    return int(event_id)
 
 
 def record(

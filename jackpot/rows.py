@@ -17,12 +17,8 @@ from django.db.models import Model
 M = TypeVar("M", bound=Model)
 
 
-def insert(
-    model: type[Model], rows: Sequence[Mapping[str, Any]], *, returning_id: bool
-) -> list[int]:
-    """INSERT `rows` (attname -> value; absent fields take their defaults) in one statement."""
-    if not rows:
-        return []
+def insert_sql(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> tuple[str, list[Any]]:
+    """The INSERT statement for `rows` (attname -> value; absent fields take their defaults)."""
     fields = [field for field in model._meta.concrete_fields if not field.primary_key]
     values: list[Any] = []
     for row in rows:
@@ -32,6 +28,16 @@ def insert(
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
     one = f"({', '.join(['%s'] * len(fields))})"
     sql = f"INSERT INTO {model._meta.db_table} ({columns}) VALUES {', '.join([one] * len(rows))}"
+    return sql, values
+
+
+def insert(
+    model: type[Model], rows: Sequence[Mapping[str, Any]], *, returning_id: bool
+) -> list[int]:
+    """INSERT `rows` (attname -> value; absent fields take their defaults) in one statement."""
+    if not rows:
+        return []
+    sql, values = insert_sql(model, rows)
     with connection.cursor() as cursor:
         if not returning_id:
             cursor.execute(sql, values)
