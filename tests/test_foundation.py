@@ -113,3 +113,42 @@ def test_seed_demo_is_idempotent_and_reissues_tokens():
 def test_seed_demo_tables_option():
     floor = _seed("--tables", "3")
     assert [t["name"] for t in floor["tables"]] == ["UTH 1", "UTH 2", "UTH 3", "Stud 1"]
+
+
+def _ensure_services(tmp_path, database_url: str, redis_url: str):
+    """Run make test's service check with a PATH that has python3 and nothing else."""
+    import os
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(os.path.realpath(sys.executable))
+    return subprocess.run(
+        ["/bin/bash", "deploy/dev/ensure-services.sh"],
+        env={
+            **os.environ,
+            "PATH": str(bin_dir),
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+        },
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_make_test_names_a_missing_postgresql(tmp_path):
+    result = _ensure_services(
+        tmp_path, "postgres://postgres@127.0.0.1:1/x", "redis://127.0.0.1:6379/0"
+    )
+    assert result.returncode == 1
+    assert "PostgreSQL is not reachable at 127.0.0.1:1 and is not installed" in result.stderr
+
+
+def test_make_test_names_a_missing_redis(tmp_path):
+    result = _ensure_services(
+        tmp_path, "postgres://postgres@127.0.0.1:5432/jackpot", "redis://127.0.0.1:1/0"
+    )
+    assert result.returncode == 1
+    assert "Redis is not reachable at 127.0.0.1:1 and is not installed" in result.stderr
