@@ -22,7 +22,8 @@ $(STAMP): pyproject.toml
 # The embedded default: SQLite and eager tasks, unless DATABASE_URL / REDIS_URL are set.
 run: install
 	$(BIN)/python manage.py migrate --no-input
-	$(BIN)/python manage.py seed_demo --json | tee var/demo-floor.json
+	@mkdir -p var
+	set -o pipefail; $(BIN)/python manage.py seed_demo --json | tee var/demo-floor.json
 	@echo "Demo floor (with the terminals' and staff tokens) saved in var/demo-floor.json"
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
