@@ -15,7 +15,7 @@ from typing import Any
 
 from tables.models import Game
 from tables.rules.cards import Card, ensure_distinct, parse_cards
-from tables.rules.errors import RulesError
+from tables.rules.errors import RulesError, read_object
 from tables.rules.stud import StudBets, StudDecision, parse_stud_decision
 from tables.rules.uth import UthBets, UthDecision, parse_uth_decision
 
@@ -52,19 +52,14 @@ class ResultRequest:
 def _object(
     value: object, param: str | None, fields: Sequence[str], example: str
 ) -> Mapping[str, Any]:
-    where = param or "the body"
-    if not isinstance(value, Mapping):
-        raise RulesError(
-            "invalid_request", f"{where} must be a JSON object such as {example}", param=param
-        )
-    for key in value:
-        if key not in fields:
-            raise RulesError(
-                "unknown_field",
-                f"unknown field {key!r} in {where}; expected {', '.join(fields)}",
-                param=f"{param}.{key}" if param else str(key),
-            )
-    return value
+    return read_object(
+        value,
+        param=param,
+        fields=fields,
+        example=example,
+        code="invalid_request",
+        unknown_code="unknown_field",
+    )
 
 
 def _seat_number(value: object, *, param: str, seats: int) -> int:

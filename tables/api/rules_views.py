@@ -21,7 +21,7 @@ from config.throttling import RulesThrottle
 from tables.api import schemas
 from tables.render import hand_json, settlement_json
 from tables.rules.cards import parse_cards
-from tables.rules.errors import RulesError
+from tables.rules.errors import RulesError, read_object
 from tables.rules.hands import evaluate
 from tables.rules.paytables import CURRENT, render_paytables
 from tables.rules.progressive import progressive_return
@@ -36,16 +36,14 @@ class RulesView(APIView):
 
 
 def _body(value: object, fields: tuple[str, ...]) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise RulesError("invalid_request", "the body must be a JSON object", param=None)
-    for key in value:
-        if key not in fields:
-            raise RulesError(
-                "unknown_field",
-                f"unknown field {key!r}; expected {', '.join(fields)}",
-                param=str(key),
-            )
-    return value
+    return read_object(
+        value,
+        param=None,
+        fields=fields,
+        example="{" + ", ".join(f'"{field}": ...' for field in fields) + "}",
+        code="invalid_request",
+        unknown_code="unknown_field",
+    )
 
 
 class EvaluateView(RulesView):

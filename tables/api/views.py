@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -15,7 +16,7 @@ from config.throttling import WindowThrottle
 from jackpot.canonical import fingerprint
 from tables.api import schemas
 from tables.api.authentication import IsTableTerminal, TerminalAuthentication, TerminalPrincipal
-from tables.models import Round
+from tables.models import Game, Round, Table
 from tables.payloads import parse_open, parse_result, parse_void, round_id_of
 from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_settle, round_void
 
@@ -54,7 +55,16 @@ class TerminalView(APIView):
             )
         return IdempotencyKey(raw, fingerprint({"path": request.path, "body": request.data}))
 
-    def answer(self, answer: Answer) -> Response:
+    def run(self, request: Request, operation: Callable[[Table, str, str], Answer]) -> Response:
+        """Run a round operation (table, body fingerprint, actor) at most once per
+        Idempotency-Key, and render its answer."""
+        principal = self.principal(request)
+        body = fingerprint(request.data)
+        answer = idempotent(
+            principal.table,
+            self.idempotency_key(request),
+            lambda: operation(principal.table, body, principal.actor),
+        )
         return Response(answer.body, status=answer.status)
 
 
@@ -66,26 +76,18 @@ class RoundOpenView(TerminalView):
         summary="Open a round: lock each seat's bets (progressive stakes raise the meter)",
     )
     def post(self, request: Request, table: int) -> Response:
-        principal = self.principal(request)
-        table_obj = principal.table
-        body = request.data
+        table_obj = self.principal(request).table
         parsed = parse_open(
-            body,
-            game=table_obj.game,  # type: ignore[arg-type]
+            request.data,
+            game=Game(table_obj.game),
             seats=table_obj.seats,
             progressive_stake_cents=table_obj.pool.stake_cents if table_obj.pool else None,
         )
-        return self.answer(
-            idempotent(
-                table_obj,
-                self.idempotency_key(request),
-                lambda: round_open(
-                    table=table_obj,
-                    request=parsed,
-                    fingerprint=fingerprint(body),
-                    actor=principal.actor,
-                ),
-            )
+        return self.run(
+            request,
+            lambda table, body, actor: round_open(
+                table=table, request=parsed, fingerprint=body, actor=actor
+            ),
         )
 
 
@@ -97,23 +99,14 @@ class RoundResultView(TerminalView):
         summary="Post a round's cards and decisions: every box and progressive award is settled",
     )
     def post(self, request: Request, table: int, round_id: str) -> Response:
-        principal = self.principal(request)
-        table_obj = principal.table
+        table_obj = self.principal(request).table
         round_id_of(round_id)
-        body = request.data
-        parsed = parse_result(body, game=table_obj.game, seats=table_obj.seats)  # type: ignore[arg-type]
-        return self.answer(
-            idempotent(
-                table_obj,
-                self.idempotency_key(request),
-                lambda: round_settle(
-                    table=table_obj,
-                    round_id=round_id,
-                    request=parsed,
-                    fingerprint=fingerprint(body),
-                    actor=principal.actor,
-                ),
-            )
+        parsed = parse_result(request.data, game=Game(table_obj.game), seats=table_obj.seats)
+        return self.run(
+            request,
+            lambda table, body, actor: round_settle(
+                table=table, round_id=round_id, request=parsed, fingerprint=body, actor=actor
+            ),
         )
 
 
@@ -125,23 +118,13 @@ class RoundVoidView(TerminalView):
         summary="Void an open round (misdeal): progressive stakes are refunded by the house",
     )
     def post(self, request: Request, table: int, round_id: str) -> Response:
-        principal = self.principal(request)
-        table_obj = principal.table
         round_id_of(round_id)
-        body = request.data
-        reason = parse_void(body)
-        return self.answer(
-            idempotent(
-                table_obj,
-                self.idempotency_key(request),
-                lambda: round_void(
-                    table=table_obj,
-                    round_id=round_id,
-                    reason=reason,
-                    fingerprint=fingerprint(body),
-                    actor=principal.actor,
-                ),
-            )
+        reason = parse_void(request.data)
+        return self.run(
+            request,
+            lambda table, body, actor: round_void(
+                table=table, round_id=round_id, reason=reason, fingerprint=body, actor=actor
+            ),
         )
 
 

@@ -1,6 +1,6 @@
 """Exhaustive enumeration of poker hands, vectorized with numpy: the golden counts.
 
-Invariants (the standard figures, checked by ``bench/enumerate_hands.py`` and the tests):
+Invariants (the standard figures, checked by ``python manage.py enumerate_hands`` and the tests):
 
 - Over all 2,598,960 five-card hands: royal flush 4, straight flush 36, four of a kind 624,
   full house 3,744, flush 5,108, straight 10,200, three of a kind 54,912, two pair 123,552,

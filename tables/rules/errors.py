@@ -16,7 +16,9 @@ Codes used across the engine:
 
 from __future__ import annotations
 
-__all__ = ["RulesError"]
+from collections.abc import Mapping, Sequence
+
+__all__ = ["RulesError", "read_object"]
 
 
 class RulesError(ValueError):
@@ -42,3 +44,37 @@ class RulesError(ValueError):
 
     def __repr__(self) -> str:
         return f"RulesError({self.code!r}, {self.message!r}, param={self.param!r})"
+
+
+def read_object(
+    value: object,
+    *,
+    param: str | None,
+    fields: Sequence[str],
+    example: str,
+    code: str,
+    unknown_code: str | None = None,
+) -> Mapping[str, object]:
+    """``value`` as a JSON object whose keys are all among ``fields``, or a ``RulesError``.
+
+    ``code`` names a value that is not an object, ``unknown_code`` (default ``code``) an unknown
+    field; ``param`` is the object's path (``None`` for a request body).
+
+    >>> read_object([1], param="bets", fields=("ante_cents",), example="{...}", code="invalid_bet")
+    Traceback (most recent call last):
+    ...
+    tables.rules.errors.RulesError: bets must be an object such as {...}, got [1]
+    """
+    where = param or "the body"
+    if not isinstance(value, Mapping):
+        raise RulesError(
+            code, f"{where} must be an object such as {example}, got {value!r}", param=param
+        )
+    for key in value:
+        if key not in fields:
+            raise RulesError(
+                unknown_code or code,
+                f"unknown field {key!r} in {where}; expected {', '.join(fields)}",
+                param=f"{param}.{key}" if param else str(key),
+            )
+    return value

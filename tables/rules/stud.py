@@ -35,12 +35,12 @@ the sum of the box nets; amounts are ints, wins rounded down to the cent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from tables.rules.cards import Card, Rank, ensure_distinct, parse_card
-from tables.rules.errors import RulesError
+from tables.rules.errors import RulesError, read_object
 from tables.rules.hands import Category, HandValue, evaluate
 from tables.rules.paytables import (
     CURRENT,
@@ -139,19 +139,13 @@ def parse_stud_decision(obj: object, *, param: str = "decision") -> StudDecision
     ...
     tables.rules.errors.RulesError: a buy needs a draw card
     """
-    if not isinstance(obj, Mapping):
-        raise RulesError(
-            "invalid_decision",
-            f'{param} must be an object such as {{"action": "raise"}}, got {obj!r}',
-            param=param,
-        )
-    for key in obj:
-        if key not in ("action", "discard", "draw"):
-            raise RulesError(
-                "invalid_decision",
-                f"unknown field {key!r} in {param}; expected action, discard, draw",
-                param=f"{param}.{key}",
-            )
+    obj = read_object(
+        obj,
+        param=param,
+        fields=("action", "discard", "draw"),
+        example='{"action": "raise"}',
+        code="invalid_decision",
+    )
     raw_action = obj.get("action")
     if not isinstance(raw_action, str) or raw_action not in tuple(StudAction):
         raise RulesError(
@@ -200,19 +194,13 @@ class StudBets:
     @classmethod
     def from_mapping(cls, obj: object, *, param: str = "bets") -> StudBets:
         """Strictly read bets from JSON-ish input; ``RulesError('invalid_bet')`` names the field."""
-        if not isinstance(obj, Mapping):
-            raise RulesError(
-                "invalid_bet",
-                f'{param} must be an object such as {{"ante_cents": 500}}, got {obj!r}',
-                param=param,
-            )
-        for key in obj:
-            if key not in ("ante_cents", "bonus_cents"):
-                raise RulesError(
-                    "invalid_bet",
-                    f"unknown field {key!r} in {param}; expected ante_cents, bonus_cents",
-                    param=f"{param}.{key}",
-                )
+        obj = read_object(
+            obj,
+            param=param,
+            fields=("ante_cents", "bonus_cents"),
+            example='{"ante_cents": 500}',
+            code="invalid_bet",
+        )
         ante, bonus = _check_bets(obj.get("ante_cents"), obj.get("bonus_cents"), param=param)
         return cls(ante, bonus)
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from tables.rules.cards import Card, ensure_distinct
-from tables.rules.errors import RulesError
+from tables.rules.errors import RulesError, read_object
 from tables.rules.hands import Category, HandValue, evaluate
 from tables.rules.paytables import (
     CURRENT,
@@ -197,19 +197,13 @@ def parse_uth_decision(obj: object, *, param: str = "decision") -> UthDecision:
     ...
     tables.rules.errors.RulesError: before the flop Play must be 3x or 4x the Ante, got 1x
     """
-    if not isinstance(obj, Mapping):
-        raise RulesError(
-            "invalid_decision",
-            f'{param} must be an object such as {{"action": "fold"}}, got {obj!r}',
-            param=param,
-        )
-    for key in obj:
-        if key not in ("action", "street", "multiple"):
-            raise RulesError(
-                "invalid_decision",
-                f"unknown field {key!r} in {param}; expected action, street, multiple",
-                param=f"{param}.{key}",
-            )
+    obj = read_object(
+        obj,
+        param=param,
+        fields=("action", "street", "multiple"),
+        example='{"action": "fold"}',
+        code="invalid_decision",
+    )
     raw_action = obj.get("action")
     if raw_action is None:
         raise RulesError(
@@ -296,20 +290,13 @@ class UthBets:
         tables.rules.errors.RulesError: progressive_cents must be 0 or the pool's stake of 500 \
 cents, got 400
         """
-        if not isinstance(obj, Mapping):
-            raise RulesError(
-                "invalid_bet",
-                f'{param} must be an object such as {{"ante_cents": 500, "blind_cents": 500}}, '
-                f"got {obj!r}",
-                param=param,
-            )
-        for key in obj:
-            if key not in _BET_FIELDS:
-                raise RulesError(
-                    "invalid_bet",
-                    f"unknown field {key!r} in {param}; expected {', '.join(_BET_FIELDS)}",
-                    param=f"{param}.{key}",
-                )
+        obj = read_object(
+            obj,
+            param=param,
+            fields=_BET_FIELDS,
+            example='{"ante_cents": 500, "blind_cents": 500}',
+            code="invalid_bet",
+        )
         values = _check_bets(
             {name: obj.get(name) for name in _BET_FIELDS},
             param=param,
