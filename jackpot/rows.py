@@ -9,6 +9,7 @@ database conversion, so what they store is exactly what `Model.save()` would sto
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.db import connection
@@ -80,12 +81,26 @@ def columns(model: type[Model], alias: str) -> str:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class RowUpdate:
+    """A change to one row's fields (attname -> value), by primary key."""
+
+    model: type[Model]
+    pk: int
+    changes: Mapping[str, Any]
+
+    def sql(self) -> tuple[str, list[Any]]:
+        fields = [f for f in self.model._meta.concrete_fields if f.attname in self.changes]
+        assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
+        values = [f.get_db_prep_save(self.changes[f.attname], connection) for f in fields]
+        return f"UPDATE {self.model._meta.db_table} SET {assignments} WHERE id = %s", [
+            *values,
+            self.pk,
+        ]
+
+
 def update(model: type[Model], pk: int, changes: Mapping[str, Any]) -> None:
     """UPDATE one row's fields (attname -> value) by primary key."""
-    fields = [field for field in model._meta.concrete_fields if field.attname in changes]
-    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
-    values = [f.get_db_prep_save(changes[f.attname], connection) for f in fields]
+    sql, values = RowUpdate(model, pk, changes).sql()
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {model._meta.db_table} SET {assignments} WHERE id = %s", [*values, pk]
-        )
+        cursor.execute(sql, values)

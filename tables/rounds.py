@@ -6,8 +6,9 @@ Invariants:
   first answer and moves nothing; a different payload under the same id is refused (409).
 - Every money movement is written by `jackpot.ledger.record` with its audit event, in the same
   transaction as the round's own rows.
-- Locks are taken in one order: the round row, then the pool row (`jackpot.meter`, as late as the
-  data allows), then the table's audit chain head. The pool row is the only lock tables share.
+- Locks are taken in one order: the round row, the table's audit chain head, then the pool row
+  (`jackpot.meter`), last, so it is held only for the final write and the commit. The pool row
+  is the only lock tables share.
 - The rules engine computes every result; nothing here re-implements a rule.
 """
 
@@ -128,13 +129,34 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> A
     now = timezone.now()
     seats = [_bets_json(entry.seat, entry.bets) for entry in request.seats]
     stakes = sum(1 for seat in seats if seat["bets"].get("progressive_cents"))
+    # The round and its bets first: a replay fails here, on the unique round id, before any lock.
+    (round_pk,) = rows.insert(
+        Round,
+        [
+            {
+                "table_id": table.pk,
+                "round_id": request.round_id,
+                "state": RoundState.OPEN,
+                "opened_at": now,
+                "open_fingerprint": fingerprint,
+                "open_response": {},  # the answer, written with the event below
+            }
+        ],
+        returning_id=True,
+    )
+    rows.insert(
+        RoundSeat,
+        [{"round_id": round_pk, "seat": seat["seat"], **seat["bets"]} for seat in seats],
+        returning_id=False,
+    )
+    entry = ledger.reserve(_chain(table))
     pool = table.pool
     progressive: dict[str, Any] | None = None
     meter_body: dict[str, Any] | None = None
     split: meter.Split | None = None
     if pool is not None:
         if stakes:
-            # The pool row lock, taken here because the answer carries the meter after it.
+            # The pool row lock: last, so it is held only for the final write and the commit.
             split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, now=now)
             meter_body = meter_json(
                 pool_id=pool.pk,
@@ -161,27 +183,8 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> A
         "progressive": progressive,
         "meter": meter_body,
     }
-    (round_pk,) = rows.insert(
-        Round,
-        [
-            {
-                "table_id": table.pk,
-                "round_id": request.round_id,
-                "state": RoundState.OPEN,
-                "opened_at": now,
-                "open_fingerprint": fingerprint,
-                "open_response": body,
-            }
-        ],
-        returning_id=True,
-    )
-    rows.insert(
-        RoundSeat,
-        [{"round_id": round_pk, "seat": seat["seat"], **seat["bets"]} for seat in seats],
-        returning_id=False,
-    )
     ledger.record(
-        chain=_chain(table),
+        chain=entry,
         kind="round.opened",
         actor=actor,
         pool_id=table.pool_id,
@@ -197,6 +200,7 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> A
             # Orders this event's meter change among every table's (see accounting.md).
             "meter_version": split.meter_version if split else None,
         },
+        also=rows.RowUpdate(Round, round_pk, {"open_response": body}),
     )
     return Answer(201, body)
 
@@ -328,6 +332,7 @@ def _settle(
             "decision": _decision_json(play.decision),
         }
 
+    entry = ledger.reserve(_chain(table))  # before the pool row: see jackpot.ledger
     awards: list[Award] = []
     postings: list[Posting] = []
     meter_body: dict[str, Any] | None = None
@@ -355,7 +360,7 @@ def _settle(
         "meter": meter_body,
     }
     ledger.record(
-        chain=_chain(table),
+        chain=entry,
         kind="round.settled",
         actor=actor,
         pool_id=table.pool_id,
@@ -374,21 +379,21 @@ def _settle(
             if any(award.kind == AwardKind.ROYAL_FLUSH for award in awards)
             else None,
         },
-    )
-    rows.update(
-        Round,
-        rnd.pk,
-        {
-            "state": RoundState.SETTLED,
-            "closed_at": now,
-            "close_fingerprint": fingerprint,
-            "close_response": body,
-            "result": {
-                "board": body["board"],
-                "dealer": body["dealer"],
-                "seats": [dealt[n] for n in sorted(seats)],
+        also=rows.RowUpdate(
+            Round,
+            rnd.pk,
+            {
+                "state": RoundState.SETTLED,
+                "closed_at": now,
+                "close_fingerprint": fingerprint,
+                "close_response": body,
+                "result": {
+                    "board": body["board"],
+                    "dealer": body["dealer"],
+                    "seats": [dealt[n] for n in sorted(seats)],
+                },
             },
-        },
+        ),
     )
     return Answer(200, body)
 
@@ -580,16 +585,16 @@ def round_void(*, table: Table, round_id: str, reason: str, fingerprint: str, ac
                 "reason": reason,
                 "progressive_refund_cents": refund,
             },
-        )
-        rows.update(
-            Round,
-            rnd.pk,
-            {
-                "state": RoundState.VOID,
-                "closed_at": now,
-                "void_reason": reason,
-                "close_fingerprint": fingerprint,
-                "close_response": body,
-            },
+            also=rows.RowUpdate(
+                Round,
+                rnd.pk,
+                {
+                    "state": RoundState.VOID,
+                    "closed_at": now,
+                    "void_reason": reason,
+                    "close_fingerprint": fingerprint,
+                    "close_response": body,
+                },
+            ),
         )
         return Answer(200, body)
