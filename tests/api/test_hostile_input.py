@@ -201,3 +201,64 @@ def test_progressive_refused_at_a_table_without_a_pool(floor):
     }
     error = _error(floor.stud.post("/rounds", body), 400)
     assert error["param"] == "seats[0].bets.progressive_cents"
+
+
+def test_revoked_token_and_disabled_table(floor):
+    from tables.models import Table, Terminal
+
+    terminal = floor.uth[0]
+    body = {"round_id": "r-1", "seats": GOOD_SEATS}
+    Table.objects.filter(pk=terminal.table_id).update(enabled=False)
+    error = _error(terminal.post("/rounds", body), 403)
+    assert error["message"] == "this table is disabled"
+    Table.objects.filter(pk=terminal.table_id).update(enabled=True)
+    Terminal.objects.filter(table_id=terminal.table_id).update(revoked_at="2026-01-01T00:00Z")
+    assert _error(terminal.post("/rounds", body), 401)["code"] == "authentication_failed"
+    assert not Round.objects.exists()
+
+
+def test_stud_buy_with_a_card_already_dealt_is_refused(floor):
+    terminal = floor.stud
+    terminal.post(
+        "/rounds", {"round_id": "s-1", "seats": [{"seat": 1, "bets": {"ante_cents": 100}}]}
+    )
+    before = _snapshot(floor.pool_id)
+    buy = {"action": "buy", "discard": "2h", "draw": "Ac"}  # Ac is the dealer's
+    error = _error(
+        terminal.post(
+            "/rounds/s-1/result",
+            {
+                "dealer": ["Ac", "Kd", "7h", "4s", "2c"],
+                "seats": [{"seat": 1, "cards": ["9h", "9d", "5c", "4c", "2h"], "decision": buy}],
+            },
+        ),
+        400,
+    )
+    assert (error["code"], error["param"]) == ("duplicate_card", "seats[0].decision.draw[0]")
+    assert _snapshot(floor.pool_id) == before
+
+
+def test_stud_buy_settles_with_the_drawn_card(floor):
+    terminal = floor.stud
+    bets = {"ante_cents": 100, "bonus_cents": 100}
+    terminal.post("/rounds", {"round_id": "s-2", "seats": [{"seat": 1, "bets": bets}]})
+    response = terminal.post(
+        "/rounds/s-2/result",
+        {
+            "dealer": ["Ac", "Kd", "7h", "4s", "2c"],
+            "seats": [
+                {
+                    "seat": 1,
+                    "cards": ["9h", "9d", "5c", "4c", "2h"],
+                    "decision": {"action": "buy", "discard": "2h", "draw": "9s"},
+                }
+            ],
+        },
+    )
+    assert response.status_code == 200, response.json()
+    seat = response.json()["seats"][0]
+    assert seat["player_hand"]["category"] == "three_of_a_kind"
+    assert seat["boxes"]["purchase"] == {"stake_cents": 100, "net_cents": -100}
+    assert seat["boxes"]["bonus"] == {"stake_cents": 100, "net_cents": -100}  # buying forfeits it
+    assert seat["boxes"]["raise"] == {"stake_cents": 200, "net_cents": 600}  # trips pay 3:1
+    assert seat["boxes"]["ante"]["net_cents"] == 100
