@@ -177,8 +177,11 @@ def main() -> None:
     )
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--levels", default="1,8,32,64")
+    # Sync workers, one per core and one more: measured best on 2 cores (gthread's threads
+    # contend for the GIL; see docs/operations.md).
     parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--worker-class", default="sync", choices=["gthread", "sync"])
     args = parser.parse_args()
     levels = [int(level) for level in args.levels.split(",")]
 
@@ -199,7 +202,7 @@ def main() -> None:
             "--threads",
             str(args.threads),
             "--worker-class",
-            "gthread",
+            args.worker_class,
             "--keep-alive",
             "30",
             "--log-level",
@@ -219,8 +222,8 @@ def main() -> None:
         _level(tables, 4, 1.0, True, "warmup")
         server_at = bench_url.rsplit("@", 1)[-1]
         print(
-            f"machine: {os.cpu_count()} cores; gunicorn gthread {args.workers} workers x "
-            f"{args.threads} threads; {args.seconds:.0f} s a level; PostgreSQL {server_at}"
+            f"machine: {os.cpu_count()} cores; gunicorn {args.worker_class} {args.workers} workers"
+            f" x {args.threads} threads; {args.seconds:.0f} s a level; PostgreSQL {server_at}"
         )
         columns = ("terminals", "rounds/s", "hands/s", "req/s", "p50 ms", "p99 ms", "errors")
         header = f"{'endpoint':<10}" + "".join(f"{column:>10}" for column in columns)

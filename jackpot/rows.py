@@ -47,20 +47,35 @@ def insert(
         return [int(row[0]) for row in cursor.fetchall()]
 
 
-def select_one(model: type[M], where: str, params: Sequence[Any], *, for_update: bool) -> M | None:
-    """The row of `model` matching the SQL condition `where`, optionally locked FOR UPDATE."""
-    fields = model._meta.concrete_fields
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+def _fields(model: type[Model], only: Sequence[str] | None) -> list[Any]:
+    fields = list(model._meta.concrete_fields)
+    return fields if only is None else [f for f in fields if f.attname in only or f.primary_key]
+
+
+def select_one(
+    model: type[M],
+    where: str,
+    params: Sequence[Any],
+    *,
+    for_update: bool,
+    only: Sequence[str] | None = None,
+) -> M | None:
+    """The row of `model` matching the SQL condition `where`, optionally locked FOR UPDATE.
+
+    `only` names the fields to load (attnames; the primary key always); reading another one
+    later costs a query, as with the ORM's `only()`.
+    """
     lock = " FOR UPDATE" if for_update and connection.features.has_select_for_update else ""
+    sql = f"SELECT {columns(model, None, only)} FROM {model._meta.db_table} WHERE {where}{lock}"
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {columns} FROM {model._meta.db_table} WHERE {where}{lock}", params)
+        cursor.execute(sql, params)
         row = cursor.fetchone()
-    return None if row is None else from_row(model, row)
+    return None if row is None else from_row(model, row, only)
 
 
-def from_row(model: type[M], row: Sequence[Any]) -> M:
-    """A model instance from a row holding its concrete fields' columns, in field order."""
-    fields = model._meta.concrete_fields
+def from_row(model: type[M], row: Sequence[Any], only: Sequence[str] | None = None) -> M:
+    """A model instance from a row of the columns `columns(model, alias, only)` selected."""
+    fields = _fields(model, only)
     values = []
     for field, value in zip(fields, row, strict=True):
         column = field.get_col(model._meta.db_table)
@@ -73,11 +88,11 @@ def from_row(model: type[M], row: Sequence[Any]) -> M:
     return model.from_db(connection.alias, [field.attname for field in fields], values)
 
 
-def columns(model: type[Model], alias: str) -> str:
-    """The SELECT list of `model`'s concrete fields, in field order, for `from_row`."""
+def columns(model: type[Model], alias: str | None, only: Sequence[str] | None = None) -> str:
+    """The SELECT list of `model`'s fields (all, or `only` these and the key), for `from_row`."""
+    prefix = f"{alias}." if alias else ""
     return ", ".join(
-        f"{alias}.{connection.ops.quote_name(field.column)}"
-        for field in model._meta.concrete_fields
+        f"{prefix}{connection.ops.quote_name(field.column)}" for field in _fields(model, only)
     )
 
 

@@ -28,7 +28,13 @@ def pool_meter(*, pool_id: int) -> dict[str, Any]:
     Read with plain SQL (jackpot.rows): terminals get it with every answer, and building the
     ORM query cost more than the query.
     """
-    pool = rows.select_one(Pool, "id = %s", [pool_id], for_update=False)
+    pool = rows.select_one(
+        Pool,
+        "id = %s",
+        [pool_id],
+        for_update=False,
+        only=("currency", "meter_units", "meter_version", "meter_changed_at"),
+    )
     if pool is None:
         raise Pool.DoesNotExist(pool_id)
     return meter_json(
