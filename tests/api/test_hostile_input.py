@@ -262,3 +262,9 @@ def test_stud_buy_settles_with_the_drawn_card(floor):
     assert seat["boxes"]["bonus"] == {"stake_cents": 100, "net_cents": -100}  # buying forfeits it
     assert seat["boxes"]["raise"] == {"stake_cents": 200, "net_cents": 600}  # trips pay 3:1
     assert seat["boxes"]["ante"]["net_cents"] == 100
+
+
+def test_unknown_paths_and_pools_answer_in_the_error_shape(client, floor):
+    assert _error(client.get("/api/v1/no-such-thing"), 404)["code"] == "not_found"
+    assert _error(client.get("/api/v1/pools/999999/meter"), 404)["code"] == "pool_not_found"
+    assert _error(client.get("/api/v1/pools/999999"), 404)["param"] == "pool"
