@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, TypeVar
 
 from django.db import connection
@@ -18,18 +19,24 @@ from django.db.models import Model
 M = TypeVar("M", bound=Model)
 
 
+@cache
+def _insert_head(model: type[Model]) -> tuple[tuple[Any, ...], str, str]:
+    """The fields an INSERT writes, its `INSERT INTO t (columns) VALUES` and one row's `(%s…)`."""
+    fields = tuple(field for field in model._meta.concrete_fields if not field.primary_key)
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+    one = f"({', '.join(['%s'] * len(fields))})"
+    return fields, f"INSERT INTO {model._meta.db_table} ({columns}) VALUES", one
+
+
 def insert_sql(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> tuple[str, list[Any]]:
     """The INSERT statement for `rows` (attname -> value; absent fields take their defaults)."""
-    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
+    fields, head, one = _insert_head(model)
     values: list[Any] = []
     for row in rows:
         for field in fields:
             value = row[field.attname] if field.attname in row else field.get_default()
             values.append(field.get_db_prep_save(value, connection))
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-    one = f"({', '.join(['%s'] * len(fields))})"
-    sql = f"INSERT INTO {model._meta.db_table} ({columns}) VALUES {', '.join([one] * len(rows))}"
-    return sql, values
+    return f"{head} {', '.join([one] * len(rows))}", values
 
 
 def insert(
@@ -47,9 +54,12 @@ def insert(
         return [int(row[0]) for row in cursor.fetchall()]
 
 
-def _fields(model: type[Model], only: Sequence[str] | None) -> list[Any]:
-    fields = list(model._meta.concrete_fields)
-    return fields if only is None else [f for f in fields if f.attname in only or f.primary_key]
+@cache
+def _fields(model: type[Model], only: tuple[str, ...] | None) -> tuple[Any, ...]:
+    fields = tuple(model._meta.concrete_fields)
+    return (
+        fields if only is None else tuple(f for f in fields if f.attname in only or f.primary_key)
+    )
 
 
 def select_one(
@@ -58,7 +68,7 @@ def select_one(
     params: Sequence[Any],
     *,
     for_update: bool,
-    only: Sequence[str] | None = None,
+    only: tuple[str, ...] | None = None,
 ) -> M | None:
     """The row of `model` matching the SQL condition `where`, optionally locked FOR UPDATE.
 
@@ -73,7 +83,7 @@ def select_one(
     return None if row is None else from_row(model, row, only)
 
 
-def from_row(model: type[M], row: Sequence[Any], only: Sequence[str] | None = None) -> M:
+def from_row(model: type[M], row: Sequence[Any], only: tuple[str, ...] | None = None) -> M:
     """A model instance from a row of the columns `columns(model, alias, only)` selected."""
     fields = _fields(model, only)
     values = []
@@ -88,7 +98,8 @@ def from_row(model: type[M], row: Sequence[Any], only: Sequence[str] | None = No
     return model.from_db(connection.alias, [field.attname for field in fields], values)
 
 
-def columns(model: type[Model], alias: str | None, only: Sequence[str] | None = None) -> str:
+@cache
+def columns(model: type[Model], alias: str | None, only: tuple[str, ...] | None = None) -> str:
     """The SELECT list of `model`'s fields (all, or `only` these and the key), for `from_row`."""
     prefix = f"{alias}." if alias else ""
     return ", ".join(

@@ -5,6 +5,7 @@ A revoked or unknown token is a 401; a terminal reaching for another table's rou
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django.db import connection
@@ -51,6 +52,17 @@ _TABLE = ("name", "game", "pool_id", "seats", "enabled")
 _POOL = ("name", "currency", "stake_cents", "verification_threshold_cents", "paytable_version")
 
 
+@cache
+def _terminal_sql() -> str:
+    return (
+        f"SELECT {rows.columns(Terminal, 't', _TERMINAL)}, {rows.columns(Table, 'tb', _TABLE)},"
+        f" {rows.columns(Pool, 'p', _POOL)} FROM tables_terminal t"
+        " JOIN tables_table tb ON tb.id = t.table_id"
+        " LEFT JOIN jackpot_pool p ON p.id = tb.pool_id"
+        " WHERE t.token_hash = %s AND t.revoked_at IS NULL"
+    )
+
+
 def _terminal_by_token(token_hash: str) -> Terminal | None:
     """The live terminal with this token, its table and the table's pool, in one query.
 
@@ -58,14 +70,7 @@ def _terminal_by_token(token_hash: str) -> Terminal | None:
     request, and the ORM's select_related query cost three times as much.
     """
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {rows.columns(Terminal, 't', _TERMINAL)}, {rows.columns(Table, 'tb', _TABLE)},"
-            f" {rows.columns(Pool, 'p', _POOL)} FROM tables_terminal t"
-            " JOIN tables_table tb ON tb.id = t.table_id"
-            " LEFT JOIN jackpot_pool p ON p.id = tb.pool_id"
-            " WHERE t.token_hash = %s AND t.revoked_at IS NULL",
-            [token_hash],
-        )
+        cursor.execute(_terminal_sql(), [token_hash])
         row = cursor.fetchone()
     if row is None:
         return None
