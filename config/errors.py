@@ -43,6 +43,11 @@ class Conflict(ApiError):
     error_type = "conflict"
 
 
+class Forbidden(ApiError):
+    status_code = status.HTTP_403_FORBIDDEN
+    error_type = "permission"
+
+
 def error_body(error_type: str, code: str, message: str, param: str | None) -> dict[str, Any]:
     return {"error": {"type": error_type, "code": code, "message": message, "param": param}}
 

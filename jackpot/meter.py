@@ -125,6 +125,17 @@ def take_jackpot(*, pool_id: int, now: datetime) -> Hit:
     )
 
 
+def return_to_meter(*, pool_id: int, amount_cents: int, now: datetime) -> tuple[int, int]:
+    """Put a voided jackpot back on the meter; returns (meter after in cents, meter version)."""
+    meter_units, version = _one_row(
+        "UPDATE jackpot_pool SET meter_units = meter_units + %s,"
+        " meter_version = meter_version + 1, meter_changed_at = %s"
+        " WHERE id = %s RETURNING meter_units, meter_version",
+        [amount_cents * U, now, pool_id],
+    )
+    return meter_units // U, version
+
+
 def next_award_sequences(*, pool_id: int, count: int) -> range:
     """Reserve `count` consecutive award sequence numbers (in commit order, under the lock)."""
     (last,) = _one_row(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from config.errors import ApiError
 from jackpot import rows
-from jackpot.models import Pool
+from jackpot.awards import award_json
+from jackpot.models import Award, AwardKind, AwardStatus, Pool
 from tables.rules.paytables import get_progressive_paytable, render_progressive_paytable
 
 
@@ -63,3 +66,41 @@ def pool_configuration(*, pool: Pool) -> dict[str, Any]:
             pool.tables.filter(enabled=True).order_by("pk").values_list("pk", flat=True)
         ),
     }
+
+
+_CHOICES = {"kind": tuple(AwardKind.values), "status": tuple(AwardStatus.values)}
+_AWARD_FILTERS = {"pool": "pool_id", "table": "round__table_id", "kind": "kind", "status": "status"}
+
+
+def award_list(params: Mapping[str, str]) -> dict[str, Any]:
+    """A page of awards, newest first; `params` are the query's filters, limit and offset."""
+    query = Award.objects.select_related("verified_by", "approved_by", "paid_by", "voided_by")
+    for name, lookup in _AWARD_FILTERS.items():
+        if name in params:
+            value: object = params[name]
+            if lookup.endswith("_id"):
+                value = _whole(params, name, default=0, high=2**62)
+            elif value not in _CHOICES[name]:
+                choices = ", ".join(_CHOICES[name])
+                raise ApiError("invalid_parameter", f"{name} must be one of {choices}", param=name)
+            query = query.filter(**{lookup: value})
+    limit = _whole(params, "limit", default=50, high=200, low=1)
+    offset = _whole(params, "offset", default=0, high=2**62)
+    page = list(query.order_by("-pk")[offset : offset + limit])
+    return {
+        "count": query.count(),
+        "limit": limit,
+        "offset": offset,
+        "results": [award_json(award) for award in page],
+    }
+
+
+def _whole(params: Mapping[str, str], name: str, *, default: int, high: int, low: int = 0) -> int:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if not raw.isascii() or not raw.isdigit() or not low <= int(raw) <= high:
+        raise ApiError(
+            "invalid_parameter", f"{name} must be a whole number from {low} to {high}", param=name
+        )
+    return int(raw)

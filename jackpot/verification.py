@@ -155,9 +155,9 @@ def _verify_pool(pool: Pool, report: Report) -> None:
             pool.reserve_units // UNITS_PER_CENT,
         ),
         (
-            "pending account = pending awards",
+            "pending account = pending and verified awards",
             balances["awards_pending"],
-            award_total(AwardStatus.PENDING),
+            award_total(AwardStatus.PENDING) + award_total(AwardStatus.VERIFIED),
         ),
         (
             "payable account = approved awards",

@@ -1,9 +1,14 @@
 from django.urls import path
 
-from jackpot.api import views
+from jackpot.api import awards, views
 
 urlpatterns = [
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
     path("pools/<int:pool>/meter", views.PoolMeterView.as_view(), name="pool-meter"),
     path("journal/verify", views.JournalVerifyView.as_view(), name="journal-verify"),
+    path("awards", awards.AwardListView.as_view(), name="award-list"),
+    path("awards/<int:award>/verify", awards.AwardVerifyView.as_view(), name="award-verify"),
+    path("awards/<int:award>/approve", awards.AwardApproveView.as_view(), name="award-approve"),
+    path("awards/<int:award>/pay", awards.AwardPayView.as_view(), name="award-pay"),
+    path("awards/<int:award>/void", awards.AwardVoidView.as_view(), name="award-void"),
 ]

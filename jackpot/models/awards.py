@@ -1,9 +1,16 @@
-"""Progressive awards: what a seat won, in the order of the hits.
+"""Progressive awards: what a seat won, in the order of the hits, and the way to payment.
 
 `sequence` numbers a pool's awards in commit order (allocated under the pool's row lock), so the
 order of jackpot hits across tables is the order of their sequence numbers.
+
+The way to payment (TigerBeetle's pending, then post or void): an award that needs a supervisor
+starts `pending`; one supervisor verifies it (`verified`, with a note), a different one approves
+payment (`approved`), then it is `paid`. A `pending` or `verified` award can be voided with a
+reason. An award below the threshold starts `approved`. The status is a projection: every step
+is an audit event, and every money movement a transfer (`jackpot.awards`).
 """
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -19,6 +26,7 @@ class AwardKind(models.TextChoices):
 
 class AwardStatus(models.TextChoices):
     PENDING = "pending", "Awaiting verification"
+    VERIFIED = "verified", "Verified, awaiting a second supervisor's approval"
     APPROVED = "approved", "Approved for payment"
     PAID = "paid", "Paid"
     VOID = "void", "Void"
@@ -33,6 +41,24 @@ class Award(models.Model):
     status = models.CharField(max_length=10, choices=AwardStatus.choices)
     sequence = models.BigIntegerField()
     created_at = models.DateTimeField()
+    verified_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    verified_at = models.DateTimeField(null=True, blank=True)
+    verification_note = models.CharField(max_length=500, blank=True, default="")
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+    paid_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    paid_at = models.DateTimeField(null=True, blank=True)
+    voided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    voided_at = models.DateTimeField(null=True, blank=True)
+    void_reason = models.CharField(max_length=500, blank=True, default="")
 
     class Meta:
         constraints = [
@@ -40,6 +66,11 @@ class Award(models.Model):
             models.UniqueConstraint(fields=["round", "seat", "kind"], name="award_once_per_seat"),
             models.CheckConstraint(condition=Q(amount_cents__gt=0), name="award_positive"),
             models.CheckConstraint(condition=Q(seat__gte=1, seat__lte=7), name="award_seat_range"),
+            # Four eyes, enforced by the database too: the approver is not the verifier.
+            models.CheckConstraint(
+                condition=Q(approved_by__isnull=True) | ~Q(approved_by=models.F("verified_by")),
+                name="award_four_eyes",
+            ),
         ]
         indexes = [models.Index(fields=["status", "created_at"])]
 

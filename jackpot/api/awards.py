@@ -1,0 +1,91 @@
+"""Awards for the people around the progressive: supervisors move them on, auditors read them.
+
+Thin views: the checks and the money are in `jackpot.awards`; reads in `jackpot.selectors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.models import User
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.errors import ApiError
+from jackpot import awards
+from jackpot.api.authentication import StaffTokenAuthentication, require_roles
+from jackpot.models import Award
+from jackpot.selectors import award_list
+
+TEXT = inline_serializer("AwardText", {"note": serializers.CharField(required=False)})
+
+
+class StaffView(APIView):
+    authentication_classes = [StaffTokenAuthentication]
+
+    def staff(self, request: Request) -> User:
+        user = request.user
+        assert isinstance(user, User)
+        return user
+
+
+class AwardListView(StaffView):
+    permission_classes = [require_roles("supervisor", "auditor", "admin")]
+
+    @extend_schema(
+        operation_id="award_list",
+        parameters=[
+            OpenApiParameter("status", str, description="pending, verified, approved, paid, void"),
+            OpenApiParameter("pool", int),
+            OpenApiParameter("table", int),
+            OpenApiParameter("kind", str),
+            OpenApiParameter("limit", int, description="1 to 200 (default 50)"),
+            OpenApiParameter("offset", int),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Awards, newest first, filtered (supervisors, auditors)",
+    )
+    def get(self, request: Request) -> Response:
+        return Response(award_list(request.query_params))
+
+
+def _step(name: str, run: Callable[[int, User, dict[str, Any]], Award], roles: tuple[str, ...]):
+    class StepView(StaffView):
+        permission_classes = [require_roles(*roles)]
+
+        @extend_schema(
+            operation_id=f"award_{name}",
+            request=TEXT if name in ("verify", "void") else None,
+            responses={200: OpenApiTypes.OBJECT},
+            summary=f"{name.capitalize()} an award (supervisors)",
+        )
+        def post(self, request: Request, award: int) -> Response:
+            body = request.data if request.data else {}
+            if not isinstance(body, dict):
+                raise ApiError("invalid_request", "the body must be a JSON object", param=None)
+            return Response(awards.award_json(run(award, self.staff(request), body)))
+
+    StepView.__name__ = f"Award{name.capitalize()}View"
+    return StepView
+
+
+SUPERVISORS = ("supervisor", "admin")
+AwardVerifyView = _step(
+    "verify",
+    lambda a, u, b: awards.award_verify(award_id=a, user=u, note=b.get("note")),
+    SUPERVISORS,
+)
+AwardApproveView = _step(
+    "approve", lambda a, u, b: awards.award_approve(award_id=a, user=u), SUPERVISORS
+)
+AwardPayView = _step("pay", lambda a, u, b: awards.award_pay(award_id=a, user=u), SUPERVISORS)
+AwardVoidView = _step(
+    "void",
+    lambda a, u, b: awards.award_void(award_id=a, user=u, reason=b.get("reason")),
+    SUPERVISORS,
+)
