@@ -27,7 +27,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.errors import ApiError, Conflict, Forbidden, NotFound
-from jackpot import ledger, meter
+from jackpot import display, ledger, meter
 from jackpot.ledger import Posting
 from jackpot.models import AccountKind, Award, AwardKind, AwardStatus, TransferCode
 
@@ -99,6 +99,8 @@ def _step(
                 param="award",
             )
         extra = before(award)  # checks and locks that need the award, before the event
+        meter.bump_award_version(pool_id=award.pool_id)
+        display.awards_changed(award.pool_id)
         now = timezone.now()
         ledger.record(
             chain=ledger.pool_chain(award.pool_id),
@@ -200,11 +202,14 @@ def award_void(*, award_id: int, user: User, reason: object) -> Award:
     text = _text(reason, param="reason")
 
     def back_on_meter(award: Award) -> dict[str, Any]:
+        from jackpot.selectors import pool_meter  # selectors import award_json from here
+
         if award.kind != AwardKind.ROYAL_FLUSH:
             return {}
         meter_cents, version = meter.return_to_meter(
             pool_id=award.pool_id, amount_cents=award.amount_cents, now=timezone.now()
         )
+        display.meter_changed(award.pool_id, pool_meter(pool_id=award.pool_id))
         return {"meter_after_cents": meter_cents, "meter_version": version}
 
     def back(award: Award) -> list[Posting]:

@@ -139,8 +139,18 @@ def return_to_meter(*, pool_id: int, amount_cents: int, now: datetime) -> tuple[
 def next_award_sequences(*, pool_id: int, count: int) -> range:
     """Reserve `count` consecutive award sequence numbers (in commit order, under the lock)."""
     (last,) = _one_row(
-        "UPDATE jackpot_pool SET award_sequence = award_sequence + %s"
-        " WHERE id = %s RETURNING award_sequence",
+        "UPDATE jackpot_pool SET award_sequence = award_sequence + %s,"
+        " award_version = award_version + 1 WHERE id = %s RETURNING award_sequence",
         [count, pool_id],
     )
     return range(last - count + 1, last + 1)
+
+
+def bump_award_version(*, pool_id: int) -> int:
+    """An award of the pool changed status: displays must show it (see jackpot.display)."""
+    (version,) = _one_row(
+        "UPDATE jackpot_pool SET award_version = award_version + 1"
+        " WHERE id = %s RETURNING award_version",
+        [pool_id],
+    )
+    return version

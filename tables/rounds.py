@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config.errors import Conflict, NotFound
-from jackpot import ledger, meter, rows
+from jackpot import display, ledger, meter, rows
 from jackpot.ledger import Posting
 from jackpot.models import AccountKind, Award, AwardKind, AwardStatus, Pool, TransferCode
 from jackpot.selectors import meter_json, pool_meter
@@ -165,6 +165,7 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> A
                 version=split.meter_version,
                 as_of=now,
             )
+            display.meter_changed(pool.pk, meter_body)
         else:
             meter_body = pool_meter(pool_id=pool.pk)
         progressive = {
@@ -340,6 +341,9 @@ def _settle(
         plan = _award_plan(settlements, seats, paytable)
         if plan:
             awards, postings, meter_body = _grant(pool, rnd, plan, now)
+            display.awards_changed(pool.pk)
+            if any(award.kind == AwardKind.ROYAL_FLUSH for award in awards):
+                display.meter_changed(pool.pk, meter_body)
         else:
             meter_body = pool_meter(pool_id=pool.pk)
 

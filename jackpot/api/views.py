@@ -11,10 +11,11 @@ from rest_framework.views import APIView
 from config.errors import NotFound
 from config.throttling import AddressThrottle
 from jackpot.api.authentication import StaffTokenAuthentication, require_roles
+from jackpot.display import display_meter
 from jackpot.models import Pool
-from jackpot.selectors import pool_configuration, pool_meter
+from jackpot.selectors import pool_configuration
 from jackpot.verification import verify_journal
-from tables.api.schemas import MeterSerializer
+from tables.api.schemas import DisplayMeterSerializer
 
 
 class PublicView(APIView):
@@ -43,14 +44,18 @@ class PoolDetailView(PublicView):
 class PoolMeterView(PublicView):
     @extend_schema(
         operation_id="pool_meter",
-        responses={200: MeterSerializer},
-        summary="The committed meter, in whole cents",
+        responses={200: DisplayMeterSerializer, 304: None},
+        summary="The committed meter in whole cents, the last hit, and whether a jackpot waits",
+        description="Send the last ETag in If-None-Match: an unchanged sign gets 304.",
     )
     def get(self, request: Request, pool: int) -> Response:
-        try:
-            return Response(pool_meter(pool_id=pool))
-        except Pool.DoesNotExist:
-            raise NotFound("pool_not_found", f"no pool {pool}", param="pool") from None
+        found = display_meter(pool)
+        if found is None:
+            raise NotFound("pool_not_found", f"no pool {pool}", param="pool")
+        body, etag = found
+        if etag in request.headers.get("If-None-Match", ""):
+            return Response(status=304, headers={"ETag": etag})
+        return Response(body, headers={"ETag": etag, "Cache-Control": "no-cache"})
 
 
 class JournalVerifyView(APIView):

@@ -43,6 +43,9 @@ class Pool(models.Model):
     meter_changed_at = models.DateTimeField(null=True, blank=True)
     hit_count = models.BigIntegerField(default=0, help_text="Jackpot hits so far, in order.")
     award_sequence = models.BigIntegerField(default=0, help_text="Last award sequence number.")
+    award_version = models.BigIntegerField(
+        default=0, help_text="Bumped by every change to the pool's awards (for displays)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

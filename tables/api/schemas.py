@@ -68,6 +68,18 @@ class MeterSerializer(serializers.Serializer[Any]):
     as_of = serializers.DateTimeField(allow_null=True)
 
 
+class LastHitSerializer(serializers.Serializer[Any]):
+    table = serializers.CharField()
+    kind = serializers.CharField()
+    amount_cents = serializers.IntegerField()
+    at = serializers.DateTimeField()
+
+
+class DisplayMeterSerializer(MeterSerializer):
+    last_hit = LastHitSerializer(allow_null=True)
+    jackpot_pending = serializers.BooleanField()
+
+
 class ContributionSerializer(serializers.Serializer[Any]):
     stakes = serializers.IntegerField()
     stake_cents = serializers.IntegerField()

@@ -1,0 +1,155 @@
+"""The meter as jackpot signs see it: from Redis, written after each commit, never ahead.
+
+What a sign shows has two parts, each with its own version from the pool row:
+- the meter (`meter_version`): amount in whole cents, currency, time;
+- the awards (`award_version`): the last hit (table, kind, amount, time) and whether a jackpot
+  waits for verification.
+
+Both are published to one Redis hash by `transaction.on_commit`, so nothing uncommitted is ever
+shown, and with a compare-and-set on the version, so a late publisher cannot put an older value
+over a newer one. The meter part is built from the values the transaction itself computed; the
+awards part is read back from PostgreSQL after the commit (awards change rarely). When Redis
+is down or does not hold both parts, `display_meter` reads PostgreSQL and refills the cache.
+Redis is a cache here: losing it costs a query, never a wrong number.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import transaction
+
+from jackpot import rows
+from jackpot.models import Award, AwardKind, AwardStatus, Pool
+
+logger = logging.getLogger(__name__)
+
+# Sets `part` and its version only when the new version is newer than the one held.
+_PUBLISH = """
+local held = redis.call('HGET', KEYS[1], ARGV[1] .. ':version')
+if (not held) or tonumber(held) < tonumber(ARGV[2]) then
+    redis.call('HSET', KEYS[1], ARGV[1] .. ':version', ARGV[2], ARGV[1], ARGV[3])
+    redis.call('EXPIRE', KEYS[1], 86400)
+    return 1
+end
+return 0
+"""
+_client: redis.Redis | None = None
+
+
+def _redis() -> redis.Redis | None:
+    global _client
+    if not settings.REDIS_URL:
+        return None
+    if _client is None:
+        _client = redis.Redis.from_url(
+            settings.REDIS_URL, socket_connect_timeout=0.25, socket_timeout=0.25
+        )
+    return _client
+
+
+def _key(pool_id: int) -> str:
+    return f"{settings.CACHES['default'].get('KEY_PREFIX', 'jackpot')}:display:{pool_id}"
+
+
+def _publish(pool_id: int, part: str, version: int, body: dict[str, Any]) -> None:
+    client = _redis()
+    if client is None:
+        return
+    try:
+        client.eval(_PUBLISH, 1, _key(pool_id), part, str(version), json.dumps(body))
+    except redis.RedisError as error:
+        logger.warning("display cache for pool %s not written: %s", pool_id, error)
+
+
+def meter_changed(pool_id: int, meter: dict[str, Any]) -> None:
+    """After commit, publish the meter part (`meter` as `selectors.meter_json` builds it)."""
+    transaction.on_commit(lambda: _publish(pool_id, "meter", meter["sequence"], meter))
+
+
+def awards_changed(pool_id: int) -> None:
+    """After commit, read the awards part back from PostgreSQL and publish it."""
+
+    def publish() -> None:
+        version, body = _awards_part(pool_id)
+        _publish(pool_id, "awards", version, body)
+
+    transaction.on_commit(publish)
+
+
+def _awards_part(pool_id: int) -> tuple[int, dict[str, Any]]:
+    version = Pool.objects.filter(pk=pool_id).values_list("award_version", flat=True).first()
+    last = (
+        Award.objects.filter(pool_id=pool_id)
+        .exclude(status=AwardStatus.VOID)
+        .exclude(kind=AwardKind.ENVY)
+        .select_related("round__table")
+        .order_by("-sequence")
+        .first()
+    )
+    pending = Award.objects.filter(
+        pool_id=pool_id,
+        kind=AwardKind.ROYAL_FLUSH,
+        status__in=(AwardStatus.PENDING, AwardStatus.VERIFIED),
+    ).exists()
+    last_hit = None
+    if last is not None:
+        last_hit = {
+            "table": last.round.table.name,
+            "kind": last.kind,
+            "amount_cents": last.amount_cents,
+            "at": last.created_at.isoformat(),
+        }
+    return int(version or 0), {"last_hit": last_hit, "jackpot_pending": pending}
+
+
+def _from_database(pool_id: int) -> tuple[dict[str, Any], int, dict[str, Any]] | None:
+    from jackpot.selectors import meter_json  # selectors import this module's callers
+
+    pool = rows.select_one(
+        Pool,
+        "id = %s",
+        [pool_id],
+        for_update=False,
+        only=("currency", "meter_units", "meter_version", "meter_changed_at"),
+    )
+    if pool is None:
+        return None
+    meter = meter_json(
+        pool_id=pool_id,
+        currency=pool.currency,
+        meter_cents=pool.meter_cents,
+        version=pool.meter_version,
+        as_of=pool.meter_changed_at,
+    )
+    version, awards = _awards_part(pool_id)
+    return meter, version, awards
+
+
+def display_meter(pool_id: int) -> tuple[dict[str, Any], str] | None:
+    """The sign's body and its ETag; None when there is no such pool."""
+    client = _redis()
+    held: dict[bytes, bytes] = {}
+    if client is not None:
+        try:
+            held = client.hgetall(_key(pool_id))  # type: ignore[assignment]
+        except redis.RedisError as error:
+            logger.warning("display cache for pool %s not read: %s", pool_id, error)
+            client = None
+    if b"meter" in held and b"awards" in held:
+        meter, awards = json.loads(held[b"meter"]), json.loads(held[b"awards"])
+        award_version = int(held[b"awards:version"])
+    else:
+        found = _from_database(pool_id)
+        if found is None:
+            return None
+        meter, award_version, awards = found
+        if client is not None:
+            _publish(pool_id, "meter", meter["sequence"], meter)
+            _publish(pool_id, "awards", award_version, awards)
+    etag = f'"{pool_id}-{meter["sequence"]}-{award_version}"'
+    return {**meter, **awards}, etag

@@ -1,0 +1,83 @@
+"""The meter for jackpot signs: from Redis after each commit, ETag and 304, never ahead of the
+database, and PostgreSQL when Redis is down."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from jackpot import display
+from tests.conftest import uth_play, uth_seat
+
+pytestmark = pytest.mark.django_db
+
+
+def _meter(client, floor, **headers):
+    return client.get(f"/api/v1/pools/{floor.pool_id}/meter", **headers)
+
+
+def _cached(floor) -> dict:
+    return display._redis().hgetall(display._key(floor.pool_id))
+
+
+def test_the_cache_follows_commits_only(client, floor, django_capture_on_commit_callbacks):
+    first = _meter(client, floor)
+    assert first.status_code == 200
+    assert first.json()["amount_cents"] == 1_000_000
+    assert first.json()["last_hit"] is None and first.json()["jackpot_pending"] is False
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        floor.uth[0].post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]})
+    # Not yet committed as far as the cache knows: the sign still shows the old meter.
+    assert int(_cached(floor)[b"meter:version"]) == 0
+    assert _meter(client, floor).json()["amount_cents"] == 1_000_000
+    for callback in callbacks:
+        callback()
+    assert int(_cached(floor)[b"meter:version"]) == 1
+    assert _meter(client, floor).json()["amount_cents"] == 1_000_200
+
+
+def test_etag_and_304(client, floor, django_capture_on_commit_callbacks):
+    response = _meter(client, floor)
+    etag = response["ETag"]
+    unchanged = _meter(client, floor, HTTP_IF_NONE_MATCH=etag)
+    assert unchanged.status_code == 304 and unchanged["ETag"] == etag
+    with django_capture_on_commit_callbacks(execute=True):
+        floor.uth[0].post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]})
+    changed = _meter(client, floor, HTTP_IF_NONE_MATCH=etag)
+    assert changed.status_code == 200 and changed["ETag"] != etag
+
+
+def test_a_hit_shows_the_winner_and_the_pending_jackpot(
+    client, floor, django_capture_on_commit_callbacks
+):
+    terminal = floor.uth[0]
+    with django_capture_on_commit_callbacks(execute=True):
+        terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]})
+        terminal.post(
+            "/rounds/r-1/result",
+            {
+                "board": ["Ah", "Kh", "Qh", "2c", "3d"],
+                "dealer": ["9s", "9d"],
+                "seats": [uth_play(1, "Jh Th"), uth_play(2, "4c 5c", "fold")],
+            },
+        )
+    body = _meter(client, floor).json()
+    assert body["amount_cents"] == 1_000_000  # reset to the seed
+    assert body["jackpot_pending"] is True
+    assert body["last_hit"]["kind"] == "royal_flush"
+    assert body["last_hit"]["amount_cents"] == 1_000_200
+    assert body["last_hit"]["table"].startswith("UTH")
+
+
+def test_redis_down_the_database_answers(client, floor, monkeypatch):
+    monkeypatch.setattr(display, "_client", None)
+    with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):
+        response = _meter(client, floor)
+    monkeypatch.setattr(display, "_client", None)
+    assert response.status_code == 200
+    assert response.json()["amount_cents"] == 1_000_000
+
+
+def test_unknown_pool(client):
+    assert client.get("/api/v1/pools/987654/meter").status_code == 404
