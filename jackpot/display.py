@@ -39,16 +39,18 @@ end
 return 0
 """
 _client: redis.Redis | None = None
+_publish_script: Any = None
 
 
 def _redis() -> redis.Redis | None:
-    global _client
+    global _client, _publish_script
     if not settings.REDIS_URL:
         return None
     if _client is None:
         _client = redis.Redis.from_url(
             settings.REDIS_URL, socket_connect_timeout=0.25, socket_timeout=0.25
         )
+        _publish_script = _client.register_script(_PUBLISH)  # EVALSHA: the text is sent once
     return _client
 
 
@@ -61,7 +63,7 @@ def _publish(pool_id: int, part: str, version: int, body: dict[str, Any]) -> Non
     if client is None:
         return
     try:
-        client.eval(_PUBLISH, 1, _key(pool_id), part, str(version), json.dumps(body))
+        _publish_script(keys=[_key(pool_id)], args=[part, version, json.dumps(body)])
     except redis.RedisError as error:
         logger.warning("display cache for pool %s not written: %s", pool_id, error)
 
