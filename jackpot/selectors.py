@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.db.models import QuerySet
+from django.utils.dateparse import parse_datetime
+
 from config.errors import ApiError
 from jackpot import rows
 from jackpot.awards import award_json
@@ -72,9 +75,10 @@ _CHOICES = {"kind": tuple(AwardKind.values), "status": tuple(AwardStatus.values)
 _AWARD_FILTERS = {"pool": "pool_id", "table": "round__table_id", "kind": "kind", "status": "status"}
 
 
-def award_list(params: Mapping[str, str]) -> dict[str, Any]:
-    """A page of awards, newest first; `params` are the query's filters, limit and offset."""
-    query = Award.objects.select_related("verified_by", "approved_by", "paid_by", "voided_by")
+def awards_filtered(params: Mapping[str, str]) -> QuerySet[Award]:
+    """Awards matching the query's filters: pool, table, kind, status, from and to (ISO 8601
+    times, on when the award was won; `to` excluded)."""
+    query = Award.objects.all()
     for name, lookup in _AWARD_FILTERS.items():
         if name in params:
             value: object = params[name]
@@ -84,6 +88,24 @@ def award_list(params: Mapping[str, str]) -> dict[str, Any]:
                 choices = ", ".join(_CHOICES[name])
                 raise ApiError("invalid_parameter", f"{name} must be one of {choices}", param=name)
             query = query.filter(**{lookup: value})
+    for name, lookup in (("from", "created_at__gte"), ("to", "created_at__lt")):
+        if name in params:
+            moment = parse_datetime(params[name]) if len(params[name]) <= 40 else None
+            if moment is None or moment.tzinfo is None:
+                raise ApiError(
+                    "invalid_parameter",
+                    f"{name} must be an ISO 8601 time with its offset, e.g. 2026-11-29T20:00:00Z",
+                    param=name,
+                )
+            query = query.filter(**{lookup: moment})
+    return query
+
+
+def award_list(params: Mapping[str, str]) -> dict[str, Any]:
+    """A page of awards, newest first; `params` are the query's filters, limit and offset."""
+    query = awards_filtered(params).select_related(
+        "verified_by", "approved_by", "paid_by", "voided_by"
+    )
     limit = _whole(params, "limit", default=50, high=200, low=1)
     offset = _whole(params, "offset", default=0, high=2**62)
     page = list(query.order_by("-pk")[offset : offset + limit])

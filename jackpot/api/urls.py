@@ -7,6 +7,7 @@ urlpatterns = [
     path("pools/<int:pool>/meter", views.PoolMeterView.as_view(), name="pool-meter"),
     path("journal/verify", views.JournalVerifyView.as_view(), name="journal-verify"),
     path("awards", awards.AwardListView.as_view(), name="award-list"),
+    path("awards/export.csv", awards.AwardExportView.as_view(), name="award-export"),
     path("awards/<int:award>/verify", awards.AwardVerifyView.as_view(), name="award-verify"),
     path("awards/<int:award>/approve", awards.AwardApproveView.as_view(), name="award-approve"),
     path("awards/<int:award>/pay", awards.AwardPayView.as_view(), name="award-pay"),

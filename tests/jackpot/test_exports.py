@@ -1,0 +1,77 @@
+"""The auditors' payout log: CSV rows tied to the audit chain, streamed, with a digest."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+
+import pytest
+from django.test import Client
+
+from jackpot.models import AuditEvent
+from jackpot.services import role_group, staff_token_issue
+from tests.conftest import uth_play, uth_seat
+
+pytestmark = pytest.mark.django_db
+
+
+def _staff(django_user_model, name: str, role: str) -> Client:
+    user = django_user_model.objects.create(username=name)
+    user.groups.add(role_group(role))
+    token = staff_token_issue(user=user, revoke_others=False, actor="test")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+@pytest.fixture
+def played(floor):
+    terminal = floor.uth[0]
+    terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]})
+    terminal.post(
+        "/rounds/r-1/result",
+        {
+            "board": ["Ah", "Kh", "Qh", "2c", "3d"],
+            "dealer": ["9s", "9d"],
+            "seats": [uth_play(1, "Jh Th"), uth_play(2, "4c 5c", "fold")],
+        },
+    )
+    return floor
+
+
+def test_export_rows_digest_and_event_hashes(played, django_user_model):
+    auditor = _staff(django_user_model, "ida", "auditor")
+    response = auditor.get("/api/v1/awards/export.csv")
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Type"].startswith("text/csv")
+    text = b"".join(response.streaming_content).decode()
+    *lines, last = text.splitlines(keepends=True)
+    assert last == f"# sha256 {hashlib.sha256(''.join(lines).encode()).hexdigest()}\n"
+
+    rows = list(csv.DictReader(io.StringIO("".join(lines))))
+    assert [(r["seat"], r["combination"], r["amount_cents"], r["status"]) for r in rows] == [
+        ("1", "royal_flush", "1000200", "pending"),
+        ("2", "envy", "50000", "approved"),
+    ]
+    settled = AuditEvent.objects.get(kind="round.settled", payload__round_id="r-1")
+    assert {r["event_hash"] for r in rows} == {settled.hash}
+    assert rows[0]["table"].startswith("UTH") and rows[0]["round"] == "r-1"
+    assert rows[0]["won_at_utc"].endswith("+00:00")
+
+
+def test_export_filters_and_rights(played, django_user_model):
+    auditor = _staff(django_user_model, "ida", "auditor")
+    supervisor = _staff(django_user_model, "ana", "supervisor")
+
+    def count(query: str) -> int:
+        response = auditor.get(f"/api/v1/awards/export.csv?{query}")
+        assert response.status_code == 200, response
+        return len(b"".join(response.streaming_content).decode().splitlines()) - 2
+
+    assert count("kind=envy") == 1
+    assert count("status=pending") == 1
+    assert count("from=2000-01-01T00:00:00Z") == 2
+    assert count("to=2000-01-01T00:00:00Z") == 0
+    assert auditor.get("/api/v1/awards/export.csv?from=yesterday").status_code == 400
+    assert auditor.get("/api/v1/awards/export.csv?from=2026-01-01T00:00:00").status_code == 400
+    assert supervisor.get("/api/v1/awards/export.csv").status_code == 403
+    assert Client().get("/api/v1/awards/export.csv").status_code == 401
