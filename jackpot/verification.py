@@ -119,20 +119,22 @@ def _verify_chain(chain: str, pool: int | None, report: Report) -> None:
         )
 
 
+def pool_balances(pool: Pool) -> dict[str, int]:
+    """Every account's balance (credits - debits), computed from the transfers."""
+    kinds = dict(Account.objects.filter(pool=pool).values_list("pk", "kind"))
+    balance: dict[str, int] = defaultdict(int)
+    transfers = Transfer.objects.filter(pool=pool)
+    for account, total in transfers.values_list("credit").annotate(total=Sum("amount_cents")):
+        balance[kinds[account]] += total
+    for account, total in transfers.values_list("debit").annotate(total=Sum("amount_cents")):
+        balance[kinds[account]] -= total
+    return {kind.value: balance.get(kind.value, 0) for kind in AccountKind}
+
+
 def _verify_pool(pool: Pool, report: Report) -> None:
     from tables.models import RoundSeat, RoundState  # tables depends on jackpot, not the reverse
 
-    kinds = dict(Account.objects.filter(pool=pool).values_list("pk", "kind"))
-    balance: dict[str, int] = defaultdict(int)
-    for account, total in (
-        Transfer.objects.filter(pool=pool).values_list("credit").annotate(total=Sum("amount_cents"))
-    ):
-        balance[kinds[account]] += total
-    for account, total in (
-        Transfer.objects.filter(pool=pool).values_list("debit").annotate(total=Sum("amount_cents"))
-    ):
-        balance[kinds[account]] -= total
-    balances = {kind.value: balance.get(kind.value, 0) for kind in AccountKind}
+    balances = pool_balances(pool)
     report.balances[pool.pk] = balances
     name = f"pool {pool.pk}"
 

@@ -13,6 +13,7 @@ from config.throttling import AddressThrottle
 from jackpot.api.authentication import StaffTokenAuthentication, require_roles
 from jackpot.display import display_meter
 from jackpot.models import Pool
+from jackpot.reports import pool_report
 from jackpot.selectors import pool_configuration
 from jackpot.verification import verify_journal
 from tables.api.schemas import DisplayMeterSerializer
@@ -56,6 +57,19 @@ class PoolMeterView(PublicView):
         if etag in request.headers.get("If-None-Match", ""):
             return Response(status=304, headers={"ETag": etag})
         return Response(body, headers={"ETag": etag, "Cache-Control": "no-cache"})
+
+
+class PoolReportView(APIView):
+    authentication_classes = [StaffTokenAuthentication]
+    permission_classes = [require_roles("auditor", "supervisor", "admin")]
+
+    @extend_schema(
+        operation_id="pool_report",
+        responses={200: OpenApiTypes.OBJECT},
+        summary="A pool's reconciliation: balances, stakes, awards by kind, hits, meter identity",
+    )
+    def get(self, request: Request, pool: int) -> Response:
+        return Response(pool_report(_pool(pool)))
 
 
 class JournalVerifyView(APIView):

@@ -1,0 +1,90 @@
+"""A pool's reconciliation for auditors: balances, stakes, awards, hits, and the meter identity.
+
+The meter identity recomputes the meter counter from first principles, independently of the
+counter itself: every stake ever taken adds exactly `stake_cents * meter_share_bp` units (voided
+rounds included: the meter keeps its share), and the only other movements are the seed and the
+resets (in), voided jackpots (in) and jackpots won (out), all in whole cents. It holds to the
+unit while the pool's stake and shares have not changed since its creation, which the admin
+guarantees while tables are open.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Q, Sum
+
+from jackpot.models import UNITS_PER_CENT, Award, AwardKind, AwardStatus, Pool, Transfer
+from jackpot.models import TransferCode as Code
+from jackpot.verification import pool_balances
+
+LAST_HITS = 25
+
+
+def _by_code(pool: Pool) -> dict[str, int]:
+    totals = Transfer.objects.filter(pool=pool).values_list("code").annotate(s=Sum("amount_cents"))
+    return {code: int(total) for code, total in totals}
+
+
+def pool_report(pool: Pool) -> dict[str, Any]:
+    from tables.models import RoundSeat  # tables depends on jackpot, not the reverse
+
+    balances = pool_balances(pool)
+    by_code = _by_code(pool)
+    stakes = RoundSeat.objects.filter(round__table__pool=pool, progressive_cents__gt=0)
+    stakes_count = stakes.count()
+
+    cents_in = sum(
+        by_code.get(code, 0)
+        for code in (Code.POOL_SEED, Code.RESET_RESERVE, Code.RESET_HOUSE, Code.AWARD_VOID_METER)
+    )
+    expected_units = (cents_in - by_code.get(Code.JACKPOT_HIT, 0)) * UNITS_PER_CENT + (
+        stakes_count * pool.stake_cents * pool.meter_share_bp
+    )
+    live = ~Q(status=AwardStatus.VOID)
+    awards = {
+        kind: {"count": count, "amount_cents": int(total or 0)}
+        for kind, count, total in Award.objects.filter(live, pool=pool)
+        .values_list("kind")
+        .annotate(count=Count("pk"), total=Sum("amount_cents"))
+    }
+    hits = Award.objects.filter(live, pool=pool, kind=AwardKind.ROYAL_FLUSH).select_related(
+        "round__table"
+    )
+    return {
+        "pool": pool.pk,
+        "currency": pool.currency,
+        "meter_cents": pool.meter_cents,
+        "reserve_cents": pool.reserve_units // UNITS_PER_CENT,
+        "house_cents": balances["house"],
+        "balances": balances,
+        "stakes": {
+            "count": stakes_count,
+            "in_cents": -balances["stakes"],
+            "refunded_cents": by_code.get(Code.VOID_REFUND, 0),
+        },
+        "awards_by_kind": {
+            kind: awards.get(kind, {"count": 0, "amount_cents": 0}) for kind in AwardKind.values
+        },
+        "hit_count": hits.count(),
+        "last_hits": [
+            {
+                "award": hit.pk,
+                "table": hit.round.table.name,
+                "round": hit.round.round_id,
+                "seat": hit.seat,
+                "amount_cents": hit.amount_cents,
+                "status": hit.status,
+                "at": hit.created_at.isoformat(),
+            }
+            for hit in hits.order_by("-sequence")[:LAST_HITS]
+        ],
+        "meter_identity": {
+            "formula": "units = (seed + resets + voided jackpots - jackpots won) x 10,000"
+            " + stakes x stake_cents x meter_share_bp",
+            "expected_units": expected_units,
+            "meter_units": pool.meter_units,
+            "holds": expected_units == pool.meter_units
+            and balances["meter"] == pool.meter_units // UNITS_PER_CENT,
+        },
+    }
