@@ -88,7 +88,33 @@ _DRF_TYPES = {
 }
 
 
+security_log = logging.getLogger("jackpot.security")
+
+
+def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
+    """Failed authentications and refusals, with who and from where, for the security log."""
+    request = context.get("request")
+    if request is None:
+        return
+    meta = request._request.META if hasattr(request, "_request") else {}
+    user = getattr(request, "_user", None)
+    security_log.warning(
+        "refused %s %s: %s (%s) user=%s from=%s",
+        request.method,
+        request.path,
+        type(exc).__name__,
+        getattr(exc, "detail", None) or getattr(exc, "message", ""),
+        user if user is not None else "anonymous",
+        meta.get("REMOTE_ADDR", "?"),
+    )
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(
+        exc,
+        (exceptions.NotAuthenticated, exceptions.AuthenticationFailed, exceptions.PermissionDenied),
+    ) or (isinstance(exc, ApiError) and exc.status_code == status.HTTP_403_FORBIDDEN):
+        _log_refusal(exc, context)
     if isinstance(exc, ApiError):
         body = error_body(exc.error_type, exc.code, exc.message, exc.param)
         return Response(body, status=exc.status_code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
@@ -11,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 from config.errors import ApiError
 from jackpot import rows
 from jackpot.awards import award_json
-from jackpot.models import Award, AwardKind, AwardStatus, Pool
+from jackpot.models import Award, AwardKind, AwardStatus, Pool, Transfer, TransferCode
 from tables.rules.paytables import get_progressive_paytable, render_progressive_paytable
 
 
@@ -90,14 +91,7 @@ def awards_filtered(params: Mapping[str, str]) -> QuerySet[Award]:
             query = query.filter(**{lookup: value})
     for name, lookup in (("from", "created_at__gte"), ("to", "created_at__lt")):
         if name in params:
-            moment = parse_datetime(params[name]) if len(params[name]) <= 40 else None
-            if moment is None or moment.tzinfo is None:
-                raise ApiError(
-                    "invalid_parameter",
-                    f"{name} must be an ISO 8601 time with its offset, e.g. 2026-11-29T20:00:00Z",
-                    param=name,
-                )
-            query = query.filter(**{lookup: moment})
+            query = query.filter(**{lookup: _moment(params, name)})
     return query
 
 
@@ -126,3 +120,58 @@ def _whole(params: Mapping[str, str], name: str, *, default: int, high: int, low
             "invalid_parameter", f"{name} must be a whole number from {low} to {high}", param=name
         )
     return int(raw)
+
+
+def journal_page(params: Mapping[str, str]) -> dict[str, Any]:
+    """A page of transfers, newest first, with their accounts and audit event; filters: pool,
+    code, round (the round's database id), from and to (ISO 8601 times)."""
+    query = Transfer.objects.select_related("debit", "credit", "event")
+    if "pool" in params:
+        query = query.filter(pool_id=_whole(params, "pool", default=0, high=2**62))
+    if "round" in params:
+        query = query.filter(round_id=_whole(params, "round", default=0, high=2**62))
+    if "code" in params:
+        if params["code"] not in TransferCode.values:
+            raise ApiError("invalid_parameter", "code must be a transfer code", param="code")
+        query = query.filter(code=params["code"])
+    for name, lookup in (("from", "created_at__gte"), ("to", "created_at__lt")):
+        if name in params:
+            query = query.filter(**{lookup: _moment(params, name)})
+    limit = _whole(params, "limit", default=100, high=500, low=1)
+    offset = _whole(params, "offset", default=0, high=2**62)
+    return {
+        "count": query.count(),
+        "limit": limit,
+        "offset": offset,
+        "results": [
+            {
+                "id": t.pk,
+                "pool": t.pool_id,
+                "code": t.code,
+                "debit": t.debit.kind,
+                "credit": t.credit.kind,
+                "amount_cents": t.amount_cents,
+                "round": t.round_id,
+                "award": t.award_id,
+                "at": t.created_at.isoformat(),
+                "event": {
+                    "chain": t.event.chain,
+                    "sequence": t.event.sequence,
+                    "kind": t.event.kind,
+                    "hash": t.event.hash,
+                },
+            }
+            for t in query.order_by("-pk")[offset : offset + limit]
+        ],
+    }
+
+
+def _moment(params: Mapping[str, str], name: str) -> datetime:
+    moment = parse_datetime(params[name]) if len(params[name]) <= 40 else None
+    if moment is None or moment.tzinfo is None:
+        raise ApiError(
+            "invalid_parameter",
+            f"{name} must be an ISO 8601 time with its offset, e.g. 2026-11-29T20:00:00Z",
+            param=name,
+        )
+    return moment

@@ -6,6 +6,7 @@ urlpatterns = [
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
     path("pools/<int:pool>/meter", views.PoolMeterView.as_view(), name="pool-meter"),
     path("pools/<int:pool>/report", views.PoolReportView.as_view(), name="pool-report"),
+    path("journal", views.JournalView.as_view(), name="journal"),
     path("journal/verify", views.JournalVerifyView.as_view(), name="journal-verify"),
     path("awards", awards.AwardListView.as_view(), name="award-list"),
     path("awards/export.csv", awards.AwardExportView.as_view(), name="award-export"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,7 +14,7 @@ from jackpot.api.authentication import StaffTokenAuthentication, require_roles
 from jackpot.display import display_meter
 from jackpot.models import Pool
 from jackpot.reports import pool_report
-from jackpot.selectors import pool_configuration
+from jackpot.selectors import journal_page, pool_configuration
 from jackpot.verification import verify_journal
 from tables.api.schemas import DisplayMeterSerializer
 
@@ -70,6 +70,31 @@ class PoolReportView(APIView):
     )
     def get(self, request: Request, pool: int) -> Response:
         return Response(pool_report(_pool(pool)))
+
+
+class JournalView(APIView):
+    authentication_classes = [StaffTokenAuthentication]
+    permission_classes = [require_roles("auditor", "admin")]
+
+    @extend_schema(
+        operation_id="journal_list",
+        parameters=[
+            OpenApiParameter(name, str, description=text)
+            for name, text in (
+                ("pool", "pool id"),
+                ("code", "transfer code"),
+                ("round", "round database id"),
+                ("from", "ISO 8601 time, included"),
+                ("to", "ISO 8601 time, excluded"),
+                ("limit", "1 to 500 (default 100)"),
+                ("offset", "default 0"),
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+        summary="The journal's transfers, newest first, with their audit events (auditors)",
+    )
+    def get(self, request: Request) -> Response:
+        return Response(journal_page(request.query_params))
 
 
 class JournalVerifyView(APIView):
