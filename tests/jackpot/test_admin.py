@@ -1,0 +1,140 @@
+"""Administration: pools' money parameters are locked while tables are open, every change is an
+audit event with before and after, tokens are issued once and revoked, the journal is read-only."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from jackpot.models import AuditEvent, Pool
+from jackpot.services import PoolChangeRefused, pool_update
+from tables.models import Table, Terminal
+from tables.services import table_update
+
+pytestmark = pytest.mark.django_db
+
+
+def test_money_parameters_wait_for_the_tables_to_close(floor):
+    with pytest.raises(PoolChangeRefused, match="close \\(disable\\) its tables first"):
+        pool_update(pool_id=floor.pool_id, changes={"stake_cents": 1000}, actor="test")
+    assert Pool.objects.get(pk=floor.pool_id).stake_cents == 500
+
+    # What is not money may change while tables are open.
+    pool_update(pool_id=floor.pool_id, changes={"verification_threshold_cents": 1}, actor="test")
+
+    for table in Table.objects.filter(pool_id=floor.pool_id):
+        table_update(table_id=table.pk, changes={"enabled": False}, actor="test")
+    pool_update(pool_id=floor.pool_id, changes={"stake_cents": 1000}, actor="test")
+    assert Pool.objects.get(pk=floor.pool_id).stake_cents == 1000
+    changes = [
+        (e.payload["before"], e.payload["after"])
+        for e in AuditEvent.objects.filter(kind="pool.changed").order_by("sequence")
+    ]
+    assert changes == [
+        ({"verification_threshold_cents": 100_000}, {"verification_threshold_cents": 1}),
+        ({"stake_cents": 500}, {"stake_cents": 1000}),
+    ]
+    closed = AuditEvent.objects.filter(kind="table.changed").first()
+    assert (closed.payload["before"], closed.payload["after"]) == (
+        {"enabled": True},
+        {"enabled": False},
+    )
+
+
+def test_a_table_changes_pool_only_when_closed(floor):
+    table = floor.uth[0].table_id
+    with pytest.raises(ValueError, match="close the table"):
+        table_update(table_id=table, changes={"pool": None}, actor="test")
+
+
+@pytest.fixture
+def admin_client(client, django_user_model):
+    user = django_user_model.objects.create_superuser("root", password="x")
+    client.force_login(user)
+    return client
+
+
+def test_admin_refuses_a_money_change_with_the_reason(admin_client, floor):
+    pool = Pool.objects.get(pk=floor.pool_id)
+    form = {
+        "name": pool.name,
+        "verification_threshold_cents": pool.verification_threshold_cents,
+        "stake_cents": 700,
+        "meter_share_bp": pool.meter_share_bp,
+        "reserve_share_bp": pool.reserve_share_bp,
+        "seed_cents": pool.seed_cents,
+        "paytable_version": pool.paytable_version,
+    }
+    response = admin_client.post(f"/admin/jackpot/pool/{pool.pk}/change/", form)
+    assert response.status_code == 200  # the form again, with the error
+    assert "close (disable) its tables first" in response.content.decode()
+    assert Pool.objects.get(pk=pool.pk).stake_cents == 500
+
+
+def test_admin_issues_a_terminal_token_once_and_revokes(admin_client, floor):
+    table = floor.uth[0].table_id
+    response = admin_client.post(
+        "/admin/tables/table/",
+        {"action": "issue_terminal_token", "_selected_action": [table]},
+        follow=True,
+    )
+    text = response.content.decode()
+    token = text.split(": term_")[1].split("<")[0].split()[0]
+    assert Terminal.objects.filter(table_id=table, revoked_at__isnull=True).count() == 1
+    assert not Terminal.objects.filter(token_hash__contains=token).exists()  # only its hash
+    live = Terminal.objects.get(table_id=table, revoked_at__isnull=True)
+    admin_client.post(
+        "/admin/tables/terminal/", {"action": "revoke", "_selected_action": [live.pk]}, follow=True
+    )
+    assert Terminal.objects.filter(table_id=table, revoked_at__isnull=True).count() == 0
+    assert AuditEvent.objects.filter(kind="terminal.revoked").exists()
+
+
+def test_the_journal_is_read_only_in_the_admin(admin_client, floor):
+    assert admin_client.get("/admin/jackpot/transfer/").status_code == 200
+    assert admin_client.get("/admin/jackpot/transfer/add/").status_code == 403
+    assert admin_client.get("/admin/jackpot/auditevent/add/").status_code == 403
+
+
+def test_staff_changes_are_audited(admin_client, django_user_model):
+    from jackpot.services import role_group
+
+    user = django_user_model.objects.create(username="ana")
+    group = role_group("supervisor")
+    response = admin_client.post(
+        f"/admin/auth/user/{user.pk}/change/",
+        {
+            "username": "ana",
+            "is_active": "on",
+            "groups": [group.pk],
+            "date_joined_0": "2026-11-29",
+            "date_joined_1": "10:00:00",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    event = AuditEvent.objects.get(kind="staff.changed")
+    assert event.payload["before"]["roles"] == [] and event.payload["after"]["roles"] == [
+        "supervisor"
+    ]
+    assert User.objects.get(pk=user.pk).groups.filter(name="supervisor").exists()
+
+
+def test_a_pool_added_in_the_admin_gets_its_accounts_and_seed(admin_client):
+    response = admin_client.post(
+        "/admin/jackpot/pool/add/",
+        {
+            "name": "Second pool",
+            "verification_threshold_cents": 100_000,
+            "stake_cents": 500,
+            "meter_share_bp": 2000,
+            "reserve_share_bp": 800,
+            "seed_cents": 250_000,
+            "paytable_version": "uth-progressive/2026-1",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    pool = Pool.objects.get(name="Second pool")
+    assert pool.meter_cents == 250_000 and pool.accounts.count() == 7
+    from tests.conftest import assert_journal_ok
+
+    assert assert_journal_ok()["balances"][str(pool.pk)]["meter"] == 250_000
