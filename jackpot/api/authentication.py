@@ -1,4 +1,4 @@
-"""Staff authentication (`Authorization: Bearer staff_...`) and role permissions.
+"""Staff authentication (`Authorization: Bearer staff_...`, or a browser session) and roles.
 
 Roles are Django groups: supervisor, auditor, admin (a superuser holds every role).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from rest_framework.authentication import BaseAuthentication
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
@@ -54,3 +54,8 @@ def require_roles(*roles: str) -> type[BasePermission]:
 
     HasRole.__name__ = f"HasRole_{'_'.join(roles)}"
     return HasRole
+
+
+# Staff endpoints: an API token, or the browser session of a signed-in staff member (DRF then
+# requires the CSRF token on unsafe methods).
+STAFF_AUTHENTICATION = [StaffTokenAuthentication, SessionAuthentication]

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from config.errors import ApiError
 from jackpot import awards
-from jackpot.api.authentication import StaffTokenAuthentication, require_roles
+from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows
 from jackpot.models import Award
 from jackpot.selectors import award_list, awards_filtered
@@ -28,7 +28,7 @@ TEXT = inline_serializer("AwardText", {"note": serializers.CharField(required=Fa
 
 
 class StaffView(APIView):
-    authentication_classes = [StaffTokenAuthentication]
+    authentication_classes = STAFF_AUTHENTICATION
 
     def staff(self, request: Request) -> User:
         user = request.user

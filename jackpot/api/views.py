@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from config.errors import NotFound
 from config.throttling import AddressThrottle
-from jackpot.api.authentication import StaffTokenAuthentication, require_roles
+from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.display import display_meter
 from jackpot.models import Pool
 from jackpot.reports import pool_report
@@ -60,7 +60,7 @@ class PoolMeterView(PublicView):
 
 
 class PoolReportView(APIView):
-    authentication_classes = [StaffTokenAuthentication]
+    authentication_classes = STAFF_AUTHENTICATION
     permission_classes = [require_roles("auditor", "supervisor", "admin")]
 
     @extend_schema(
@@ -73,7 +73,7 @@ class PoolReportView(APIView):
 
 
 class JournalView(APIView):
-    authentication_classes = [StaffTokenAuthentication]
+    authentication_classes = STAFF_AUTHENTICATION
     permission_classes = [require_roles("auditor", "admin")]
 
     @extend_schema(
@@ -98,7 +98,7 @@ class JournalView(APIView):
 
 
 class JournalVerifyView(APIView):
-    authentication_classes = [StaffTokenAuthentication]
+    authentication_classes = STAFF_AUTHENTICATION
     permission_classes = [require_roles("auditor", "admin")]
 
     @extend_schema(
