@@ -43,6 +43,10 @@ class Conflict(ApiError):
     error_type = "conflict"
 
 
+class PayloadTooLarge(ApiError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+
+
 class Forbidden(ApiError):
     status_code = status.HTTP_403_FORBIDDEN
     error_type = "permission"

@@ -1,4 +1,5 @@
-"""A strict JSON parser: malformed, deeply nested or non-standard JSON is a 400, never a 500.
+"""A strict JSON parser: malformed, deeply nested or non-standard JSON is a 400, never a 500,
+and a body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 without being read whole.
 
 The standard parser lets a RecursionError (very deep nesting) escape as a 500 and accepts NaN and
 Infinity; money never needs either.
@@ -9,8 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+
+from config.errors import PayloadTooLarge
 
 MAX_DEPTH = 32
 
@@ -43,7 +47,13 @@ def _depth(value: Any, limit: int = MAX_DEPTH) -> int:
 
 class StrictJSONParser(JSONParser):
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        raw = stream.read() if stream is not None else b""
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 64 * 1024
+        # Read one byte past the limit, never the whole of an oversized body.
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if len(raw) > limit:
+            raise PayloadTooLarge(
+                "body_too_large", f"the body is larger than {limit} bytes", param=None
+            )
         try:
             value = json.loads(
                 raw.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float

@@ -1,9 +1,10 @@
 """URL map: health, the API under /api/v1/, its OpenAPI schema and docs, and the Django admin."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from config.errors import json_404
 from config.health import healthz
 
 urlpatterns = [
@@ -13,6 +14,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    # Every unknown API path answers in the API's error shape, DEBUG or not.
+    re_path(r"^api/", json_404),
 ]
 
 handler400 = "config.errors.json_400"

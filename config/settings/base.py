@@ -132,6 +132,9 @@ REST_FRAMEWORK = {
         "terminal": env_str("THROTTLE_TERMINAL", "6000/min"),
     },
     "UNAUTHENTICATED_USER": None,
+    # How many proxies in front of the service add to X-Forwarded-For: 0 means the client's
+    # address is REMOTE_ADDR and a forged header cannot dodge the per-address throttle.
+    "NUM_PROXIES": int(env_str("NUM_PROXIES", "0")),
 }
 
 SPECTACULAR_SETTINGS = {

@@ -20,7 +20,7 @@ from tables.api.authentication import bearer_token
 
 class StaffTokenAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[AbstractBaseUser, str] | None:
-        token = bearer_token(request, "staff")
+        token = bearer_token(request, "staff", what="a staff token, or a signed-in browser session")
         if token is None:
             return None
         found = (

@@ -24,7 +24,10 @@ from jackpot.exports import award_rows
 from jackpot.models import Award
 from jackpot.selectors import award_list, awards_filtered
 
-TEXT = inline_serializer("AwardText", {"note": serializers.CharField(required=False)})
+BODIES = {
+    "verify": inline_serializer("AwardNote", {"note": serializers.CharField(max_length=500)}),
+    "void": inline_serializer("AwardReason", {"reason": serializers.CharField(max_length=500)}),
+}
 
 
 class StaffView(APIView):
@@ -88,7 +91,7 @@ def _step(name: str, run: Callable[[int, User, dict[str, Any]], Award], roles: t
 
         @extend_schema(
             operation_id=f"award_{name}",
-            request=TEXT if name in ("verify", "void") else None,
+            request=BODIES.get(name),
             responses={200: OpenApiTypes.OBJECT},
             summary=f"{name.capitalize()} an award (supervisors)",
         )

@@ -37,13 +37,18 @@ class TerminalPrincipal:
         return self.actor
 
 
-def bearer_token(request: Request, prefix: str) -> str | None:
-    """The bearer token of the request if it is of the `prefix_` kind, else None."""
+def bearer_token(request: Request, prefix: str, *, what: str) -> str | None:
+    """The request's bearer token; None without one; refused if it is not of the `prefix_` kind
+    (a staff token on a terminal endpoint, or the reverse, gets a message that says so)."""
     parts = get_authorization_header(request).split()
-    if len(parts) != 2 or parts[0].lower() != b"bearer":
+    if not parts or parts[0].lower() != b"bearer":
         return None
+    if len(parts) != 2:
+        raise AuthenticationFailed("the Authorization header must be 'Bearer <token>'")
     token = parts[1].decode("latin-1")
-    return token if token.startswith(f"{prefix}_") else None
+    if not token.startswith(f"{prefix}_"):
+        raise AuthenticationFailed(f"this endpoint takes {what} ({prefix}_...)")
+    return token
 
 
 # What a round needs of its terminal, table and pool; anything else is loaded if ever read.
@@ -85,7 +90,7 @@ def _terminal_by_token(token_hash: str) -> Terminal | None:
 
 class TerminalAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[TerminalPrincipal, str] | None:
-        token = bearer_token(request, "term")
+        token = bearer_token(request, "term", what="a table terminal's token")
         if token is None:
             return None
         terminal = _terminal_by_token(hash_token(token))

@@ -153,6 +153,7 @@ class SettlementSerializer(serializers.Serializer[Any]):
 class SeatSettlementSerializer(SettlementSerializer):
     seat = serializers.IntegerField()
     cards = serializers.ListField(child=serializers.CharField())
+    decision = DecisionSerializer()
 
 
 class AwardSerializer(serializers.Serializer[Any]):

@@ -158,7 +158,7 @@ def test_malformed_and_deeply_nested_json_are_400(floor):
     terminal = floor.uth[0]
     client = terminal.client()
     url = f"/api/v1/tables/{terminal.table_id}/rounds"
-    for raw in ("{", '{"round_id": NaN}', "[" * 100_000 + "]" * 100_000, '{"a": 1e999999}'):
+    for raw in ("{", '{"round_id": NaN}', "[" * 20_000 + "]" * 20_000, '{"a": 1e999999}'):
         error = _error(client.post(url, raw, content_type="application/json"), 400)
         assert error["code"] == "malformed_json"
     assert (
@@ -268,3 +268,33 @@ def test_unknown_paths_and_pools_answer_in_the_error_shape(client, floor):
     assert _error(client.get("/api/v1/no-such-thing"), 404)["code"] == "not_found"
     assert _error(client.get("/api/v1/pools/999999/meter"), 404)["code"] == "pool_not_found"
     assert _error(client.get("/api/v1/pools/999999"), 404)["param"] == "pool"
+
+
+def test_oversized_bodies_are_refused_unread(client):
+    body = '{"cards": ["As"], "pad": "' + "x" * 100_000 + '"}'
+    response = client.post("/api/v1/rules/evaluate", body, content_type="application/json")
+    assert _error(response, 413)["code"] == "body_too_large"
+
+
+def test_a_token_of_the_wrong_kind_is_named(floor, django_user_model):
+    from jackpot.services import role_group, staff_token_issue
+
+    user = django_user_model.objects.create(username="sup")
+    user.groups.add(role_group("supervisor"))
+    staff = Client(
+        HTTP_AUTHORIZATION=f"Bearer {staff_token_issue(user=user, revoke_others=False, actor='t')}"
+    )
+    error = _error(
+        staff.post(
+            f"/api/v1/tables/{floor.uth[0].table_id}/rounds", {}, content_type="application/json"
+        ),
+        401,
+    )
+    assert "terminal's token" in error["message"]
+    terminal = floor.uth[0].client()
+    assert "staff token" in _error(terminal.get("/api/v1/journal"), 401)["message"]
+
+
+def test_unknown_api_paths_are_json_even_in_debug(client, settings):
+    settings.DEBUG = True
+    assert _error(client.get("/api/v1/nothing/here"), 404)["code"] == "not_found"

@@ -879,7 +879,7 @@ POST_PATHS = ["evaluate", "uth/settle", "stud/settle"]
 @pytest.mark.parametrize("path", POST_PATHS)
 @pytest.mark.parametrize(
     "raw",
-    ["{", '{"cards": ["As",]}', '{"cards": NaN}', '{"a": 1e999999}', "[" * 100_000, "\ufeff{}"],
+    ["{", '{"cards": ["As",]}', '{"cards": NaN}', '{"a": 1e999999}', "[" * 20_000, "\ufeff{}"],
 )
 def test_malformed_json_is_a_400(api, path, raw):
     response = api.post(f"{RULES}/{path}", raw, content_type="application/json")

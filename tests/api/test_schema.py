@@ -60,13 +60,15 @@ def test_schema_validates_and_lists_every_api_url(schema):
 def test_schema_documents_who_may_call_what(schema):
     paths = schema["paths"]
     schemes = schema["components"]["securitySchemes"]
-    assert {name: (s["type"], s["scheme"]) for name, s in schemes.items()} == {
+    assert {name: (s["type"], s.get("scheme", s.get("in"))) for name, s in schemes.items()} == {
         "terminalToken": ("http", "bearer"),
         "staffToken": ("http", "bearer"),
+        "cookieAuth": ("apiKey", "cookie"),  # staff signed in with a browser session
     }
     assert paths["/api/v1/tables/{table}/rounds"]["post"]["security"] == [{"terminalToken": []}]
-    assert paths["/api/v1/journal/verify"]["get"]["security"] == [{"staffToken": []}]
-    assert paths["/api/v1/awards/{award}/approve"]["post"]["security"] == [{"staffToken": []}]
+    staff = [{"staffToken": []}, {"cookieAuth": []}]
+    assert paths["/api/v1/journal/verify"]["get"]["security"] == staff
+    assert paths["/api/v1/awards/{award}/approve"]["post"]["security"] == staff
     # The rules API and the pool reads are public.
     assert "security" not in paths["/api/v1/rules/evaluate"]["post"]
     assert "security" not in paths["/api/v1/pools/{pool}/meter"]["get"]

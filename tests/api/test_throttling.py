@@ -52,3 +52,9 @@ def test_money_moves_when_redis_is_down(floor, tight, monkeypatch):
             response = terminal.post("/rounds", {"round_id": f"d-{n}", "seats": [uth_seat(1)]})
             assert response.status_code == 201
     monkeypatch.setattr(throttling, "_client", None)
+
+
+def test_a_forged_forwarded_for_header_does_not_reset_the_budget(client, floor, tight):
+    url = f"/api/v1/pools/{floor.pool_id}/meter"
+    assert [client.get(url).status_code for _ in range(4)] == [200, 200, 200, 429]
+    assert client.get(url, HTTP_X_FORWARDED_FOR="203.0.113.9").status_code == 429
