@@ -1,5 +1,6 @@
 """A strict JSON parser: malformed, deeply nested or non-standard JSON is a 400, never a 500,
-and a body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 without being read whole.
+a body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 without being read whole, and text holding NUL
+or an unpaired surrogate (which PostgreSQL or UTF-8 cannot store) is a 400 like malformed JSON.
 
 The standard parser lets a RecursionError (very deep nesting) escape as a 500 and accepts NaN and
 Infinity; money never needs either.
@@ -13,8 +14,6 @@ from typing import Any
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
-
-from config.errors import PayloadTooLarge
 
 MAX_DEPTH = 32
 
@@ -30,19 +29,28 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _depth(value: Any, limit: int = MAX_DEPTH) -> int:
+def _check(value: Any, limit: int = MAX_DEPTH) -> None:
+    """Refuse nesting deeper than `limit`, and text no database or hash can hold: NUL
+    (PostgreSQL text refuses it) and unpaired surrogates (not encodable as UTF-8)."""
     stack = [(value, 1)]
-    deepest = 0
     while stack:
         node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            break
-        if isinstance(node, dict):
+        if depth > limit:
+            raise ParseError(f"JSON nested deeper than {limit} levels")
+        if isinstance(node, str):
+            if "\x00" in node:
+                raise ParseError("text must not contain the NUL character (\\u0000)")
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ParseError(
+                    "text must not contain unpaired surrogates (\\ud800-\\udfff)"
+                ) from None
+        elif isinstance(node, dict):
+            stack.extend((key, depth + 1) for key in node)
             stack.extend((child, depth + 1) for child in node.values())
         elif isinstance(node, list):
             stack.extend((child, depth + 1) for child in node)
-    return deepest
 
 
 class StrictJSONParser(JSONParser):
@@ -51,6 +59,9 @@ class StrictJSONParser(JSONParser):
         # Read one byte past the limit, never the whole of an oversized body.
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
+            # Imported here: config.errors imports DRF's views, which load this parser.
+            from config.errors import PayloadTooLarge
+
             raise PayloadTooLarge(
                 "body_too_large", f"the body is larger than {limit} bytes", param=None
             )
@@ -62,6 +73,5 @@ class StrictJSONParser(JSONParser):
             raise ParseError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
         except (ValueError, UnicodeDecodeError) as error:
             raise ParseError(f"malformed JSON: {error}") from None
-        if _depth(value) > MAX_DEPTH:
-            raise ParseError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        _check(value)
         return value

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.errors import json_404
@@ -15,7 +16,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),
     # Every unknown API path answers in the API's error shape, DEBUG or not.
-    re_path(r"^api/", json_404),
+    re_path(r"^api/", csrf_exempt(json_404)),
 ]
 
 handler400 = "config.errors.json_400"

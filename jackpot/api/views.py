@@ -45,6 +45,11 @@ class PoolDetailView(PublicView):
 class PoolMeterView(PublicView):
     @extend_schema(
         operation_id="pool_meter",
+        parameters=[
+            OpenApiParameter(
+                "If-None-Match", str, OpenApiParameter.HEADER, description="the last ETag seen"
+            )
+        ],
         responses={200: DisplayMeterSerializer, 304: None},
         summary="The committed meter in whole cents, the last hit, and whether a jackpot waits",
         description="Send the last ETag in If-None-Match: an unchanged sign gets 304.",

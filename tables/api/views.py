@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,6 +21,14 @@ from tables.payloads import parse_open, parse_result, parse_void, round_id_of
 from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_settle, round_void
 
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,128}")
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    pattern=r"^[!-~]{1,128}$",
+    description="1 to 128 printable ASCII characters: a retry with the same key and body gets "
+    "the first answer; the same key with another body gets 409.",
+)
 
 
 class TerminalThrottle(WindowThrottle):
@@ -71,6 +79,7 @@ class TerminalView(APIView):
 class RoundOpenView(TerminalView):
     @extend_schema(
         operation_id="round_open",
+        parameters=[IDEMPOTENCY_HEADER],
         request=schemas.OpenRequestSerializer,
         responses={201: schemas.OpenResponseSerializer},
         summary="Open a round: lock each seat's bets (progressive stakes raise the meter)",
@@ -94,6 +103,7 @@ class RoundOpenView(TerminalView):
 class RoundResultView(TerminalView):
     @extend_schema(
         operation_id="round_result",
+        parameters=[IDEMPOTENCY_HEADER],
         request=schemas.ResultRequestSerializer,
         responses={200: schemas.ResultResponseSerializer},
         summary="Post a round's cards and decisions: every box and progressive award is settled",
@@ -113,6 +123,7 @@ class RoundResultView(TerminalView):
 class RoundVoidView(TerminalView):
     @extend_schema(
         operation_id="round_void",
+        parameters=[IDEMPOTENCY_HEADER],
         request=schemas.VoidRequestSerializer,
         responses={200: schemas.VoidResponseSerializer},
         summary="Void an open round (misdeal): progressive stakes are refunded by the house",
@@ -136,6 +147,7 @@ class RoundDetailView(TerminalView):
     )
     def get(self, request: Request, table: int, round_id: str) -> Response:
         table_obj = self.principal(request).table
+        round_id_of(round_id)
         rnd = Round.objects.filter(table=table_obj, round_id=round_id).first()
         if rnd is None:
             raise NotFound(

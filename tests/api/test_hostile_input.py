@@ -298,3 +298,22 @@ def test_a_token_of_the_wrong_kind_is_named(floor, django_user_model):
 def test_unknown_api_paths_are_json_even_in_debug(client, settings):
     settings.DEBUG = True
     assert _error(client.get("/api/v1/nothing/here"), 404)["code"] == "not_found"
+
+
+@pytest.mark.parametrize("text", ["a\u0000b", "\ud800", "\udfff"])
+def test_text_no_database_can_hold_is_refused(floor, text):
+    terminal = floor.uth[0]
+    terminal.post("/rounds", {"round_id": "r-1", "seats": GOOD_SEATS})
+    before = _snapshot(floor.pool_id)
+    raw = json.dumps({"reason": text})  # json.dumps writes \u0000 and lone surrogates as escapes
+    response = terminal.client().post(
+        f"/api/v1/tables/{terminal.table_id}/rounds/r-1/void", raw, content_type="application/json"
+    )
+    assert _error(response, 400)["code"] == "malformed_json"
+    assert _snapshot(floor.pool_id) == before
+    assert _error(terminal.client().get(f"/api/v1/tables/{terminal.table_id}/rounds/a%00b"), 400)
+
+
+def test_posts_to_unknown_api_paths_are_json_404_without_csrf(floor):
+    csrf = Client(enforce_csrf_checks=True)
+    assert _error(csrf.post("/api/v1/nothing", {}), 404)["code"] == "not_found"

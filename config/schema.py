@@ -1,0 +1,76 @@
+"""OpenAPI post-processing: every operation documents the errors it can answer with.
+
+drf-spectacular describes each view's success; the errors come from shared machinery (the
+strict parser, authentication, permissions, throttles, the services' ApiErrors), all in the
+one shape `{"error": {"type", "code", "message", "param"}}`. This hook adds that shape as the
+`Error` component and, to every operation, the statuses that machinery can produce, so a client
+generated from the schema knows them and schemathesis can hold the service to them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["type", "code", "message", "param"],
+            "properties": {
+                "type": {
+                    "type": "string",
+                    "enum": [
+                        "invalid_request",
+                        "authentication",
+                        "permission",
+                        "conflict",
+                        "rate_limit",
+                        "api_error",
+                    ],
+                },
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "param": {"type": "string", "nullable": True},
+            },
+        }
+    },
+}
+EVERYWHERE = {
+    "404": "Not found: the path, or the object it names",
+    "405": "Method not allowed",
+    "406": "Not acceptable",
+    "429": "Throttled; Retry-After gives the seconds to wait",
+}
+WITH_INPUT = {
+    "400": "Invalid request: the field at fault is `param`",
+    "409": "Conflict: the state or an earlier request does not allow it",
+    "413": "Body too large",
+    "415": "Unsupported media type: send application/json",
+}
+SECURED = {
+    "401": "Missing, unknown or revoked credentials",
+    "403": "Not allowed for these credentials",
+}
+
+
+def add_error_responses(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for item in result.get("paths", {}).values():
+        for method, operation in item.items():
+            statuses = dict(EVERYWHERE)
+            statuses.update(
+                WITH_INPUT
+                if method in ("post", "put", "patch") or operation.get("parameters")
+                else {}
+            )
+            if operation.get("security") and {} not in operation["security"]:
+                statuses.update(SECURED)
+            responses = operation.setdefault("responses", {})
+            for status, description in statuses.items():
+                responses.setdefault(status, {"description": description, "content": error})
+    return result
