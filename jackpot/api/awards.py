@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from config.errors import ApiError
 from jackpot import awards
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
+from jackpot.api.parameters import TIME_RANGE, query_parameters
 from jackpot.exports import award_rows
 from jackpot.models import Award
 from jackpot.selectors import award_list, awards_filtered
@@ -64,17 +65,13 @@ class AwardExportView(StaffView):
 
     @extend_schema(
         operation_id="award_export",
-        parameters=[
-            OpenApiParameter(name, str, description=text)
-            for name, text in (
-                ("from", "ISO 8601 time, included"),
-                ("to", "ISO 8601 time, excluded"),
-                ("pool", "pool id"),
-                ("table", "table id"),
-                ("kind", "award kind"),
-                ("status", "award status"),
-            )
-        ],
+        parameters=query_parameters(
+            *TIME_RANGE,
+            ("pool", "pool id"),
+            ("table", "table id"),
+            ("kind", "award kind"),
+            ("status", "award status"),
+        ),
         responses={(200, "text/csv"): OpenApiTypes.STR},
         summary="The payout log as CSV, streamed, ending with a SHA-256 digest (auditors)",
     )

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from config.errors import NotFound
 from config.throttling import AddressThrottle
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
+from jackpot.api.parameters import TIME_RANGE, query_parameters
 from jackpot.display import display_meter
 from jackpot.models import Pool
 from jackpot.reports import pool_report
@@ -83,18 +84,14 @@ class JournalView(APIView):
 
     @extend_schema(
         operation_id="journal_list",
-        parameters=[
-            OpenApiParameter(name, str, description=text)
-            for name, text in (
-                ("pool", "pool id"),
-                ("code", "transfer code"),
-                ("round", "round database id"),
-                ("from", "ISO 8601 time, included"),
-                ("to", "ISO 8601 time, excluded"),
-                ("limit", "1 to 500 (default 100)"),
-                ("offset", "default 0"),
-            )
-        ],
+        parameters=query_parameters(
+            ("pool", "pool id"),
+            ("code", "transfer code"),
+            ("round", "round database id"),
+            *TIME_RANGE,
+            ("limit", "1 to 500 (default 100)"),
+            ("offset", "default 0"),
+        ),
         responses={200: OpenApiTypes.OBJECT},
         summary="The journal's transfers, newest first, with their audit events (auditors)",
     )
