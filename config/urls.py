@@ -1,4 +1,5 @@
-"""URL map: health, the API under /api/v1/, its OpenAPI schema and docs, and the Django admin."""
+"""URL map: health, the jackpot sign, the API under /api/v1/, its OpenAPI schema and docs, and the
+Django admin."""
 
 from django.contrib import admin
 from django.urls import include, path, re_path
@@ -7,9 +8,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.errors import json_404
 from config.health import healthz
+from jackpot.views import display_sign
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("display/<int:pool>/", display_sign, name="display"),
     path("api/v1/", include("tables.api.urls")),
     path("api/v1/", include("jackpot.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -2,8 +2,8 @@
 
 What a sign shows has two parts, each with its own version from the pool row:
 - the meter (`meter_version`): amount in whole cents, currency, time;
-- the awards (`award_version`): the last hit (table, kind, amount, time) and whether a jackpot
-  waits for verification.
+- the awards (`award_version`): the last hits (table, kind, amount, time), newest first, and
+  whether a jackpot waits for verification.
 
 Both are published to one Redis hash by `transaction.on_commit`, so nothing uncommitted is ever
 shown, and with a compare-and-set on the version, so a late publisher cannot put an older value
@@ -27,6 +27,8 @@ from jackpot import rows
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
 
 logger = logging.getLogger(__name__)
+
+RECENT_HITS = 5  # the winners a sign lists
 
 # Sets `part` and its version only when the new version is newer than the one held.
 _PUBLISH = """
@@ -85,28 +87,28 @@ def awards_changed(pool_id: int) -> None:
 
 def _awards_part(pool_id: int) -> tuple[int, dict[str, Any]]:
     version = Pool.objects.filter(pk=pool_id).values_list("award_version", flat=True).first()
-    last = (
-        Award.objects.filter(pool_id=pool_id)
+    # The winners a sign lists: each hand's award, newest first. Envy is left out (it rides on a
+    # royal already listed) and so is a voided award (it was never won).
+    hits = [
+        {
+            "table": award.round.table.name,
+            "kind": award.kind,
+            "amount_cents": award.amount_cents,
+            "at": award.created_at.isoformat(),
+        }
+        for award in Award.objects.filter(pool_id=pool_id)
         .exclude(status=AwardStatus.VOID)
         .exclude(kind=AwardKind.ENVY)
         .select_related("round__table")
-        .order_by("-sequence")
-        .first()
-    )
+        .order_by("-sequence")[:RECENT_HITS]
+    ]
     pending = Award.objects.filter(
         pool_id=pool_id,
         kind=AwardKind.ROYAL_FLUSH,
         status__in=(AwardStatus.PENDING, AwardStatus.VERIFIED),
     ).exists()
-    last_hit = None
-    if last is not None:
-        last_hit = {
-            "table": last.round.table.name,
-            "kind": last.kind,
-            "amount_cents": last.amount_cents,
-            "at": last.created_at.isoformat(),
-        }
-    return int(version or 0), {"last_hit": last_hit, "jackpot_pending": pending}
+    body = {"last_hit": hits[0] if hits else None, "recent_hits": hits, "jackpot_pending": pending}
+    return int(version or 0), body
 
 
 def _from_database(pool_id: int) -> tuple[dict[str, Any], int, dict[str, Any]] | None:

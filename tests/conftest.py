@@ -110,3 +110,13 @@ def assert_journal_ok() -> dict:
     report = verify_journal()
     assert report.ok, report.problems
     return report.as_json()
+
+
+@pytest.fixture
+def live_service(transactional_db):
+    """The service on a real port for this test only; `live_service.stop()` takes it down."""
+    from tests.live import LiveServer
+
+    server = LiveServer()
+    yield server
+    server.stop()

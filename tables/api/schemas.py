@@ -77,6 +77,7 @@ class LastHitSerializer(serializers.Serializer[Any]):
 
 class DisplayMeterSerializer(MeterSerializer):
     last_hit = LastHitSerializer(allow_null=True)
+    recent_hits = LastHitSerializer(many=True, help_text="the last five hits, newest first")
     jackpot_pending = serializers.BooleanField()
 
 

@@ -1,0 +1,66 @@
+"""The service over real HTTP, in threads of the test process, as terminals and signs reach it.
+
+Unlike pytest-django's session-wide `live_server`, each `LiveServer` can be stopped in the middle
+of a test (the display must notice), and stopping it also cuts the keep-alive connections that
+browsers hold open, so a stopped server really is unreachable. Tests that use it need committed
+data (`transactional_db`): the request threads use their own database connections.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from typing import Any
+
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(ThreadedWSGIServer):
+    def __init__(self, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _QuietHandler)
+        self.connections: set[socket.socket] = set()
+        self.lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.lock:
+            self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def close_request(self, request: Any) -> None:
+        with self.lock:
+            self.connections.discard(request)
+        super().close_request(request)
+
+
+class LiveServer:
+    def __init__(self, port: int = 0) -> None:
+        """Serve on `port` (0: any free port; a stopped server's port brings it back)."""
+        self._server = _Server(port)
+        self._server.set_app(WSGIHandler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        host, port = self._server.server_address[:2]
+        self.port = port
+        self.url = f"http://{host}:{port}"
+        self.running = True
+
+    def stop(self) -> None:
+        """Stop listening and cut every open connection: from now on, nothing answers."""
+        if not self.running:
+            return
+        self.running = False
+        self._server.shutdown()
+        self._server.server_close()
+        with self._server.lock:
+            open_connections = list(self._server.connections)
+        for connection in open_connections:
+            with contextlib.suppress(OSError):  # already closed by its request thread
+                connection.shutdown(socket.SHUT_RDWR)
+        self._thread.join(timeout=5)
