@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -47,7 +48,7 @@ def _env(database_url: str) -> dict[str, str]:
     }
 
 
-def _prepare(database_url: str, tables: int) -> dict:
+def prepare(database_url: str, tables: int) -> dict:
     """Create the bench database anew at `database_url`'s server, migrate it, seed the floor."""
     admin_url = urlunsplit(urlsplit(database_url)._replace(path="/postgres"))
     import psycopg
@@ -72,7 +73,57 @@ def _prepare(database_url: str, tables: int) -> dict:
     return json.loads(out)
 
 
-def _deal(rng: random.Random) -> dict:
+@contextmanager
+def gunicorn(bench_url: str, workers: int, threads: int = 1, worker_class: str = "sync"):
+    """The service under gunicorn on PORT with the bench settings, until the block ends."""
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-b",
+            f"127.0.0.1:{PORT}",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--worker-class",
+            worker_class,
+            "--keep-alive",
+            "30",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=_env(bench_url),
+    )
+    try:
+        for _ in range(100):
+            try:
+                http.client.HTTPConnection("127.0.0.1", PORT, timeout=1).request("GET", "/healthz")
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def verify_journal(bench_url: str) -> str:
+    """The first line of `manage.py verify_journal` on the bench database."""
+    verify = subprocess.run(
+        [sys.executable, "manage.py", "verify_journal"],
+        cwd=ROOT,
+        env=_env(bench_url),
+        capture_output=True,
+        text=True,
+    )
+    return verify.stdout.strip().splitlines()[0] if verify.stdout else verify.stderr
+
+
+def deal_result(rng: random.Random) -> dict:
     deck = DECK.copy()
     rng.shuffle(deck)
     street, multiple = rng.choice([("preflop", 4), ("preflop", 3), ("flop", 2), ("river", 1)])
@@ -139,7 +190,7 @@ class Terminal(threading.Thread):
             else:
                 round_id = f"{self.tag}-{number}"
                 opened = json.dumps({"round_id": round_id, "seats": SEATS}).encode()
-                result = json.dumps(_deal(self.rng)).encode()
+                result = json.dumps(deal_result(self.rng)).encode()
                 ok = self._post(conn, base, opened, headers) == 201
                 ok = self._post(conn, f"{base}/{round_id}/result", result, headers) == 200 and ok
             if ok:
@@ -187,37 +238,9 @@ def main() -> None:
 
     database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/jackpot")
     bench_url = urlunsplit(urlsplit(database_url)._replace(path="/jackpot_bench"))
-    floor = _prepare(bench_url, max(levels))
+    floor = prepare(bench_url, max(levels))
     tables = [t for t in floor["tables"] if t["game"] == "uth"]
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi",
-            "-b",
-            f"127.0.0.1:{PORT}",
-            "--workers",
-            str(args.workers),
-            "--threads",
-            str(args.threads),
-            "--worker-class",
-            args.worker_class,
-            "--keep-alive",
-            "30",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env={**_env(bench_url), "DJANGO_SETTINGS_MODULE": "bench.settings"},
-    )
-    try:
-        for _ in range(100):
-            try:
-                http.client.HTTPConnection("127.0.0.1", PORT, timeout=1).request("GET", "/healthz")
-                break
-            except OSError:
-                time.sleep(0.1)
+    with gunicorn(bench_url, args.workers, args.threads, args.worker_class):
         _level(tables, 4, 1.0, False, "warmup")
         _level(tables, 4, 1.0, True, "warmup")
         server_at = bench_url.rsplit("@", 1)[-1]
@@ -241,20 +264,7 @@ def main() -> None:
                 )
             share = ours["requests_per_s"] / floor_["requests_per_s"]
             print(f"{'':<10}share of the trivial endpoint's request rate: {share:.0%}")
-        verify = subprocess.run(
-            [sys.executable, "manage.py", "verify_journal"],
-            cwd=ROOT,
-            env=_env(bench_url),
-            capture_output=True,
-            text=True,
-        )
-        print(
-            "verify_journal:",
-            verify.stdout.strip().splitlines()[0] if verify.stdout else verify.stderr,
-        )
-    finally:
-        server.terminate()
-        server.wait(10)
+        print("verify_journal:", verify_journal(bench_url))
 
 
 if __name__ == "__main__":
