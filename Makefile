@@ -19,13 +19,29 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-# The embedded default: SQLite and eager tasks, unless DATABASE_URL / REDIS_URL are set.
+# The embedded default: SQLite and eager tasks, unless DATABASE_URL / REDIS_URL are set. The server
+# runs in the background (var/server.log) and the floor simulator in the foreground, so its
+# progress bar shows the meter climbing; one Ctrl-C stops the simulator between rounds, then the
+# server (the EXIT trap).
 run: install
 	$(BIN)/python manage.py migrate --no-input
 	@mkdir -p var
 	set -o pipefail; $(BIN)/python manage.py seed_demo --json | tee var/demo-floor.json
 	@echo "Demo floor (with the terminals' and staff tokens) saved in var/demo-floor.json"
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	@pool=$$($(BIN)/python -c "import json; print(json.load(open('var/demo-floor.json'))['pools'][0]['id'])"); \
+	printf '\n  %-18s %s\n  %-18s %s\n  %-18s %s\n\n' \
+		"the jackpot sign" "http://127.0.0.1:8000/display/$$pool/  (?lang=en for English)" \
+		"the API, its docs" "http://127.0.0.1:8000/api/docs/" \
+		"the admin" "http://127.0.0.1:8000/admin/  (user admin, the password above)"
+	@$(BIN)/python manage.py runserver --noreload 127.0.0.1:8000 > var/server.log 2>&1 & server=$$!; \
+	trap 'kill $$server 2>/dev/null' EXIT; \
+	echo "Serving http://127.0.0.1:8000 (log: var/server.log). The floor simulator plays a round a"; \
+	echo "second on the demo tables through the API; Ctrl-C stops both."; \
+	status=0; $(BIN)/python manage.py simulate_floor --tables 6 --rounds 100000 --rate 1 --wait 60 \
+		|| status=$$?; \
+	if [ $$status -eq 130 ]; then exit 0; fi; \
+	echo "The floor simulator has stopped; the server still serves. Ctrl-C to stop it."; \
+	wait $$server
 
 test: install
 	@DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \

@@ -3,7 +3,7 @@
 What a sign shows has two parts, each with its own version from the pool row:
 - the meter (`meter_version`): amount in whole cents, currency, time;
 - the awards (`award_version`): the last hits (table, kind, amount, time), newest first, and
-  whether a jackpot waits for verification.
+  the jackpot that waits for verification, if one does.
 
 Both are published to one Redis hash by `transaction.on_commit`, so nothing uncommitted is ever
 shown, and with a compare-and-set on the version, so a late publisher cannot put an older value
@@ -57,7 +57,10 @@ def _redis() -> redis.Redis | None:
 
 
 def _key(pool_id: int) -> str:
-    return f"{settings.CACHES['default'].get('KEY_PREFIX', 'jackpot')}:display:{pool_id}"
+    # The version in the key changes with the shape of the parts, so an upgrade never serves a
+    # part cached by the previous release (v2: the awards part gained recent_hits and
+    # pending_jackpot).
+    return f"{settings.CACHES['default'].get('KEY_PREFIX', 'jackpot')}:display:v2:{pool_id}"
 
 
 def _publish(pool_id: int, part: str, version: int, body: dict[str, Any]) -> None:
@@ -85,29 +88,40 @@ def awards_changed(pool_id: int) -> None:
     transaction.on_commit(publish)
 
 
+def _hit_json(award: Award) -> dict[str, Any]:
+    return {
+        "table": award.round.table.name,
+        "kind": award.kind,
+        "amount_cents": award.amount_cents,
+        "at": award.created_at.isoformat(),
+    }
+
+
 def _awards_part(pool_id: int) -> tuple[int, dict[str, Any]]:
     version = Pool.objects.filter(pk=pool_id).values_list("award_version", flat=True).first()
+    awards = Award.objects.filter(pool_id=pool_id).select_related("round__table")
     # The winners a sign lists: each hand's award, newest first. Envy is left out (it rides on a
     # royal already listed) and so is a voided award (it was never won).
     hits = [
-        {
-            "table": award.round.table.name,
-            "kind": award.kind,
-            "amount_cents": award.amount_cents,
-            "at": award.created_at.isoformat(),
-        }
-        for award in Award.objects.filter(pool_id=pool_id)
-        .exclude(status=AwardStatus.VOID)
+        _hit_json(award)
+        for award in awards.exclude(status=AwardStatus.VOID)
         .exclude(kind=AwardKind.ENVY)
-        .select_related("round__table")
         .order_by("-sequence")[:RECENT_HITS]
     ]
-    pending = Award.objects.filter(
-        pool_id=pool_id,
-        kind=AwardKind.ROYAL_FLUSH,
-        status__in=(AwardStatus.PENDING, AwardStatus.VERIFIED),
-    ).exists()
-    body = {"last_hit": hits[0] if hits else None, "recent_hits": hits, "jackpot_pending": pending}
+    # A jackpot waiting for its checks is shown whatever has been won since.
+    pending = (
+        awards.filter(
+            kind=AwardKind.ROYAL_FLUSH, status__in=(AwardStatus.PENDING, AwardStatus.VERIFIED)
+        )
+        .order_by("-sequence")
+        .first()
+    )
+    body = {
+        "last_hit": hits[0] if hits else None,
+        "recent_hits": hits,
+        "jackpot_pending": pending is not None,
+        "pending_jackpot": _hit_json(pending) if pending is not None else None,
+    }
     return int(version or 0), body
 
 

@@ -4,3 +4,7 @@ from config.settings.base import *  # noqa: F403
 from config.settings.env import env_bool
 
 DEBUG = env_bool("DEBUG", default=True)
+
+# `make run` starts the floor simulator, two requests a second: the development server's console
+# lists only the requests that failed (4xx and 5xx), so what matters stays in sight.
+LOGGING = {**LOGGING, "loggers": {"django.server": {"level": "WARNING"}}}  # noqa: F405

@@ -79,6 +79,9 @@ class DisplayMeterSerializer(MeterSerializer):
     last_hit = LastHitSerializer(allow_null=True)
     recent_hits = LastHitSerializer(many=True, help_text="the last five hits, newest first")
     jackpot_pending = serializers.BooleanField()
+    pending_jackpot = LastHitSerializer(
+        allow_null=True, help_text="the newest jackpot waiting for its checks, if any"
+    )
 
 
 class ContributionSerializer(serializers.Serializer[Any]):

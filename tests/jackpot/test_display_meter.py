@@ -70,6 +70,7 @@ def test_a_hit_shows_the_winner_and_the_pending_jackpot(
     assert body["last_hit"]["table"].startswith("UTH")
     # Seat 2 won the envy bonus too; a sign lists the hands that won, not what rode on them.
     assert body["recent_hits"] == [body["last_hit"]]
+    assert body["pending_jackpot"] == body["last_hit"]
 
 
 def test_redis_down_the_database_answers(client, floor, monkeypatch):

@@ -78,3 +78,27 @@ def test_the_sign_lists_the_last_five_hands_that_won_and_never_a_voided_one(
     expected = Award.objects.exclude(pk=newest.pk).order_by("-sequence")[:5]
     assert [hit["at"] for hit in hits] == [award.created_at.isoformat() for award in expected]
     assert body["last_hit"] == hits[0]
+
+
+def test_a_jackpot_waiting_for_its_checks_is_shown_whatever_was_won_since(
+    client, floor, django_capture_on_commit_callbacks
+):
+    terminal = floor.uth[0]
+    rounds = [("Qh Jh Th 2s 3d", "Ah Kh")] + [("7c 7d Kd 2s 9h", "Kc Ks")] * 6
+    with django_capture_on_commit_callbacks(execute=True):
+        for number, (board, hole) in enumerate(rounds, start=1):
+            terminal.post("/rounds", {"round_id": f"r-{number}", "seats": [uth_seat(1)]})
+            terminal.post(
+                f"/rounds/r-{number}/result",
+                {"board": board.split(), "dealer": ["4c", "5c"], "seats": [uth_play(1, hole)]},
+            )
+    body = client.get(f"/api/v1/pools/{floor.pool_id}/meter").json()
+    assert [hit["kind"] for hit in body["recent_hits"]] == ["full_house"] * 5
+    assert body["jackpot_pending"] is True
+    royal = Award.objects.get(kind="royal_flush")
+    assert body["pending_jackpot"] == {
+        "table": royal.round.table.name,
+        "kind": "royal_flush",
+        "amount_cents": royal.amount_cents,
+        "at": royal.created_at.isoformat(),
+    }

@@ -126,14 +126,7 @@
   }
 
   function renderPending(answer) {
-    var hits = answer.recent_hits || [];
-    var royal = null;
-    for (var i = 0; i < hits.length; i++) {
-      if (hits[i].kind === "royal_flush") {
-        royal = hits[i];
-        break;
-      }
-    }
+    var royal = answer.pending_jackpot || null;
     var pending = Boolean(answer.jackpot_pending);
     body.dataset.pending = String(pending);
     document.getElementById("hit").hidden = !pending;
@@ -156,7 +149,9 @@
       what.appendChild(element("strong", "", text[hit.kind] || hit.kind));
       what.appendChild(element("small", "where", text.table + " " + hit.table + " · " + clock(hit.at)));
       row.appendChild(what);
-      row.appendChild(element("span", "amount-cell", money(hit.amount_cents, meter.currency, true)));
+      // A jackpot to the cent, as the meter showed it; a fixed award as the paytable says it.
+      var whole = hit.kind !== "royal_flush";
+      row.appendChild(element("span", "amount-cell", money(hit.amount_cents, meter.currency, whole)));
       list.appendChild(row);
     });
     newestHit = key;
