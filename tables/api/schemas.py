@@ -12,6 +12,8 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
+from jackpot.models import AwardKind
+
 
 class TerminalTokenScheme(OpenApiAuthenticationExtension):
     """Documents `TerminalAuthentication` (registered on import; no effect on behaviour)."""
@@ -163,16 +165,7 @@ class SeatSettlementSerializer(SettlementSerializer):
 class AwardSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     seat = serializers.IntegerField()
-    kind = serializers.ChoiceField(
-        choices=[
-            "royal_flush",
-            "community_royal",
-            "straight_flush",
-            "four_of_a_kind",
-            "full_house",
-            "envy",
-        ]
-    )
+    kind = serializers.ChoiceField(choices=AwardKind.values)
     amount_cents = serializers.IntegerField()
     status = serializers.ChoiceField(choices=["pending", "approved", "paid", "void"])
     sequence = serializers.IntegerField()

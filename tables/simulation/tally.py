@@ -17,16 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tables.rules.progressive import ProgressiveAward
 from tables.simulation.floor import FloorPlan, FloorTable, eur
 
-AWARD_KINDS = (
-    "royal_flush",
-    "community_royal",
-    "straight_flush",
-    "four_of_a_kind",
-    "full_house",
-    "envy",
-)
+# Every kind of award a result can carry: a hand's progressive awards, best first, then envy.
+AWARD_KINDS = (*(str(kind) for kind in ProgressiveAward if kind != ProgressiveAward.NONE), "envy")
 
 
 # --- what the floor did --------------------------------------------------------------------------
