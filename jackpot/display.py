@@ -7,10 +7,11 @@ What a sign shows has two parts, each with its own version from the pool row:
 
 Both are published to one Redis hash by `transaction.on_commit`, so nothing uncommitted is ever
 shown, and with a compare-and-set on the version, so a late publisher cannot put an older value
-over a newer one. The meter part is built from the values the transaction itself computed; the
-awards part is read back from PostgreSQL after the commit (awards change rarely). When Redis
-is down or does not hold both parts, `display_meter` reads PostgreSQL and refills the cache.
-Redis is a cache here: losing it costs a query, never a wrong number.
+over a newer one; a held version above the committed one (Redis kept across a database restore)
+is dropped by the next publisher. The meter part is built from the values the transaction itself
+computed; the awards part is read back from PostgreSQL after the commit (awards change rarely).
+When Redis is down or does not hold both parts, `display_meter` reads PostgreSQL and refills the
+cache. Redis is a cache here: losing it costs a query, never a wrong number.
 """
 
 from __future__ import annotations
@@ -30,16 +31,18 @@ logger = logging.getLogger(__name__)
 
 RECENT_HITS = 5  # the winners a sign lists
 
-# Sets `part` and its version only when the new version is newer than the one held.
+# Sets `part` and its version only when the new version is newer than the one held; answers -1
+# when it did, else the version held.
 _PUBLISH = """
 local held = redis.call('HGET', KEYS[1], ARGV[1] .. ':version')
 if (not held) or tonumber(held) < tonumber(ARGV[2]) then
     redis.call('HSET', KEYS[1], ARGV[1] .. ':version', ARGV[2], ARGV[1], ARGV[3])
     redis.call('EXPIRE', KEYS[1], 86400)
-    return 1
+    return -1
 end
-return 0
+return tonumber(held)
 """
+_VERSION_FIELDS = {"meter": "meter_version", "awards": "award_version"}
 _client: redis.Redis | None = None
 _publish_script: Any = None
 
@@ -68,9 +71,33 @@ def _publish(pool_id: int, part: str, version: int, body: dict[str, Any]) -> Non
     if client is None:
         return
     try:
-        _publish_script(keys=[_key(pool_id)], args=[part, version, json.dumps(body)])
+        held = _publish_script(keys=[_key(pool_id)], args=[part, version, json.dumps(body)])
+        if held >= 0 and _stale(pool_id, part, held):
+            client.delete(_key(pool_id))  # the next reader refills it from PostgreSQL
     except redis.RedisError as error:
         logger.warning("display cache for pool %s not written: %s", pool_id, error)
+
+
+def _stale(pool_id: int, part: str, held: int) -> bool:
+    """Whether Redis holds a version this database never committed.
+
+    A publisher refused by the compare-and-set is usually late: a newer committed value is
+    already shown. But versions only grow within one database, so a held version above the
+    committed one can only come from another database (a restored backup, a database made
+    anew): its figures are wrong, and no publisher of this database could ever replace them.
+    """
+    committed = Pool.objects.filter(pk=pool_id).values_list(_VERSION_FIELDS[part], flat=True)
+    current = committed.first()
+    if current is None or held <= current:
+        return False
+    logger.warning(
+        "display cache for pool %s held %s version %s, above the committed %s: dropped",
+        pool_id,
+        part,
+        held,
+        current,
+    )
+    return True
 
 
 def meter_changed(pool_id: int, meter: dict[str, Any]) -> None:

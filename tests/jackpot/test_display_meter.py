@@ -74,13 +74,53 @@ def test_a_hit_shows_the_winner_and_the_pending_jackpot(
 
 
 def test_redis_down_the_database_answers(client, floor, monkeypatch):
+    # The client and its script are made afresh for the dead address, and both are put back.
     monkeypatch.setattr(display, "_client", None)
+    monkeypatch.setattr(display, "_publish_script", None)
     with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):
         response = _meter(client, floor)
-    monkeypatch.setattr(display, "_client", None)
     assert response.status_code == 200
     assert response.json()["amount_cents"] == 1_000_000
 
 
 def test_unknown_pool(client):
     assert client.get("/api/v1/pools/987654/meter").status_code == 404
+
+
+def test_figures_kept_across_a_database_restore_are_dropped_at_the_next_change(
+    client, floor, django_capture_on_commit_callbacks
+):
+    # Given Redis holding figures from another life of the database: versions far ahead.
+    stale_meter = {
+        "pool": floor.pool_id,
+        "amount_cents": 7_777_700,
+        "currency": "EUR",
+        "sequence": 500,
+        "as_of": None,
+    }
+    display._publish(floor.pool_id, "meter", 500, stale_meter)
+    display._publish(
+        floor.pool_id,
+        "awards",
+        90,
+        {"last_hit": None, "recent_hits": [], "jackpot_pending": True, "pending_jackpot": None},
+    )
+    assert _meter(client, floor).json()["amount_cents"] == 7_777_700  # what a restore leaves
+
+    # When the pool next changes, its publisher finds a version this database never committed.
+    with django_capture_on_commit_callbacks(execute=True):
+        opened = floor.uth[0].post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]})
+
+    # Then the sign shows the database's figures again, and the cache holds them.
+    body = _meter(client, floor).json()
+    assert body["amount_cents"] == opened.json()["meter"]["amount_cents"] < 7_777_700
+    assert body["sequence"] == 1 and body["jackpot_pending"] is False
+    assert int(_cached(floor)[b"meter:version"]) == 1
+
+
+def test_a_late_publisher_does_not_drop_newer_figures(client, floor):
+    display._publish(floor.pool_id, "meter", 0, {"late": True})  # version 0, committed long ago
+    assert _meter(client, floor).json()["amount_cents"] == 1_000_000
+    held = _cached(floor)
+    display._publish(floor.pool_id, "meter", 0, {"late": True})
+    assert _cached(floor) == held
