@@ -25,8 +25,9 @@
 
   // "12 345,67 €" or "€12,345.67"; with `whole`, a round amount drops its cents ("500 €").
   function money(cents, currency, whole) {
-    var figure = groups.format(Math.floor(cents / 100)); // exact below 2^53 cents
-    if (!(whole && cents % 100 === 0)) figure += decimal + String(cents % 100).padStart(2, "0");
+    var rest = cents % 100;
+    var figure = groups.format((cents - rest) / 100); // a whole number: the division is exact
+    if (!(whole && rest === 0)) figure += decimal + String(rest).padStart(2, "0");
     var symbol = currency === "EUR" ? "€" : currency || "";
     return text.locale.indexOf("fr") === 0 ? figure + "\u00a0" + symbol : symbol + figure;
   }
@@ -82,6 +83,7 @@
     function step(now) {
       var t = Math.min(1, (now - start) / duration);
       var eased = 1 - Math.pow(1 - t, 3);
+      // The steps between two read values are only motion; the last one is the value read.
       showAmount(t < 1 ? from + Math.floor((target - from) * eased) : target);
       if (t < 1) {
         animation = requestAnimationFrame(step);
