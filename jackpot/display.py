@@ -24,7 +24,6 @@ import redis
 from django.conf import settings
 from django.db import transaction
 
-from jackpot import rows
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
 
 logger = logging.getLogger(__name__)
@@ -153,24 +152,12 @@ def _awards_part(pool_id: int) -> tuple[int, dict[str, Any]]:
 
 
 def _from_database(pool_id: int) -> tuple[dict[str, Any], int, dict[str, Any]] | None:
-    from jackpot.selectors import meter_json  # selectors import this module's callers
+    from jackpot.selectors import pool_meter  # selectors import this module's callers
 
-    pool = rows.select_one(
-        Pool,
-        "id = %s",
-        [pool_id],
-        for_update=False,
-        only=("currency", "meter_units", "meter_version", "meter_changed_at"),
-    )
-    if pool is None:
+    try:
+        meter = pool_meter(pool_id=pool_id)
+    except Pool.DoesNotExist:
         return None
-    meter = meter_json(
-        pool_id=pool_id,
-        currency=pool.currency,
-        meter_cents=pool.meter_cents,
-        version=pool.meter_version,
-        as_of=pool.meter_changed_at,
-    )
     version, awards = _awards_part(pool_id)
     return meter, version, awards
 

@@ -21,7 +21,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tables.rules import enumeration
 from tables.rules.hands import Category
 
-# The standard figures (any combinatorics reference; also in tables.rules.enumeration).
+# The standard figures (any combinatorics reference). The tests keep their own copy on purpose:
+# an oracle should not come from the code it checks.
 PUBLISHED_FIVE: Mapping[Category, int] = MappingProxyType(
     {
         Category.ROYAL_FLUSH: 4,
