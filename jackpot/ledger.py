@@ -78,6 +78,12 @@ def event_content(event: AuditEvent, transfers: Sequence[Transfer]) -> dict[str,
     }
 
 
+def in_one_statement() -> bool:
+    """Whether `record()` writes in one statement (PostgreSQL) or in up to four (elsewhere);
+    both write the same rows (tests/jackpot/test_write_paths.py)."""
+    return connection.vendor == "postgresql"
+
+
 def _insert(event: AuditEvent, transfers: Sequence[Transfer], also: rows.RowUpdate | None) -> None:
     """Write the event, its transfers, the new chain head and `also` (plain SQL: jackpot.rows).
 
@@ -86,7 +92,7 @@ def _insert(event: AuditEvent, transfers: Sequence[Transfer], also: rows.RowUpda
     up to four.
     """
     event_row = {f.attname: getattr(event, f.attname) for f in AuditEvent._meta.concrete_fields}
-    if connection.vendor == "postgresql":
+    if in_one_statement():
         event.pk = _insert_postgresql(event_row, event, transfers, also)
         for transfer in transfers:
             transfer.event_id = event.pk
