@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
+from jackpot.selectors import pool_meter
 
 logger = logging.getLogger(__name__)
 
@@ -152,8 +153,6 @@ def _awards_part(pool_id: int) -> tuple[int, dict[str, Any]]:
 
 
 def _from_database(pool_id: int) -> tuple[dict[str, Any], int, dict[str, Any]] | None:
-    from jackpot.selectors import pool_meter  # selectors import this module's callers
-
     try:
         meter = pool_meter(pool_id=pool_id)
     except Pool.DoesNotExist:
