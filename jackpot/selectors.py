@@ -11,8 +11,8 @@ from django.db.models import QuerySet
 from django.utils.dateparse import parse_datetime
 
 from config.errors import ApiError
-from jackpot.awards import award_json
 from jackpot.models import Award, AwardKind, AwardStatus, Pool, Transfer, TransferCode
+from jackpot.render import award_json
 from tables.rules.paytables import get_progressive_paytable, render_progressive_paytable
 
 

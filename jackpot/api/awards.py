@@ -23,6 +23,7 @@ from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.api.parameters import TIME_RANGE, query_parameters
 from jackpot.exports import award_rows
 from jackpot.models import Award
+from jackpot.render import award_json
 from jackpot.selectors import award_list, awards_filtered
 
 BODIES = {
@@ -96,7 +97,7 @@ def _step(name: str, run: Callable[[int, User, dict[str, Any]], Award], roles: t
             body = request.data if request.data else {}
             if not isinstance(body, dict):
                 raise ApiError("invalid_request", "the body must be a JSON object", param=None)
-            return Response(awards.award_json(run(award, self.staff(request), body)))
+            return Response(award_json(run(award, self.staff(request), body)))
 
     StepView.__name__ = f"Award{name.capitalize()}View"
     return StepView

@@ -12,12 +12,11 @@ from config.errors import NotFound
 from config.throttling import AddressThrottle
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.api.parameters import TIME_RANGE, query_parameters
+from jackpot.api.schemas import DisplayMeterSerializer
 from jackpot.display import display_meter
 from jackpot.models import Pool
-from jackpot.reports import pool_report
 from jackpot.selectors import journal_page, pool_configuration
-from jackpot.verification import verify_journal
-from tables.api.schemas import DisplayMeterSerializer
+from tables.verification import pool_report, verify_journal
 
 
 class PublicView(APIView):

@@ -12,6 +12,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
+from jackpot.api.schemas import MeterSerializer
 from jackpot.models import AwardKind
 
 
@@ -60,30 +61,6 @@ class SeatBetsSerializer(serializers.Serializer[Any]):
 class OpenRequestSerializer(serializers.Serializer[Any]):
     round_id = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
     seats = SeatBetsSerializer(many=True)
-
-
-class MeterSerializer(serializers.Serializer[Any]):
-    pool = serializers.IntegerField()
-    amount_cents = serializers.IntegerField()
-    currency = serializers.CharField()
-    sequence = serializers.IntegerField()
-    as_of = serializers.DateTimeField(allow_null=True)
-
-
-class LastHitSerializer(serializers.Serializer[Any]):
-    table = serializers.CharField()
-    kind = serializers.CharField()
-    amount_cents = serializers.IntegerField()
-    at = serializers.DateTimeField()
-
-
-class DisplayMeterSerializer(MeterSerializer):
-    last_hit = LastHitSerializer(allow_null=True)
-    recent_hits = LastHitSerializer(many=True, help_text="the last five hits, newest first")
-    jackpot_pending = serializers.BooleanField()
-    pending_jackpot = LastHitSerializer(
-        allow_null=True, help_text="the newest jackpot waiting for its checks, if any"
-    )
 
 
 class ContributionSerializer(serializers.Serializer[Any]):
