@@ -130,17 +130,17 @@ def take_jackpot(*, pool_id: int, now: datetime) -> Hit:
 
 def return_to_meter(*, pool_id: int, amount_cents: int, now: datetime) -> tuple[int, int]:
     """Put a voided jackpot back on the meter; returns (meter after in cents, meter version)."""
-    meter_units, version = _one_row(
+    meter_units, meter_version = _one_row(
         "UPDATE jackpot_pool SET meter_units = meter_units + %s,"
         " meter_version = meter_version + 1, meter_changed_at = %s"
         " WHERE id = %s RETURNING meter_units, meter_version",
         [amount_cents * U, now, pool_id],
     )
-    return meter_units // U, version
+    return meter_units // U, meter_version
 
 
-def next_award_sequences(*, pool_id: int, count: int) -> range:
-    """Reserve `count` consecutive award sequence numbers (in commit order, under the lock)."""
+def next_award_numbers(*, pool_id: int, count: int) -> range:
+    """Take `count` consecutive award numbers (`Award.sequence`) in commit order, under the lock."""
     (last,) = _one_row(
         "UPDATE jackpot_pool SET award_sequence = award_sequence + %s,"
         " award_version = award_version + 1 WHERE id = %s RETURNING award_sequence",
@@ -163,14 +163,18 @@ def bump_award_version(*, pool_id: int) -> int:
 
 
 def meter_json(
-    *, pool_id: int, currency: str, meter_cents: int, version: int, as_of: Any
+    *, pool_id: int, currency: str, meter_cents: int, meter_version: int, as_of: datetime | None
 ) -> dict[str, Any]:
-    """The meter as displays and terminals see it: whole cents, its version and time."""
+    """The meter as displays and terminals see it: whole cents, its version and time.
+
+    The wire calls the meter's version `sequence` (unchanged for the signs and terminals that
+    read it); everywhere else it is `meter_version`.
+    """
     return {
         "pool": pool_id,
         "amount_cents": meter_cents,
         "currency": currency,
-        "sequence": version,
+        "sequence": meter_version,
         "as_of": as_of.isoformat() if as_of else None,
     }
 
@@ -194,6 +198,6 @@ def pool_meter(*, pool_id: int) -> dict[str, Any]:
         pool_id=pool_id,
         currency=pool.currency,
         meter_cents=pool.meter_cents,
-        version=pool.meter_version,
+        meter_version=pool.meter_version,
         as_of=pool.meter_changed_at,
     )

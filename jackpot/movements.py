@@ -89,7 +89,7 @@ def take_stakes(*, pool: Pool, round_pk: int, stakes: int, now: datetime) -> Sta
         pool_id=pool.pk,
         currency=pool.currency,
         meter_cents=split.meter_after_cents,
-        version=split.meter_version,
+        meter_version=split.meter_version,
         as_of=now,
     )
     display.meter_changed(pool.pk, body)
@@ -122,7 +122,7 @@ def grant_awards(
     """Create the awards a round owes (`tables.rules.progressive.round_awards`), winning the
     jackpot for a royal. Takes the pool row lock (award numbers), held to commit."""
     paytable = pool_paytables(pool).progressive
-    numbers = iter(meter.next_award_sequences(pool_id=pool.pk, count=len(owed)))
+    numbers = iter(meter.next_award_numbers(pool_id=pool.pk, count=len(owed)))
     awards: list[Award] = []
     hit: meter.Hit | None = None
     for item in owed:
@@ -173,7 +173,7 @@ def grant_awards(
         pool_id=pool.pk,
         currency=pool.currency,
         meter_cents=hit.meter_after_cents,
-        version=hit.meter_version,
+        meter_version=hit.meter_version,
         as_of=now,
     )
     display.meter_changed(pool.pk, body)
