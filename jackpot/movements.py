@@ -46,6 +46,21 @@ def pool_paytables(pool: Pool) -> PaytableSet:
     return PaytableSet(progressive=paytable)
 
 
+def _meter_changed(
+    pool: Pool, meter_cents: int, meter_version: int, now: datetime
+) -> dict[str, object]:
+    """The meter after a change, as the answer shows it; the signs get it after commit."""
+    body = meter_json(
+        pool_id=pool.pk,
+        currency=pool.currency,
+        meter_cents=meter_cents,
+        meter_version=meter_version,
+        as_of=now,
+    )
+    display.meter_changed(pool.pk, body)
+    return body
+
+
 def seed_pool(*, seed_cents: int) -> tuple[Posting, ...]:
     """A new pool's first meter, funded by the house."""
     return (Posting(TransferCode.POOL_SEED, seed_cents),)
@@ -85,14 +100,7 @@ def take_stakes(*, pool: Pool, round_pk: int, stakes: int, now: datetime) -> Sta
             Posting(TransferCode.CONTRIBUTION_RESERVE, split.reserve_cents - carry, round_pk),
             Posting(TransferCode.SUB_CENT_CARRY, carry, round_pk),
         ]
-    body = meter_json(
-        pool_id=pool.pk,
-        currency=pool.currency,
-        meter_cents=split.meter_after_cents,
-        meter_version=split.meter_version,
-        as_of=now,
-    )
-    display.meter_changed(pool.pk, body)
+    body = _meter_changed(pool, split.meter_after_cents, split.meter_version, now)
     return StakesTaken(
         stakes=stakes,
         stake_cents=pool.stake_cents,
@@ -169,14 +177,7 @@ def grant_awards(
             postings.append(Posting(code, award.amount_cents, round_pk, award.pk, pending))
     if hit is None:
         return AwardsGranted(tuple(awards), tuple(postings), pool_meter(pool_id=pool.pk), None)
-    body = meter_json(
-        pool_id=pool.pk,
-        currency=pool.currency,
-        meter_cents=hit.meter_after_cents,
-        meter_version=hit.meter_version,
-        as_of=now,
-    )
-    display.meter_changed(pool.pk, body)
+    body = _meter_changed(pool, hit.meter_after_cents, hit.meter_version, now)
     return AwardsGranted(tuple(awards), tuple(postings), body, hit.meter_version)
 
 

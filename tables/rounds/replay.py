@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from config.errors import Conflict
-from tables.models import IdempotencyRecord, Table
+from tables.models import IdempotencyRecord, Round, RoundState, Table
 
 #: A JSON object as the API answers it.
 JsonObject = dict[str, object]
@@ -51,6 +51,24 @@ def replayed(
             param="round_id",
         )
     return Answer(status, body)
+
+
+# A closed round: how its step is named, and the refusal of the other step.
+_CLOSED = {
+    RoundState.SETTLED: ("settled", "round_settled", "a settled round cannot be voided"),
+    RoundState.VOID: ("voided", "round_void", "this round was voided; it cannot be settled"),
+}
+
+
+def already_closed(found: Round, fingerprint: str, *, closing: RoundState) -> Answer | None:
+    """None while `found` is open. Once closed: the stored answer when the step `closing` closed
+    it (a retry), a 409 when the other step did."""
+    if found.state == RoundState.OPEN:
+        return None
+    what, code, refusal = _CLOSED[RoundState(found.state)]
+    if found.state != closing:
+        raise Conflict(code, refusal, param="round_id")
+    return replayed(found.close_fingerprint, fingerprint, found.close_response or {}, 200, what)
 
 
 def idempotent(table: Table, key: IdempotencyKey | None, operation: Callable[[], Answer]) -> Answer:

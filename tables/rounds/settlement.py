@@ -11,14 +11,13 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import Conflict
 from jackpot import ledger, locks, movements
 from jackpot.meter import pool_meter
 from tables.models import Game, Round, RoundState, Table
 from tables.payloads import ResultRequest
 from tables.rounds import answers, store
 from tables.rounds.answers import Settlement
-from tables.rounds.replay import Answer, replayed
+from tables.rounds.replay import Answer, already_closed
 from tables.rules.errors import RulesError
 from tables.rules.paytables import CURRENT
 from tables.rules.progressive import round_awards
@@ -32,14 +31,9 @@ def round_settle(
     """Settle every seat, grant the progressive's awards, and record it all."""
     with transaction.atomic():
         found = store.locked_round(table, round_id)
-        if found.state == RoundState.SETTLED:
-            return replayed(
-                found.close_fingerprint, fingerprint, found.close_response or {}, 200, "settled"
-            )
-        if found.state == RoundState.VOID:
-            raise Conflict(
-                "round_void", "this round was voided; it cannot be settled", param="round_id"
-            )
+        closed = already_closed(found, fingerprint, closing=RoundState.SETTLED)
+        if closed is not None:
+            return closed
         return _settle(table, found, request, fingerprint, actor)
 
 

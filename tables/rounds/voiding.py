@@ -10,24 +10,20 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import Conflict
 from jackpot import ledger, movements
 from jackpot.meter import pool_meter
 from tables.models import Game, RoundState, Table
 from tables.rounds import answers, store
-from tables.rounds.replay import Answer, replayed
+from tables.rounds.replay import Answer, already_closed
 
 
 def round_void(*, table: Table, round_id: str, reason: str, fingerprint: str, actor: str) -> Answer:
     """Void an open round and refund its progressive stakes."""
     with transaction.atomic():
         found = store.locked_round(table, round_id)
-        if found.state == RoundState.VOID:
-            return replayed(
-                found.close_fingerprint, fingerprint, found.close_response or {}, 200, "voided"
-            )
-        if found.state == RoundState.SETTLED:
-            raise Conflict("round_settled", "a settled round cannot be voided", param="round_id")
+        closed = already_closed(found, fingerprint, closing=RoundState.VOID)
+        if closed is not None:
+            return closed
         now = timezone.now()
         refund = store.progressive_stakes_cents(store.round_bets(found.pk, Game(table.game)))
         answer = answers.voided(
