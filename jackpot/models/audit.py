@@ -5,9 +5,9 @@ form hash chains (one per table for its rounds, one per pool for the pool's own 
 administration): each event has the next `sequence` of its chain and
 `hash = SHA-256(prev_hash + canonical content)`, where the canonical content covers the event's
 fields and the transfers it wrote. Changing any event or transfer after the fact breaks the chain
-at that event (`verify_journal` finds it). The chain head row serializes the chain's writers; it is
-locked after the pool row, never before. A table's chain is written only by its own rounds, so it
-adds no lock shared between tables.
+at that event (`verify_journal` finds it). The chain head row serializes the chain's writers; when
+it is locked is `jackpot.locks`'s to say (a table's chain before the pool row, a pool's after
+it). A table's chain is written only by its own rounds, so it adds no lock shared between tables.
 """
 
 from django.db import models
