@@ -26,8 +26,8 @@ from jackpot import display, ledger, meter, rows
 from jackpot.ledger import Posting
 from jackpot.models import AccountKind, Award, AwardKind, AwardStatus, Pool, TransferCode
 from jackpot.selectors import meter_json, pool_meter
+from tables.bodies import OpenRequest, ResultRequest
 from tables.models import Game, IdempotencyRecord, Round, RoundSeat, RoundState, Table
-from tables.payloads import OpenRequest, ResultRequest
 from tables.render import hand_json, settlement_json
 from tables.rules.errors import RulesError
 from tables.rules.paytables import get_progressive_paytable

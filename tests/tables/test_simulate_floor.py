@@ -26,10 +26,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db.models import Count, Sum
+from tables.payloads import ROUND_ID
 
 from jackpot.models import Award, AwardStatus, Pool
 from tables.models import Round, RoundSeat, RoundState
-from tables.payloads import ROUND_ID
 from tables.rules.cards import parse_card
 from tables.rules.progressive import ProgressiveAward, progressive_award
 from tables.rules.uth import Street, UthDecision
