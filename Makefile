@@ -1,5 +1,5 @@
 # Two commands for a newcomer: `make run` (serve the demo floor) and `make test` (the whole suite on
-# PostgreSQL and Redis). `make lint` is the style and type gate CI also runs.
+# PostgreSQL and Redis). `make lint` is the style, type and layers gate CI also runs.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -55,6 +55,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/mypy --strict tables/rules
+	$(BIN)/lint-imports --no-logo
 
 clean:
-	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache

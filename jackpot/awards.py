@@ -1,8 +1,9 @@
 """The way of an award to payment: verify, approve (a second person), pay; or void.
 
 Each step is one transaction that locks the award row, checks the step is allowed from the
-award's status, writes its audit event on the pool's chain with any transfers, and updates the
-award. Money moves as TigerBeetle's pending transfers do:
+award's status, writes its audit event on the pool's chain with the transfers
+`jackpot.movements` decides, and updates the award. Money moves as TigerBeetle's pending
+transfers do:
 
     approve   awards_pending -> payable        (award_approved)
     pay       payable        -> paid           (award_paid)
@@ -11,59 +12,25 @@ award. Money moves as TigerBeetle's pending transfers do:
 
 Invariants: the approver is never the verifier (checked here and by a database constraint);
 only `pending` and `verified` awards can be voided; nothing is deleted or edited in place but
-the award's status and who/when fields, whose history is the audit chain. Lock order: the award
-row, then the pool row (a voided jackpot only), then the pool's chain head; rounds never lock an
-award row, and take the pool row after their own table's chain, so no cycle is possible.
+the award's status and who/when fields, whose history is the audit chain. Locks: the award row,
+the pool row, the pool's chain head, in the order `jackpot.locks` states.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
 from config.errors import ApiError, Conflict, Forbidden, NotFound
-from jackpot import display, ledger, meter
-from jackpot.ledger import Posting
-from jackpot.models import AccountKind, Award, AwardKind, AwardStatus, TransferCode
+from jackpot import display, ledger, locks, meter, movements
+from jackpot.accounting import Posting
+from jackpot.models import Award, AwardStatus
 
 MAX_TEXT = 500
-
-
-def award_json(award: Award) -> dict[str, Any]:
-    """An award as the API shows it (select_related the four users when listing many)."""
-
-    def who(user: User | None) -> str | None:
-        return None if user is None else user.get_username()
-
-    def when(moment: datetime | None) -> str | None:
-        return moment.isoformat() if moment else None
-
-    return {
-        "id": award.pk,
-        "pool": award.pool_id,
-        "round": award.round_id,
-        "seat": award.seat,
-        "kind": award.kind,
-        "amount_cents": award.amount_cents,
-        "status": award.status,
-        "sequence": award.sequence,
-        "created_at": when(award.created_at),
-        "verified_by": who(award.verified_by),
-        "verified_at": when(award.verified_at),
-        "verification_note": award.verification_note,
-        "approved_by": who(award.approved_by),
-        "approved_at": when(award.approved_at),
-        "paid_by": who(award.paid_by),
-        "paid_at": when(award.paid_at),
-        "voided_by": who(award.voided_by),
-        "voided_at": when(award.voided_at),
-        "void_reason": award.void_reason,
-    }
 
 
 def _text(value: object, *, param: str) -> str:
@@ -76,20 +43,23 @@ def _text(value: object, *, param: str) -> str:
     return value.strip()
 
 
-def _step(
+def _take_step(
     award_id: int,
     user: User,
     *,
     allowed: tuple[AwardStatus, ...],
     to: AwardStatus,
-    payload: dict[str, Any],
-    postings: Callable[[Award], list[Posting]] = lambda award: [],
-    before: Callable[[Award], dict[str, Any]] = lambda award: {},
-    changes: Callable[[datetime], dict[str, Any]] = lambda now: {},
+    payload: dict[str, object],
+    changes: Callable[[datetime], dict[str, object]],
+    check: Callable[[Award], None] = lambda award: None,
+    move: Callable[[Award, datetime], tuple[tuple[Posting, ...], dict[str, object]]] = (
+        lambda award, now: ((), {})
+    ),
 ) -> Award:
-    """Move one award from one of `allowed` to `to`, with its audit event and transfers."""
+    """Move one award from one of `allowed` to `to`: `check` may refuse; `move` gives the money
+    movement (`jackpot.movements`) and what the event records of it."""
     with transaction.atomic():
-        award = Award.objects.select_for_update().filter(pk=award_id).first()
+        award = locks.award_row(award_id)
         if award is None:
             raise NotFound("award_not_found", f"no award {award_id}", param="award")
         if award.status not in allowed:
@@ -98,17 +68,18 @@ def _step(
                 f"award {award_id} is {award.status}; this step needs it {' or '.join(allowed)}",
                 param="award",
             )
-        extra = before(award)  # checks and locks that need the award, before the event
+        check(award)
+        now = timezone.now()
+        postings, moved = move(award, now)
         meter.bump_award_version(pool_id=award.pool_id)
         display.awards_changed(award.pool_id)
-        now = timezone.now()
         ledger.record(
             chain=ledger.pool_chain(award.pool_id),
             kind=f"award.{to}",
             actor=f"user:{user.get_username()}",
             pool_id=award.pool_id,
             occurred_at=now,
-            postings=postings(award),
+            postings=postings,
             payload={
                 "award": award.pk,
                 "round": award.round_id,
@@ -118,7 +89,7 @@ def _step(
                 "from": award.status,
                 "to": to,
                 **payload,
-                **extra,
+                **moved,
             },
         )
         update = {"status": to, **changes(now)}
@@ -131,7 +102,7 @@ def _step(
 def award_verify(*, award_id: int, user: User, note: object) -> Award:
     """A supervisor checked the cards and the video: the award waits for a second person."""
     text = _text(note, param="note")
-    return _step(
+    return _take_step(
         award_id,
         user,
         allowed=(AwardStatus.PENDING,),
@@ -144,54 +115,35 @@ def award_verify(*, award_id: int, user: User, note: object) -> Award:
 def award_approve(*, award_id: int, user: User) -> Award:
     """A second supervisor approves payment: the award becomes payable to the player."""
 
-    def four_eyes(award: Award) -> dict[str, Any]:
+    def four_eyes(award: Award) -> None:
         if award.verified_by_id == user.pk:
             raise Forbidden(
                 "four_eyes",
                 "the supervisor who verified an award cannot also approve it",
                 param="award",
             )
-        return {}
 
-    return _step(
+    return _take_step(
         award_id,
         user,
         allowed=(AwardStatus.VERIFIED,),
         to=AwardStatus.APPROVED,
         payload={},
-        before=four_eyes,
-        postings=lambda award: [
-            Posting(
-                TransferCode.AWARD_APPROVED,
-                AccountKind.AWARDS_PENDING,
-                AccountKind.PAYABLE,
-                award.amount_cents,
-                award.round_id,
-                award.pk,
-            )
-        ],
+        check=four_eyes,
+        move=lambda award, now: (movements.approve_award(award), {}),
         changes=lambda now: {"approved_by": user, "approved_at": now},
     )
 
 
 def award_pay(*, award_id: int, user: User) -> Award:
     """The player has been paid."""
-    return _step(
+    return _take_step(
         award_id,
         user,
         allowed=(AwardStatus.APPROVED,),
         to=AwardStatus.PAID,
         payload={},
-        postings=lambda award: [
-            Posting(
-                TransferCode.AWARD_PAID,
-                AccountKind.PAYABLE,
-                AccountKind.PAID,
-                award.amount_cents,
-                award.round_id,
-                award.pk,
-            )
-        ],
+        move=lambda award, now: (movements.pay_award(award), {}),
         changes=lambda now: {"paid_by": user, "paid_at": now},
     )
 
@@ -201,37 +153,21 @@ def award_void(*, award_id: int, user: User, reason: object) -> Award:
     house; both by new transfers."""
     text = _text(reason, param="reason")
 
-    def back_on_meter(award: Award) -> dict[str, Any]:
-        from jackpot.selectors import pool_meter  # selectors import award_json from here
+    def back(award: Award, now: datetime) -> tuple[tuple[Posting, ...], dict[str, object]]:
+        voided = movements.void_award(award, now=now)
+        if voided.meter_version is None:
+            return voided.postings, {}
+        return voided.postings, {
+            "meter_after_cents": voided.meter_after_cents,
+            "meter_version": voided.meter_version,
+        }
 
-        if award.kind != AwardKind.ROYAL_FLUSH:
-            return {}
-        meter_cents, version = meter.return_to_meter(
-            pool_id=award.pool_id, amount_cents=award.amount_cents, now=timezone.now()
-        )
-        display.meter_changed(award.pool_id, pool_meter(pool_id=award.pool_id))
-        return {"meter_after_cents": meter_cents, "meter_version": version}
-
-    def back(award: Award) -> list[Posting]:
-        jackpot = award.kind == AwardKind.ROYAL_FLUSH
-        return [
-            Posting(
-                TransferCode.AWARD_VOID_METER if jackpot else TransferCode.AWARD_VOID_HOUSE,
-                AccountKind.AWARDS_PENDING,
-                AccountKind.METER if jackpot else AccountKind.HOUSE,
-                award.amount_cents,
-                award.round_id,
-                award.pk,
-            )
-        ]
-
-    return _step(
+    return _take_step(
         award_id,
         user,
         allowed=(AwardStatus.PENDING, AwardStatus.VERIFIED),
         to=AwardStatus.VOID,
         payload={"reason": text},
-        before=back_on_meter,
-        postings=back,
+        move=back,
         changes=lambda now: {"voided_by": user, "voided_at": now, "void_reason": text},
     )

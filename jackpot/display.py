@@ -24,6 +24,7 @@ import redis
 from django.conf import settings
 from django.db import transaction
 
+from jackpot.meter import pool_meter
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ def _stale(pool_id: int, part: str, held: int) -> bool:
 
 
 def meter_changed(pool_id: int, meter: dict[str, Any]) -> None:
-    """After commit, publish the meter part (`meter` as `selectors.meter_json` builds it)."""
+    """After commit, publish the meter part (`meter` as `meter.meter_json` builds it)."""
     transaction.on_commit(lambda: _publish(pool_id, "meter", meter["sequence"], meter))
 
 
@@ -152,8 +153,6 @@ def _awards_part(pool_id: int) -> tuple[int, dict[str, Any]]:
 
 
 def _from_database(pool_id: int) -> tuple[dict[str, Any], int, dict[str, Any]] | None:
-    from jackpot.selectors import pool_meter  # selectors import this module's callers
-
     try:
         meter = pool_meter(pool_id=pool_id)
     except Pool.DoesNotExist:

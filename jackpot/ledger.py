@@ -2,20 +2,17 @@
 
 `record()` appends one audit event to its chain and the event's transfers, inside the caller's
 transaction, so money and its audit record commit or roll back together. Invariants:
-- every transfer has a positive amount and two different accounts of the same pool, so every
-  pool's balances sum to zero (zero-amount postings are simply not written);
+- every transfer has a positive amount and moves it between the two accounts of its pool that
+  `jackpot.accounting.ROUTES` gives its code, so every pool's balances sum to zero (zero-amount
+  postings are simply not written);
 - an event's hash covers its fields and the transfers it wrote, chained to the previous event of
   its chain: editing either afterwards is detected by `verify_journal`;
-- the chain head row is locked by a single UPDATE. A round takes its table's chain head with
-  `reserve()` before the pool row, so the pool row, the one lock tables share, is held only for
-  the final write and the commit. (Pool-level events lock the pool row, then the pool's own
-  chain: no transaction ever waits for a table's chain while holding the pool row.)
+- the chain head is locked by `jackpot.locks.chain_slot`, in the order `jackpot.locks` states.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,21 +20,10 @@ from django.db import connection
 from django.utils import timezone
 
 from jackpot import rows
+from jackpot.accounting import Posting
 from jackpot.canonical import chain_hash
-from jackpot.models import Account, AccountKind, AuditChain, AuditEvent, Transfer, TransferCode
-
-
-@dataclass(frozen=True, slots=True)
-class Posting:
-    """A transfer to write: `amount_cents` from `debit` to `credit`, with a reason `code`."""
-
-    code: TransferCode
-    debit: AccountKind
-    credit: AccountKind
-    amount_cents: int
-    round_pk: int | None = None
-    award_pk: int | None = None
-
+from jackpot.locks import ChainSlot, chain_slot
+from jackpot.models import Account, AccountKind, AuditEvent, Transfer
 
 _account_ids: dict[tuple[int, str], int] = {}
 
@@ -49,6 +35,20 @@ def account_id(pool_id: int, kind: AccountKind) -> int:
         for account in Account.objects.filter(pool_id=pool_id):
             _account_ids[(pool_id, account.kind)] = account.pk
     return _account_ids[key]
+
+
+def _transfer(pool_id: int, posting: Posting, now: datetime) -> Transfer:
+    debit, credit = posting.accounts()
+    return Transfer(
+        pool_id=pool_id,
+        code=posting.code,
+        debit_id=account_id(pool_id, debit),
+        credit_id=account_id(pool_id, credit),
+        amount_cents=posting.amount_cents,
+        round_id=posting.round_pk,
+        award_id=posting.award_pk,
+        created_at=now,
+    )
 
 
 def pool_chain(pool_id: int) -> str:
@@ -78,36 +78,10 @@ def event_content(event: AuditEvent, transfers: Sequence[Transfer]) -> dict[str,
     }
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """A place taken in a chain: the next sequence number and the hash it links to."""
-
-    chain: str
-    sequence: int
-    prev_hash: str
-
-
-def reserve(chain: str) -> Entry:
-    """Lock the chain head and take its next sequence number, for a `record()` to come."""
-    sequence, prev_hash = _advance_chain(chain)
-    return Entry(chain, sequence, prev_hash)
-
-
-def _advance_chain(chain: str) -> tuple[int, str]:
-    """Lock the chain head and take its next sequence number; returns (sequence, prev_hash)."""
-    sql = (
-        "UPDATE jackpot_auditchain SET sequence = sequence + 1 WHERE key = %s "
-        "RETURNING sequence, head_hash"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [chain])
-        row = cursor.fetchone()
-        if row is None:
-            AuditChain.objects.get_or_create(key=chain)
-            cursor.execute(sql, [chain])
-            row = cursor.fetchone()
-    sequence, prev_hash = row
-    return int(sequence), str(prev_hash)
+def in_one_statement() -> bool:
+    """Whether `record()` writes in one statement (PostgreSQL) or in up to four (elsewhere);
+    both write the same rows (tests/jackpot/test_write_paths.py)."""
+    return connection.vendor == "postgresql"
 
 
 def _insert(event: AuditEvent, transfers: Sequence[Transfer], also: rows.RowUpdate | None) -> None:
@@ -118,7 +92,7 @@ def _insert(event: AuditEvent, transfers: Sequence[Transfer], also: rows.RowUpda
     up to four.
     """
     event_row = {f.attname: getattr(event, f.attname) for f in AuditEvent._meta.concrete_fields}
-    if connection.vendor == "postgresql":
+    if in_one_statement():
         event.pk = _insert_postgresql(event_row, event, transfers, also)
         for transfer in transfers:
             transfer.event_id = event.pk
@@ -203,7 +177,7 @@ def _insert_postgresql(
 
 def record(
     *,
-    chain: str | Entry,
+    chain: str | ChainSlot,
     kind: str,
     actor: str,
     payload: dict[str, Any],
@@ -214,43 +188,32 @@ def record(
 ) -> AuditEvent:
     """Append one audit event and its transfers. Call inside the caller's atomic block.
 
-    `chain` is a chain key, or the `Entry` taken earlier in the same transaction by `reserve()`.
+    `chain` is a chain key, or the slot taken earlier in the same transaction by
+    `jackpot.locks.chain_slot` (a round takes its slot before the pool row: see jackpot.locks).
     `also` is one more row change written with them (in the same statement on PostgreSQL).
     """
     if not connection.in_atomic_block:
         raise RuntimeError("ledger.record must run inside the caller's transaction")
     postings = [p for p in postings if p.amount_cents != 0]
     for posting in postings:
-        if posting.amount_cents < 0 or posting.debit == posting.credit:
+        if posting.amount_cents < 0:
             raise ValueError(f"invalid posting {posting}")
     now = occurred_at or timezone.now()
     transfers: list[Transfer] = []
     if postings:
         if pool_id is None:
             raise ValueError("transfers need a pool")
-        transfers = [
-            Transfer(
-                pool_id=pool_id,
-                code=p.code,
-                debit_id=account_id(pool_id, p.debit),
-                credit_id=account_id(pool_id, p.credit),
-                amount_cents=p.amount_cents,
-                round_id=p.round_pk,
-                award_id=p.award_pk,
-                created_at=now,
-            )
-            for p in postings
-        ]
-    entry = chain if isinstance(chain, Entry) else reserve(chain)
+        transfers = [_transfer(pool_id, posting, now) for posting in postings]
+    slot = chain if isinstance(chain, ChainSlot) else chain_slot(chain)
     event = AuditEvent(
-        chain=entry.chain,
-        sequence=entry.sequence,
+        chain=slot.chain,
+        sequence=slot.position,
         kind=kind,
         actor=actor,
         occurred_at=now,
         payload=payload,
-        prev_hash=entry.prev_hash,
+        prev_hash=slot.prev_hash,
     )
-    event.hash = chain_hash(entry.prev_hash, event_content(event, transfers))
+    event.hash = chain_hash(slot.prev_hash, event_content(event, transfers))
     _insert(event, transfers, also)
     return event

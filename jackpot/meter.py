@@ -4,8 +4,9 @@ The pool row is the progressive's single point of serialization. A contribution 
 that computes the new values from the row as the database holds it and RETURNs them; a hit locks
 the row (SELECT ... FOR UPDATE) and applies relative changes computed under that lock. Nothing
 here ever writes back a value read earlier without the lock, so concurrent tables cannot lose an
-update. Callers run these as late as possible in their transaction: the row lock is held until
-commit. Lock order everywhere: round row, then pool row, then audit chain head.
+update. The first of these statements in a transaction takes the pool row lock, held until
+commit, so callers run them as late as they can, in the order `jackpot.locks` states. Only
+`jackpot.movements` calls them.
 
 Units: the meter and reserve are kept in 1/10,000 cent (`UNITS_PER_CENT`); the journal's meter
 and reserve accounts hold whole cents and always equal the counters rounded down.
@@ -19,7 +20,9 @@ from typing import Any
 
 from django.db import connection
 
+from jackpot import rows
 from jackpot.models import UNITS_PER_CENT as U
+from jackpot.models import Pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,3 +157,43 @@ def bump_award_version(*, pool_id: int) -> int:
         [pool_id],
     )
     return version
+
+
+# --- the committed meter, as terminals and signs see it ------------------------------------
+
+
+def meter_json(
+    *, pool_id: int, currency: str, meter_cents: int, version: int, as_of: Any
+) -> dict[str, Any]:
+    """The meter as displays and terminals see it: whole cents, its version and time."""
+    return {
+        "pool": pool_id,
+        "amount_cents": meter_cents,
+        "currency": currency,
+        "sequence": version,
+        "as_of": as_of.isoformat() if as_of else None,
+    }
+
+
+def pool_meter(*, pool_id: int) -> dict[str, Any]:
+    """The committed meter in whole cents, with its version (`sequence`) and time.
+
+    Read with plain SQL (jackpot.rows): terminals get it with every answer, and building the
+    ORM query cost more than the query.
+    """
+    pool = rows.select_one(
+        Pool,
+        "id = %s",
+        [pool_id],
+        for_update=False,
+        only=("currency", "meter_units", "meter_version", "meter_changed_at"),
+    )
+    if pool is None:
+        raise Pool.DoesNotExist(pool_id)
+    return meter_json(
+        pool_id=pool_id,
+        currency=pool.currency,
+        meter_cents=pool.meter_cents,
+        version=pool.meter_version,
+        as_of=pool.meter_changed_at,
+    )

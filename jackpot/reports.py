@@ -6,6 +6,9 @@ rounds included: the meter keeps its share), and the only other movements are th
 resets (in), voided jackpots (in) and jackpots won (out), all in whole cents. It holds to the
 unit while the pool's stake and shares have not changed since its creation, which the admin
 guarantees while tables are open.
+
+The stakes are counted from the rounds' seats, which the tables own: the caller passes their
+count (`tables.verification.pool_report` is the whole report, the one the API serves).
 """
 
 from __future__ import annotations
@@ -26,13 +29,11 @@ def _by_code(pool: Pool) -> dict[str, int]:
     return {code: int(total) for code, total in totals}
 
 
-def pool_report(pool: Pool) -> dict[str, Any]:
-    from tables.models import RoundSeat  # tables depends on jackpot, not the reverse
-
+def pool_report(pool: Pool, *, stakes_count: int) -> dict[str, Any]:
+    """The reconciliation; `stakes_count` is every progressive stake the pool's tables ever took,
+    voided rounds included."""
     balances = pool_balances(pool)
     by_code = _by_code(pool)
-    stakes = RoundSeat.objects.filter(round__table__pool=pool, progressive_cents__gt=0)
-    stakes_count = stakes.count()
 
     cents_in = sum(
         by_code.get(code, 0)

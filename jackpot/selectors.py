@@ -1,4 +1,5 @@
-"""Reads of the progressive: the meter as displays see it, pool configuration."""
+"""Reads of the progressive: pool configuration, award and journal pages (the meter as terminals
+and signs see it is `jackpot.meter.pool_meter`)."""
 
 from __future__ import annotations
 
@@ -6,48 +7,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from jackpot import rows
-from jackpot.awards import award_json
 from jackpot.bodies import AwardFilters, AwardListQuery, JournalQuery
 from jackpot.models import Award, Pool, Transfer
+from jackpot.render import award_json
 from tables.rules.paytables import get_progressive_paytable, render_progressive_paytable
-
-
-def meter_json(
-    *, pool_id: int, currency: str, meter_cents: int, version: int, as_of: Any
-) -> dict[str, Any]:
-    """The meter as displays and terminals see it: whole cents, its version and time."""
-    return {
-        "pool": pool_id,
-        "amount_cents": meter_cents,
-        "currency": currency,
-        "sequence": version,
-        "as_of": as_of.isoformat() if as_of else None,
-    }
-
-
-def pool_meter(*, pool_id: int) -> dict[str, Any]:
-    """The committed meter in whole cents, with its version (`sequence`) and time.
-
-    Read with plain SQL (jackpot.rows): terminals get it with every answer, and building the
-    ORM query cost more than the query.
-    """
-    pool = rows.select_one(
-        Pool,
-        "id = %s",
-        [pool_id],
-        for_update=False,
-        only=("currency", "meter_units", "meter_version", "meter_changed_at"),
-    )
-    if pool is None:
-        raise Pool.DoesNotExist(pool_id)
-    return meter_json(
-        pool_id=pool_id,
-        currency=pool.currency,
-        meter_cents=pool.meter_cents,
-        version=pool.meter_version,
-        as_of=pool.meter_changed_at,
-    )
 
 
 def pool_configuration(*, pool: Pool) -> dict[str, Any]:

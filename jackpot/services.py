@@ -1,7 +1,7 @@
 """Writes to the progressive: pools and staff tokens. One transaction each, audit row included.
 
-Round-level money (contributions, hits, awards) is written by `tables.rounds` through
-`jackpot.ledger` and `jackpot.meter`; this module holds what is not tied to a round.
+Round-level money (stakes, awards, refunds) is decided by `jackpot.movements` for the round
+lifecycle (`tables.rounds`); this module holds what is not tied to a round.
 """
 
 from __future__ import annotations
@@ -12,16 +12,8 @@ from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils import timezone
 
-from jackpot import ledger
-from jackpot.ledger import Posting
-from jackpot.models import (
-    UNITS_PER_CENT,
-    Account,
-    AccountKind,
-    Pool,
-    StaffToken,
-    TransferCode,
-)
+from jackpot import ledger, movements
+from jackpot.models import UNITS_PER_CENT, Account, AccountKind, Pool, StaffToken
 from jackpot.tokens import issue_token
 from tables.rules.paytables import get_progressive_paytable
 
@@ -81,9 +73,7 @@ def pool_create(
             "verification_threshold_cents": verification_threshold_cents,
             "paytable_version": pool.paytable_version,
         },
-        postings=[
-            Posting(TransferCode.POOL_SEED, AccountKind.HOUSE, AccountKind.METER, seed_cents)
-        ],
+        postings=movements.seed_pool(seed_cents=seed_cents),
     )
     return pool
 

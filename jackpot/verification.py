@@ -5,18 +5,22 @@ Checks, in order, and reports the first failure:
    event's hash, each `hash` equals SHA-256(prev_hash + canonical content incl. transfers), and
    the chain's head row names the last event (so events cut off the end are found too);
 2. every transfer belongs to an event of a chain allowed to move its pool's money (the pool's own
-   chain, or the chain of one of the pool's tables);
+   chain, or a chain the caller names for that pool);
 3. per pool: balances (credits - debits) sum to zero; the meter and reserve accounts equal the
    pool's counters rounded down to the cent; the pending and payable accounts equal the awards
-   in those states; the stakes account equals minus the stakes of every round not voided.
+   in those states; then the caller's own checks of the pool.
 The database refuses UPDATE and DELETE on the journal, so a failure here means someone went
 around the database's own protection.
+
+This module knows the journal alone. What only the layer above knows, the chains of the tables
+and the stakes of their rounds, comes in through `chain_pools` and `pool_checks`:
+`tables.verification.verify_journal` is the whole check, the one the command and the API run.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +28,7 @@ from django.db import connection, transaction
 from django.db.models import Sum
 
 from jackpot.canonical import chain_hash
-from jackpot.ledger import event_content, pool_chain, table_chain
+from jackpot.ledger import event_content, pool_chain
 from jackpot.models import (
     UNITS_PER_CENT,
     Account,
@@ -39,6 +43,10 @@ from jackpot.models import (
 from jackpot.models.audit import GENESIS_HASH
 
 BATCH = 2000
+
+# A check of one pool from above: given the pool and its balances, (label, actual, wanted) rows;
+# each row whose actual differs from its wanted is a problem.
+PoolCheck = Callable[[Pool, Mapping[str, int]], Iterable[tuple[str, int, int]]]
 
 
 @dataclass
@@ -131,9 +139,7 @@ def pool_balances(pool: Pool) -> dict[str, int]:
     return {kind.value: balance.get(kind.value, 0) for kind in AccountKind}
 
 
-def _verify_pool(pool: Pool, report: Report) -> None:
-    from tables.models import RoundSeat, RoundState  # tables depends on jackpot, not the reverse
-
+def _verify_pool(pool: Pool, report: Report, pool_checks: Sequence[PoolCheck]) -> None:
     balances = pool_balances(pool)
     report.balances[pool.pk] = balances
     name = f"pool {pool.pk}"
@@ -142,12 +148,6 @@ def _verify_pool(pool: Pool, report: Report) -> None:
         total = Award.objects.filter(pool=pool, status=status).aggregate(s=Sum("amount_cents"))["s"]
         return int(total or 0)
 
-    stakes = (
-        RoundSeat.objects.filter(round__table__pool=pool)
-        .exclude(round__state=RoundState.VOID)
-        .aggregate(s=Sum("progressive_cents"))["s"]
-        or 0
-    )
     checks = [
         ("balances sum to zero", sum(balances.values()), 0),
         ("meter account = meter counter", balances["meter"], pool.meter_units // UNITS_PER_CENT),
@@ -167,45 +167,52 @@ def _verify_pool(pool: Pool, report: Report) -> None:
             award_total(AwardStatus.APPROVED),
         ),
         ("paid account = paid awards", balances["paid"], award_total(AwardStatus.PAID)),
-        ("stakes account = -stakes of rounds not voided", balances["stakes"], -int(stakes)),
     ]
+    for check in pool_checks:
+        checks.extend(check(pool, balances))
     for label, actual, wanted in checks:
         if actual != wanted:
             report.fail(f"{name}: {label}: {actual} != {wanted}")
 
 
-def _chain_pools() -> dict[str, int | None]:
-    """Which pool each chain may move money of: its own pool, or its table's pool."""
-    from tables.models import Table
-
+def _chain_pools(more: Mapping[str, int | None]) -> dict[str, int | None]:
+    """Which pool each chain may move money of: a pool's own chain, and the chains named by the
+    caller (each table's chain, its table's pool). Any other chain may move no money."""
     chains: dict[str, int | None] = {
         pool_chain(pk): pk for pk in Pool.objects.values_list("pk", flat=True)
     }
-    for table, pool in Table.objects.values_list("pk", "pool_id"):
-        chains[table_chain(table)] = pool
+    chains.update(more)
     return chains
 
 
-def verify_journal() -> Report:
-    """Verify everything in one consistent snapshot, so live traffic cannot cause false alarms."""
+def verify_journal(
+    *,
+    chain_pools: Callable[[], Mapping[str, int | None]] = dict,
+    pool_checks: Sequence[PoolCheck] = (),
+) -> Report:
+    """Verify everything in one consistent snapshot, so live traffic cannot cause false alarms.
+
+    `chain_pools` (called inside the snapshot) names the chains beside the pools' own that may
+    move a pool's money; `pool_checks` run after each pool's own checks, in the same snapshot.
+    """
     snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
     with transaction.atomic():
         if snapshot:  # inside a caller's transaction, its own snapshot rules
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return _verify()
+        return _verify(chain_pools(), pool_checks)
 
 
-def _verify() -> Report:
+def _verify(more_chains: Mapping[str, int | None], pool_checks: Sequence[PoolCheck]) -> Report:
     report = Report()
     chains = list(AuditEvent.objects.values_list("chain", flat=True).distinct().order_by("chain"))
     report.chains = len(chains)
-    pools = _chain_pools()
+    pools = _chain_pools(more_chains)
     for chain in chains:
         _verify_chain(chain, pools.get(chain), report)
     orphans = Transfer.objects.filter(event__isnull=True).count()
     if orphans:
         report.fail(f"{orphans} transfers without an audit event")
     for pool in Pool.objects.order_by("pk"):
-        _verify_pool(pool, report)
+        _verify_pool(pool, report, pool_checks)
     return report

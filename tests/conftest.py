@@ -105,7 +105,7 @@ def uth_play(
 
 
 def assert_journal_ok() -> dict:
-    from jackpot.verification import verify_journal
+    from tables.verification import verify_journal
 
     report = verify_journal()
     assert report.ok, report.problems

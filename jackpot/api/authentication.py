@@ -8,14 +8,31 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from rest_framework.authentication import BaseAuthentication, SessionAuthentication
+from rest_framework.authentication import (
+    BaseAuthentication,
+    SessionAuthentication,
+    get_authorization_header,
+)
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 from jackpot.models import StaffToken
 from jackpot.tokens import hash_token
-from tables.api.authentication import bearer_token
+
+
+def bearer_token(request: Request, prefix: str, *, what: str) -> str | None:
+    """The request's bearer token; None without one; refused if it is not of the `prefix_` kind
+    (a staff token on a terminal endpoint, or the reverse, gets a message that says so)."""
+    parts = get_authorization_header(request).split()
+    if not parts or parts[0].lower() != b"bearer":
+        return None
+    if len(parts) != 2:
+        raise AuthenticationFailed("the Authorization header must be 'Bearer <token>'")
+    token = parts[1].decode("latin-1")
+    if not token.startswith(f"{prefix}_"):
+        raise AuthenticationFailed(f"this endpoint takes {what} ({prefix}_...)")
+    return token
 
 
 class StaffTokenAuthentication(BaseAuthentication):

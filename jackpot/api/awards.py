@@ -22,6 +22,7 @@ from jackpot import awards, bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows
 from jackpot.models import Award
+from jackpot.render import award_json
 from jackpot.selectors import award_list, awards_filtered
 
 B = TypeVar("B", bound=Body)
@@ -83,7 +84,7 @@ def _step(
         def post(self, request: Request, award: int) -> Response:
             # No body at all is an empty object.
             step = read(body, request.data if request.data else {})
-            return Response(awards.award_json(run(award, self.staff(request), step)))
+            return Response(award_json(run(award, self.staff(request), step)))
 
     StepView.__name__ = f"Award{name.capitalize()}View"
     return StepView

@@ -15,9 +15,8 @@ from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.display import display_meter
 from jackpot.models import Pool
-from jackpot.reports import pool_report
 from jackpot.selectors import journal_page, pool_configuration
-from jackpot.verification import verify_journal
+from tables.verification import pool_report, verify_journal
 
 
 class PublicView(APIView):

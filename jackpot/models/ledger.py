@@ -6,7 +6,8 @@ are never updated or deleted (a PostgreSQL trigger refuses it): corrections are 
 """
 
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 
 
 class AccountKind(models.TextChoices):
@@ -72,6 +73,17 @@ class Transfer(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(amount_cents__gt=0), name="transfer_positive"),
             models.CheckConstraint(condition=~Q(debit=F("credit")), name="transfer_two_accounts"),
+            # A second transfer of one code for the same round and award is always a double
+            # write (a stake taken twice, an award paid twice): the database refuses it. Only
+            # corrections may repeat. Coalesce: NULL would make every row distinct.
+            models.UniqueConstraint(
+                F("pool"),
+                F("code"),
+                Coalesce(F("round"), Value(0)),
+                Coalesce(F("award"), Value(0)),
+                condition=~Q(code="correction"),
+                name="transfer_once_per_round_code_award",
+            ),
         ]
         indexes = [models.Index(fields=["pool", "code"])]
 

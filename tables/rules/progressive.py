@@ -31,6 +31,7 @@ from enum import StrEnum
 from fractions import Fraction
 from math import comb
 from types import MappingProxyType
+from typing import Literal
 
 from tables.rules.cards import Card, ensure_distinct
 from tables.rules.errors import RulesError
@@ -39,15 +40,18 @@ from tables.rules.paytables import ProgressivePaytable
 
 __all__ = [
     "AWARD_DEALS",
+    "ENVY",
     "SEVEN_CARD_COUNTS",
     "TOTAL_DEALS",
     "ProgressiveAward",
     "ProgressiveReturn",
+    "RoundAward",
     "award_of",
     "envy_seats",
     "fixed_award_cents",
     "progressive_award",
     "progressive_return",
+    "round_awards",
 ]
 
 
@@ -152,6 +156,37 @@ def envy_seats(awards: Mapping[int, ProgressiveAward], bettors: Iterable[int]) -
     if winner not in bettor_set:
         raise ValueError(f"seat {winner} won the jackpot without a progressive stake")
     return bettor_set - {winner}
+
+
+#: The kind of an envy award (not a hand's award, so not a :class:`ProgressiveAward`).
+ENVY: Literal["envy"] = "envy"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundAward:
+    """One award a round owes: a seat's own best award (never ``NONE``) or its envy."""
+
+    seat: int
+    kind: ProgressiveAward | Literal["envy"]
+
+
+def round_awards(best: Mapping[int, ProgressiveAward]) -> tuple[RoundAward, ...]:
+    """Every award of a round, given each bettor's best award (``best`` has one entry per seat
+    with a progressive stake): seats in ascending order, each seat's own award before its envy.
+
+    >>> [(a.seat, str(a.kind)) for a in round_awards({
+    ...     1: ProgressiveAward.FULL_HOUSE, 3: ProgressiveAward.ROYAL_FLUSH,
+    ...     5: ProgressiveAward.NONE})]
+    [(1, 'full_house'), (1, 'envy'), (3, 'royal_flush'), (5, 'envy')]
+    """
+    envy = envy_seats(best, best)
+    owed: list[RoundAward] = []
+    for seat in sorted(best):
+        if best[seat] != ProgressiveAward.NONE:
+            owed.append(RoundAward(seat, best[seat]))
+        if seat in envy:
+            owed.append(RoundAward(seat, ENVY))
+    return tuple(owed)
 
 
 # --- exact return of the bet -----------------------------------------------------------------

@@ -18,7 +18,7 @@ from itertools import pairwise
 import pytest
 
 from jackpot.models import AuditEvent, Award, Pool, Transfer
-from jackpot.verification import verify_journal
+from tables.verification import verify_journal
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from jackpot.verification import verify_journal
+from tables.verification import verify_journal
 
 
 class Command(BaseCommand):

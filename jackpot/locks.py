@@ -1,0 +1,97 @@
+"""The concurrency contract: every row lock a money movement takes, and the one order they go in.
+
+A transaction takes the locks it needs in this order, never going back to an earlier one:
+
+1. `ROUND` - the round's row (`tables_round`): the INSERT of a new round on open, `SELECT ...
+   FOR UPDATE` on settle and void (`round_row`). Only its own table's terminal ever waits on it.
+2. `AWARD` - the award's row (`jackpot_award`), one step of an award's way to payment
+   (`award_row`).
+3. `TABLE_CHAIN` - the head of the table's audit chain (`table-{id}`), taken by `chain_slot`
+   before the pool row, so the pool row is held only for the final write and the commit.
+4. `POOL` - the pool's row (`jackpot_pool`), the progressive's one point of serialization and the
+   only lock tables share. It is taken by the first statement of `jackpot.meter` a transaction
+   runs (each is a single `UPDATE ... RETURNING`, or `SELECT ... FOR UPDATE` for a hit), never by
+   a read followed by a write.
+5. `POOL_CHAIN` - the head of the pool's own chain (`pool-{id}`, `chain_slot`): pool events and
+   award steps, after the pool row.
+6. `ADMIN_CHAIN` - the head of the `admin` chain (`chain_slot`): tables and tokens issued.
+
+Why no two transactions can wait on each other: every path below takes its locks in increasing
+order, so a cycle of waits would need some transaction to wait for a lower lock while holding a
+higher one.
+
+- open a round: ROUND (insert), TABLE_CHAIN, POOL (stakes);
+- settle a round: ROUND, TABLE_CHAIN, POOL (only when it grants awards);
+- void a round: ROUND, TABLE_CHAIN;
+- an award's step: AWARD, POOL (the award version; a voided jackpot's return), POOL_CHAIN;
+- create or change a pool: POOL, POOL_CHAIN; issue a token or a table: ADMIN_CHAIN.
+
+`tests/concurrency/test_lock_order.py` records the SQL of these paths and checks the order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TypeVar
+
+from django.db import connection
+from django.db.models import Model
+
+from jackpot import rows
+from jackpot.models import AuditChain, Award
+
+M = TypeVar("M", bound=Model)
+
+
+class Lock(IntEnum):
+    """The locks in the order a transaction takes them."""
+
+    ROUND = 1
+    AWARD = 2
+    TABLE_CHAIN = 3
+    POOL = 4
+    POOL_CHAIN = 5
+    ADMIN_CHAIN = 6
+
+
+def round_row(model: type[M], *, table_pk: int, round_id: str) -> M | None:
+    """Lock a round's row (`Lock.ROUND`) and load it; None if the table has no such round."""
+    return rows.select_one(
+        model, "table_id = %s AND round_id = %s", [table_pk, round_id], for_update=True
+    )
+
+
+def award_row(award_id: int) -> Award | None:
+    """Lock an award's row (`Lock.AWARD`) and load it; None if there is no such award."""
+    return Award.objects.select_for_update().filter(pk=award_id).first()
+
+
+@dataclass(frozen=True, slots=True)
+class ChainSlot:
+    """The next place in an audit chain, held under the chain head's lock until commit: the
+    event written there takes `position` and links to `prev_hash`."""
+
+    chain: str
+    position: int
+    prev_hash: str
+
+
+_ADVANCE = (
+    "UPDATE jackpot_auditchain SET sequence = sequence + 1 WHERE key = %s "
+    "RETURNING sequence, head_hash"
+)
+
+
+def chain_slot(chain: str) -> ChainSlot:
+    """Lock a chain's head (`Lock.TABLE_CHAIN`, `POOL_CHAIN` or `ADMIN_CHAIN` by the chain) with
+    one UPDATE and take its next position; a chain's first event creates its head."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ADVANCE, [chain])
+        row = cursor.fetchone()
+        if row is None:
+            AuditChain.objects.get_or_create(key=chain)
+            cursor.execute(_ADVANCE, [chain])
+            row = cursor.fetchone()
+    position, prev_hash = row
+    return ChainSlot(chain, int(position), str(prev_hash))

@@ -1,0 +1,220 @@
+"""The progressive's money movements: the one place that decides what moves where, and why.
+
+Every operation the progressive knows is here: seed a new pool, take a round's stakes, grant a
+round's awards (winning and resetting the jackpot on a royal), refund a voided round, and the
+award workflow's approve, pay and void. Each changes the pool's counters where it must (through
+`jackpot.meter`, which takes the pool row lock) and returns a typed result whose `postings` the
+caller records with `jackpot.ledger.record` in the same transaction, under its own audit event.
+Callers (the round lifecycle, `jackpot.awards`, `jackpot.services`) never name an account or a
+transfer code: the codes are chosen here and routed by `jackpot.accounting.ROUTES`.
+
+Invariants:
+- a stake's cents all go somewhere named: the meter and the reserve get the whole cents their
+  counters crossed, the house the rest (one cent less, as `sub_cent_carry`, when the counters
+  crossed a cent more than the stakes brought; see docs/accounting.md);
+- a jackpot always waits for verification; a fixed award or envy waits when it is at or above the
+  pool's `verification_threshold_cents`, and is approved at once otherwise;
+- award numbers follow the commit order (taken under the pool row lock), within a round in seat
+  order, each seat's own award before its envy;
+- the displays hear of a change only after commit (`jackpot.display`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from jackpot import display, meter
+from jackpot.accounting import Posting
+from jackpot.meter import meter_json, pool_meter
+from jackpot.models import Award, AwardKind, AwardStatus, Pool, TransferCode
+from tables.rules.paytables import CURRENT, PaytableSet, get_progressive_paytable
+from tables.rules.progressive import ENVY, ProgressiveAward, RoundAward, fixed_award_cents
+
+
+def pool_paytables(pool: Pool) -> PaytableSet:
+    """The paytables a round of `pool` is settled and awarded with: the pool's own progressive
+    version (what its sign promised), the box tables in force."""
+    paytable = get_progressive_paytable(pool.paytable_version)
+    if paytable.jackpot_percent_bp != 10_000:
+        # domain.md: a jackpot royal wins the whole meter, which then resets to the seed. A
+        # table paying a share would need rules for the rest that domain.md does not give.
+        raise RuntimeError(f"pool {pool.pk}: paytable {paytable.version} does not pay the meter")
+    if paytable is CURRENT.progressive:
+        return CURRENT
+    return PaytableSet(progressive=paytable)
+
+
+def seed_pool(*, seed_cents: int) -> tuple[Posting, ...]:
+    """A new pool's first meter, funded by the house."""
+    return (Posting(TransferCode.POOL_SEED, seed_cents),)
+
+
+@dataclass(frozen=True, slots=True)
+class StakesTaken:
+    """A round's progressive stakes split into whole cents: meter + reserve + house = stakes."""
+
+    stakes: int
+    stake_cents: int
+    meter_cents: int
+    reserve_cents: int
+    house_cents: (
+        int  # negative (-1 at most) when the sub-cent remainders the house held make a cent
+    )
+    meter: dict[str, object]  # the meter after, as `meter.meter_json` shows it
+    meter_version: int
+    postings: tuple[Posting, ...]
+
+
+def take_stakes(*, pool: Pool, round_pk: int, stakes: int, now: datetime) -> StakesTaken:
+    """Raise the meter and the reserve by `stakes` stakes of the pool (the pool row lock, held
+    to commit) and say where each cent went."""
+    split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, now=now)
+    postings = [Posting(TransferCode.CONTRIBUTION_METER, split.meter_cents, round_pk)]
+    if split.house_cents >= 0:
+        postings += [
+            Posting(TransferCode.CONTRIBUTION_RESERVE, split.reserve_cents, round_pk),
+            Posting(TransferCode.CONTRIBUTION_HOUSE, split.house_cents, round_pk),
+        ]
+    else:
+        # The reserve crossed one more cent than the stakes had left: that cent is the sub-cent
+        # remainders the house held so far, released now.
+        carry = -split.house_cents
+        postings += [
+            Posting(TransferCode.CONTRIBUTION_RESERVE, split.reserve_cents - carry, round_pk),
+            Posting(TransferCode.SUB_CENT_CARRY, carry, round_pk),
+        ]
+    body = meter_json(
+        pool_id=pool.pk,
+        currency=pool.currency,
+        meter_cents=split.meter_after_cents,
+        version=split.meter_version,
+        as_of=now,
+    )
+    display.meter_changed(pool.pk, body)
+    return StakesTaken(
+        stakes=stakes,
+        stake_cents=pool.stake_cents,
+        meter_cents=split.meter_cents,
+        reserve_cents=split.reserve_cents,
+        house_cents=split.house_cents,
+        meter=body,
+        meter_version=split.meter_version,
+        postings=tuple(postings),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AwardsGranted:
+    """A round's awards as created (amounts, statuses and numbers decided), their postings, and
+    the meter after (reset when a seat won the jackpot: then `hit_meter_version` is its version)."""
+
+    awards: tuple[Award, ...]
+    postings: tuple[Posting, ...]
+    meter: dict[str, object]
+    hit_meter_version: int | None
+
+
+def grant_awards(
+    *, pool: Pool, round_pk: int, owed: Sequence[RoundAward], now: datetime
+) -> AwardsGranted:
+    """Create the awards a round owes (`tables.rules.progressive.round_awards`), winning the
+    jackpot for a royal. Takes the pool row lock (award numbers), held to commit."""
+    paytable = pool_paytables(pool).progressive
+    numbers = iter(meter.next_award_sequences(pool_id=pool.pk, count=len(owed)))
+    awards: list[Award] = []
+    hit: meter.Hit | None = None
+    for item in owed:
+        jackpot = item.kind == ProgressiveAward.ROYAL_FLUSH
+        if jackpot:
+            hit = meter.take_jackpot(pool_id=pool.pk, now=now)
+            amount = hit.amount_cents
+        elif item.kind == ENVY:
+            amount = paytable.envy_cents
+        else:
+            amount = fixed_award_cents(ProgressiveAward(item.kind), paytable) or 0
+        pending = jackpot or amount >= pool.verification_threshold_cents
+        awards.append(
+            Award(
+                pool=pool,
+                round_id=round_pk,
+                seat=item.seat,
+                kind=AwardKind(item.kind),
+                amount_cents=amount,
+                status=AwardStatus.PENDING if pending else AwardStatus.APPROVED,
+                sequence=next(numbers),
+                created_at=now,
+            )
+        )
+    awards = [award for award in awards if award.amount_cents > 0]  # a zero-cent paytable line
+    Award.objects.bulk_create(awards)
+    display.awards_changed(pool.pk)
+
+    postings: list[Posting] = []
+    for award in awards:
+        pending = award.status == AwardStatus.PENDING
+        ids = (round_pk, award.pk)
+        if award.kind == AwardKind.ROYAL_FLUSH:
+            assert hit is not None
+            postings += [
+                Posting(TransferCode.JACKPOT_HIT, award.amount_cents, *ids),  # always waits
+                Posting(
+                    TransferCode.RESET_RESERVE, hit.reset_from_reserve_cents, round_pk, award.pk
+                ),
+                Posting(TransferCode.RESET_HOUSE, hit.reset_from_house_cents, round_pk, award.pk),
+            ]
+        else:
+            code = TransferCode.ENVY if award.kind == AwardKind.ENVY else TransferCode.FIXED_AWARD
+            postings.append(Posting(code, award.amount_cents, round_pk, award.pk, pending))
+    if hit is None:
+        return AwardsGranted(tuple(awards), tuple(postings), pool_meter(pool_id=pool.pk), None)
+    body = meter_json(
+        pool_id=pool.pk,
+        currency=pool.currency,
+        meter_cents=hit.meter_after_cents,
+        version=hit.meter_version,
+        as_of=now,
+    )
+    display.meter_changed(pool.pk, body)
+    return AwardsGranted(tuple(awards), tuple(postings), body, hit.meter_version)
+
+
+def refund_stakes(*, round_pk: int, refund_cents: int) -> tuple[Posting, ...]:
+    """A voided round's progressive stakes, refunded in full by the house. The meter and the
+    reserve keep their shares: the meter never goes down but for a hit."""
+    return (Posting(TransferCode.VOID_REFUND, refund_cents, round_pk),)
+
+
+def approve_award(award: Award) -> tuple[Posting, ...]:
+    """A verified award becomes payable to the player."""
+    return (Posting(TransferCode.AWARD_APPROVED, award.amount_cents, award.round_id, award.pk),)
+
+
+def pay_award(award: Award) -> tuple[Posting, ...]:
+    """The player has been paid."""
+    return (Posting(TransferCode.AWARD_PAID, award.amount_cents, award.round_id, award.pk),)
+
+
+@dataclass(frozen=True, slots=True)
+class AwardVoided:
+    """A voided award's postings; for a jackpot, the meter it went back onto."""
+
+    postings: tuple[Posting, ...]
+    meter_after_cents: int | None = None
+    meter_version: int | None = None
+
+
+def void_award(award: Award, *, now: datetime) -> AwardVoided:
+    """Void an award awaiting payment: a jackpot goes back on the meter (the meter counter rises
+    by its cents under the pool row lock), a fixed award or envy back to the house."""
+    if award.kind != AwardKind.ROYAL_FLUSH:
+        code = TransferCode.AWARD_VOID_HOUSE
+        return AwardVoided((Posting(code, award.amount_cents, award.round_id, award.pk),))
+    meter_cents, version = meter.return_to_meter(
+        pool_id=award.pool_id, amount_cents=award.amount_cents, now=now
+    )
+    display.meter_changed(award.pool_id, pool_meter(pool_id=award.pool_id))
+    code = TransferCode.AWARD_VOID_METER
+    postings = (Posting(code, award.amount_cents, award.round_id, award.pk),)
+    return AwardVoided(postings, meter_cents, version)

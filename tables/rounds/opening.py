@@ -1,0 +1,65 @@
+"""Open a round: the bets lock, and each progressive stake raises the pool's meter at once.
+
+One transaction: the round and its seats' rows, the stakes taken (`jackpot.movements`), the audit
+event with its transfers and the stored answer. Locks, in `jackpot.locks`'s order: the new round
+row, the table's chain head, then the pool row, last, held only for the final write and commit.
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from jackpot import ledger, locks, movements
+from jackpot.meter import pool_meter
+from tables.bodies import OpenRequest
+from tables.models import Round, Table
+from tables.rounds import answers, store
+from tables.rounds.replay import Answer, replayed
+from tables.rules.uth import UthBets
+
+
+def round_open(*, table: Table, request: OpenRequest, fingerprint: str, actor: str) -> Answer:
+    """Lock the bets of a new round; its progressive stakes feed the table's pool.
+
+    No look-up first: the unique (table, round_id) finds a replay, whose transaction (stakes
+    included) rolls back whole before the first answer is returned again.
+    """
+    try:
+        with transaction.atomic():
+            return _open(table, request, fingerprint, actor)
+    except IntegrityError:
+        existing = Round.objects.filter(table=table, round_id=request.round_id).first()
+        if existing is None:
+            raise
+        return replayed(
+            existing.open_fingerprint, fingerprint, existing.open_response, 201, "opened"
+        )
+
+
+def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> Answer:
+    now = timezone.now()
+    round_pk = store.insert_round(table, request, fingerprint, now)
+    slot = locks.chain_slot(ledger.table_chain(table.pk))
+    pool = table.pool
+    stakes = sum(
+        1
+        for seat in request.seats
+        if isinstance(seat.bets, UthBets) and seat.bets.progressive_cents
+    )
+    taken = None
+    if pool is not None and stakes:
+        taken = movements.take_stakes(pool=pool, round_pk=round_pk, stakes=stakes, now=now)
+    meter = taken.meter if taken else pool_meter(pool_id=pool.pk) if pool else None
+    answer = answers.opened(table=table, request=request, now=now, stakes=taken, meter=meter)
+    ledger.record(
+        chain=slot,
+        kind="round.opened",
+        actor=actor,
+        pool_id=table.pool_id,
+        occurred_at=now,
+        postings=taken.postings if taken else (),
+        payload=answers.opened_event(table=table, round_pk=round_pk, request=request, stakes=taken),
+        also=store.answered(round_pk, {"open_response": answer}),
+    )
+    return Answer(201, answer)

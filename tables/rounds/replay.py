@@ -1,0 +1,88 @@
+"""Answers stored and replayed: what makes a terminal's retry safe.
+
+A round step's first answer is stored with the fingerprint (SHA-256 of the canonical request) of
+the request that made it, in the same transaction as the money, so the two commit together.
+Invariants:
+- a round step (open, settle, void) retried with the same payload returns the first answer and
+  moves nothing; another payload under the same round id is refused (409 `round_id_reused`);
+- a request sent with an `Idempotency-Key` runs at most once per (table, key): the same key with
+  the same request replays the first answer, with another request it is a 409
+  (`idempotency_key_reused`). The key's record is written in the operation's own transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from config.errors import Conflict
+from tables.models import IdempotencyRecord, Table
+
+#: A JSON object as the API answers it.
+JsonObject = dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a round step answers the terminal: an HTTP status and a JSON body."""
+
+    status: int
+    body: JsonObject
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyKey:
+    """A client's Idempotency-Key and the fingerprint of the request it was sent with."""
+
+    key: str
+    fingerprint: str
+
+
+def replayed(
+    stored_fingerprint: str, fingerprint: str, body: JsonObject, status: int, what: str
+) -> Answer:
+    """The stored first answer of a round step, if `fingerprint` is the first request's."""
+    if stored_fingerprint != fingerprint:
+        raise Conflict(
+            "round_id_reused",
+            f"this round was already {what} with a different payload; nothing was changed",
+            param="round_id",
+        )
+    return Answer(status, body)
+
+
+def idempotent(table: Table, key: IdempotencyKey | None, operation: Callable[[], Answer]) -> Answer:
+    """Run `operation` at most once per (table, Idempotency-Key); replay its first answer.
+
+    `transaction.atomic` nests as a savepoint inside the operation's transaction. Two requests
+    racing with one key: the loser's insert fails on the unique constraint, rolls back, and
+    replays the winner's answer.
+    """
+    if key is None:
+        return operation()
+    for _attempt in range(3):
+        stored = IdempotencyRecord.objects.filter(table=table, key=key.key).first()
+        if stored is not None:
+            if stored.fingerprint != key.fingerprint:
+                raise Conflict(
+                    "idempotency_key_reused",
+                    "this Idempotency-Key was used with a different request; nothing was changed",
+                    param="Idempotency-Key",
+                )
+            return Answer(stored.status_code, stored.response)
+        try:
+            with transaction.atomic():
+                answer = operation()
+                IdempotencyRecord.objects.create(
+                    table=table,
+                    key=key.key,
+                    fingerprint=key.fingerprint,
+                    status_code=answer.status,
+                    response=answer.body,
+                )
+            return answer
+        except IntegrityError:
+            continue
+    raise Conflict("idempotency_key_busy", "the same request is being processed; retry")

@@ -1,0 +1,133 @@
+"""Settle a round: the cards and decisions in, every box and progressive award worked out.
+
+One transaction: the round row locked, every seat settled by the rules engine with the pool's own
+paytables, the awards granted (`jackpot.movements`), the audit event with its transfers and the
+stored answer. Locks, in `jackpot.locks`'s order: the round row, the table's chain head, then the
+pool row (only when the round grants awards), last.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from config.errors import Conflict
+from jackpot import ledger, locks, movements
+from jackpot.meter import pool_meter
+from tables.bodies import ResultRequest
+from tables.models import Game, Round, RoundState, Table
+from tables.rounds import answers, store
+from tables.rounds.answers import Settlement
+from tables.rounds.replay import Answer, replayed
+from tables.rules.errors import RulesError
+from tables.rules.paytables import CURRENT
+from tables.rules.progressive import round_awards
+from tables.rules.stud import StudBets, StudDecision, settle_stud
+from tables.rules.uth import UthBets, UthDecision, UthSettlement, settle_uth
+
+
+def round_settle(
+    *, table: Table, round_id: str, request: ResultRequest, fingerprint: str, actor: str
+) -> Answer:
+    """Settle every seat, grant the progressive's awards, and record it all."""
+    with transaction.atomic():
+        found = store.locked_round(table, round_id)
+        if found.state == RoundState.SETTLED:
+            return replayed(
+                found.close_fingerprint, fingerprint, found.close_response or {}, 200, "settled"
+            )
+        if found.state == RoundState.VOID:
+            raise Conflict(
+                "round_void", "this round was voided; it cannot be settled", param="round_id"
+            )
+        return _settle(table, found, request, fingerprint, actor)
+
+
+def _settle(
+    table: Table, found: Round, request: ResultRequest, fingerprint: str, actor: str
+) -> Answer:
+    now = timezone.now()
+    bets = store.round_bets(found.pk, Game(table.game))
+    posted = sorted(play.seat for play in request.seats)
+    if posted != sorted(bets):
+        raise RulesError(
+            "seats_mismatch",
+            f"the result must give exactly the seats that opened the round {sorted(bets)}, "
+            f"got {posted}",
+            param="seats",
+        )
+    pool = table.pool
+    paytables = movements.pool_paytables(pool) if pool else CURRENT
+    settlements: dict[int, Settlement] = {}
+    for play in request.seats:
+        seat_bets = bets[play.seat]
+        if isinstance(seat_bets, UthBets):
+            assert isinstance(play.decision, UthDecision)
+            settlements[play.seat] = settle_uth(
+                player=play.cards,
+                dealer=request.dealer,
+                board=request.board,
+                bets=seat_bets,
+                decision=play.decision,
+                paytables=paytables,
+                progressive_stake_cents=pool.stake_cents if pool else 0,
+            )
+        else:
+            assert isinstance(seat_bets, StudBets) and isinstance(play.decision, StudDecision)
+            settlements[play.seat] = settle_stud(
+                player=play.cards,
+                dealer=request.dealer,
+                bets=seat_bets,
+                decision=play.decision,
+                paytables=paytables,
+            )
+
+    slot = locks.chain_slot(ledger.table_chain(table.pk))  # before the pool row: jackpot.locks
+    granted = None
+    if pool is not None:
+        owed = round_awards(
+            {
+                seat: settlement.progressive.award
+                for seat, settlement in settlements.items()
+                if isinstance(settlement, UthSettlement) and settlement.progressive is not None
+            }
+        )
+        if owed:
+            granted = movements.grant_awards(pool=pool, round_pk=found.pk, owed=owed, now=now)
+    meter = granted.meter if granted else pool_meter(pool_id=pool.pk) if pool else None
+    answer = answers.settled(
+        table=table,
+        round_id=found.round_id,
+        request=request,
+        now=now,
+        settlements=settlements,
+        granted=granted,
+        meter=meter,
+    )
+    ledger.record(
+        chain=slot,
+        kind="round.settled",
+        actor=actor,
+        pool_id=table.pool_id,
+        occurred_at=now,
+        postings=granted.postings if granted else (),
+        payload=answers.settled_event(
+            table=table,
+            round_pk=found.pk,
+            answer=answer,
+            request=request,
+            settlements=settlements,
+            granted=granted,
+        ),
+        also=store.answered(
+            found.pk,
+            {
+                "state": RoundState.SETTLED,
+                "closed_at": now,
+                "close_fingerprint": fingerprint,
+                "close_response": answer,
+                "result": answers.result_record(answer, request.seats),
+            },
+        ),
+    )
+    return Answer(200, answer)

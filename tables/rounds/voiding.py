@@ -1,0 +1,60 @@
+"""Void an open round (a misdeal): its progressive stakes are refunded in full by the house.
+
+One transaction: the round row locked, the refund (`jackpot.movements`), the audit event and the
+stored answer. Locks: the round row, then the table's chain head (`jackpot.locks`). The meter and
+the reserve keep the shares they got at open, since the meter never goes down but for a hit.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from config.errors import Conflict
+from jackpot import ledger, movements
+from jackpot.meter import pool_meter
+from tables.models import Game, RoundState, Table
+from tables.rounds import answers, store
+from tables.rounds.replay import Answer, replayed
+
+
+def round_void(*, table: Table, round_id: str, reason: str, fingerprint: str, actor: str) -> Answer:
+    """Void an open round and refund its progressive stakes."""
+    with transaction.atomic():
+        found = store.locked_round(table, round_id)
+        if found.state == RoundState.VOID:
+            return replayed(
+                found.close_fingerprint, fingerprint, found.close_response or {}, 200, "voided"
+            )
+        if found.state == RoundState.SETTLED:
+            raise Conflict("round_settled", "a settled round cannot be voided", param="round_id")
+        now = timezone.now()
+        refund = store.progressive_stakes_cents(store.round_bets(found.pk, Game(table.game)))
+        answer = answers.voided(
+            table=table,
+            round_id=found.round_id,
+            reason=reason,
+            now=now,
+            refund_cents=refund,
+            meter=pool_meter(pool_id=table.pool_id) if table.pool_id else None,
+        )
+        ledger.record(
+            chain=ledger.table_chain(table.pk),
+            kind="round.voided",
+            actor=actor,
+            pool_id=table.pool_id,
+            occurred_at=now,
+            postings=movements.refund_stakes(round_pk=found.pk, refund_cents=refund),
+            payload=answers.voided_event(table=table, round_pk=found.pk, answer=answer),
+            also=store.answered(
+                found.pk,
+                {
+                    "state": RoundState.VOID,
+                    "closed_at": now,
+                    "void_reason": reason,
+                    "close_fingerprint": fingerprint,
+                    "close_response": answer,
+                },
+            ),
+        )
+        return Answer(200, answer)

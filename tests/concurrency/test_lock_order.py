@@ -1,0 +1,97 @@
+"""The lock order of `jackpot.locks`, checked on the SQL the service really runs.
+
+Each path's statements are recorded and every statement that takes a row lock is classified;
+the locks must come in `jackpot.locks.Lock`'s order, never back to an earlier one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from jackpot.awards import award_void
+from jackpot.locks import Lock
+from jackpot.models import Award, AwardKind
+from jackpot.services import role_group
+from tests.conftest import make_floor, uth_play, uth_seat
+
+pytestmark = pytest.mark.django_db
+
+ROYAL = {
+    "board": ["Ah", "Kh", "Qh", "2c", "3d"],
+    "dealer": ["9s", "9d"],
+    "seats": [uth_play(1, "Jh Th"), uth_play(2, "2s 2d", "fold")],
+}
+
+
+def _lock_of(sql: str) -> Lock | None:
+    """The lock a statement takes, if it takes one."""
+    flat = " ".join(sql.split()).replace('"', "")
+    if re.match(r"INSERT INTO tables_round \(", flat):
+        return Lock.ROUND
+    if flat.startswith("SELECT") and "FOR UPDATE" in flat:
+        table = re.search(r" FROM (\w+)", flat)
+        assert table is not None, flat
+        return {
+            "tables_round": Lock.ROUND,
+            "jackpot_award": Lock.AWARD,
+            "jackpot_pool": Lock.POOL,
+        }[table.group(1)]
+    if flat.startswith("UPDATE jackpot_pool "):
+        return Lock.POOL
+    if flat.startswith("UPDATE jackpot_auditchain SET sequence"):
+        key = re.search(r"WHERE key = '([^']+)'", flat)
+        assert key is not None, flat
+        if key.group(1).startswith("table-"):
+            return Lock.TABLE_CHAIN
+        return Lock.ADMIN_CHAIN if key.group(1) == "admin" else Lock.POOL_CHAIN
+    return None
+
+
+def _locks(queries: CaptureQueriesContext) -> list[Lock]:
+    found = [_lock_of(query["sql"]) for query in queries.captured_queries]
+    return [lock for lock in found if lock is not None]
+
+
+def _in_order(locks: list[Lock]) -> bool:
+    return all(a <= b for a, b in itertools.pairwise(locks))
+
+
+def test_open_settle_and_award_steps_take_their_locks_in_the_one_order(django_user_model):
+    floor = make_floor()
+    terminal = floor.uth[0]
+
+    with CaptureQueriesContext(connection) as opening:
+        response = terminal.post(
+            "/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]}
+        )
+    assert response.status_code == 201
+    with CaptureQueriesContext(connection) as settling:
+        response = terminal.post("/rounds/r-1/result", ROYAL)
+    assert response.status_code == 200
+    assert {award["kind"] for award in response.json()["awards"]} == {"royal_flush", "envy"}
+    supervisor = django_user_model.objects.create(username="sup")
+    supervisor.groups.add(role_group("supervisor"))
+    jackpot = Award.objects.get(kind=AwardKind.ROYAL_FLUSH)
+    with CaptureQueriesContext(connection) as voiding:
+        award_void(award_id=jackpot.pk, user=supervisor, reason="the cards were marked")
+
+    assert sorted(set(_locks(opening))) == [Lock.ROUND, Lock.TABLE_CHAIN, Lock.POOL]
+    assert sorted(set(_locks(settling))) == [Lock.ROUND, Lock.TABLE_CHAIN, Lock.POOL]
+    assert sorted(set(_locks(voiding))) == [Lock.AWARD, Lock.POOL, Lock.POOL_CHAIN]
+    for path in (opening, settling, voiding):
+        assert _in_order(_locks(path)), _locks(path)
+
+
+def test_a_path_that_went_back_to_an_earlier_lock_would_be_caught():
+    # The checker itself: a pool row taken before the table's chain is out of order.
+    assert not _in_order([Lock.ROUND, Lock.POOL, Lock.TABLE_CHAIN])
+    assert _lock_of("UPDATE jackpot_pool SET meter_units = 1 WHERE id = 1") == Lock.POOL
+    assert (
+        _lock_of("UPDATE jackpot_auditchain SET sequence = sequence + 1 WHERE key = 'pool-3'")
+        == Lock.POOL_CHAIN
+    )
