@@ -4,7 +4,8 @@ Importing this module (config.urls does) registers three extensions with drf-spe
 
 - `BodySchema`: a pydantic model given to `extend_schema(request=..., responses=...)` becomes a
   component from its own JSON schema, with pydantic's 2020-12 idioms said the OpenAPI 3.0 way
-  (`nullable` rather than a `null` member, `enum` rather than `const`, no `propertyNames`). It
+  (`nullable` rather than a `null` member, `enum` rather than `const`, no `propertyNames`, a
+  tagged union as a plain `oneOf`). It
   replaces drf_spectacular.contrib.pydantic, whose schema the 3.0 validator refuses.
 - `TerminalTokenScheme`, `StaffTokenScheme`: the two bearer-token authenticators (drf-spectacular
   warns about, and leaves out, authenticators it cannot describe).
@@ -54,6 +55,19 @@ class OpenApi30(GenerateJsonSchema):
         if "const" in found:
             found["enum"] = [found.pop("const")]
         return found
+
+    def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
+        # A plain oneOf: OpenAPI 3.0's discriminator maps a tag to one component, which a nested
+        # union (a UTH Play: one member per street) does not have. The members' enums already
+        # make them exclusive, so a oneOf of every leaf says the same.
+        found = super().tagged_union_schema(schema)
+        leaves: list[JsonSchemaValue] = []
+        for member in found.get("oneOf", []):
+            if set(member) == {"oneOf"} or set(member) == {"oneOf", "discriminator"}:
+                leaves.extend(member["oneOf"])
+            else:
+                leaves.append(member)
+        return {"oneOf": leaves}
 
     def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
         found = super().dict_schema(schema)

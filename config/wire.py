@@ -24,8 +24,8 @@ import re
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Annotated, Any, ClassVar, TypeVar, Union, get_args, get_origin
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -35,6 +35,7 @@ from config.errors import ApiError
 __all__ = [
     "DIGITS",
     "Body",
+    "Exact",
     "Moment",
     "NonBlank",
     "Query",
@@ -46,11 +47,13 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    """Annotation metadata: the error code of a field, and of a list of the wrong length."""
+    """Annotation metadata: the error code of a field, of a list of the wrong length, and of the
+    field missing (when it is not the field's own code)."""
 
     code: ErrorCode
     too_short: ErrorCode | None = None
     too_long: ErrorCode | None = None
+    missing: ErrorCode | None = None
 
 
 class Body(BaseModel):
@@ -87,9 +90,60 @@ def refusal(
         if candidate["type"] == "extra_forbidden" and _within(candidate["loc"][:-1], first["loc"]):
             first = candidate
             break
-    found, path = _code_at(model, first["loc"], first["type"], code)
+    loc, kind = tuple(first["loc"]), first["type"]
+    if kind in _TAG_ERRORS:
+        # A tagged union (a decision's `action`, a Play's `street`): the fault is the tag's field,
+        # unless the object has a field no member knows, which is reported first as always.
+        unknown = _unknown_key(model, loc, first["input"])
+        if unknown is not None:
+            loc, kind = (*loc, unknown), "extra_forbidden"
+            replaced: Any = {**first, "type": kind, "loc": loc}
+            first = replaced
+        else:
+            loc += (str(first["ctx"]["discriminator"]).strip("'"),)
+    found, path = _code_at(model, loc, kind, code)
     param = _param(path)
     return ApiError(found, _message(first, param, path), param=param or None)
+
+
+_TAG_ERRORS = ("union_tag_invalid", "union_tag_not_found")
+
+
+def _unknown_key(model: type[BaseModel], loc: tuple[Any, ...], value: object) -> str | None:
+    """A key of `value` (the object a tagged union at `loc` refused) no member declares."""
+    if not isinstance(value, dict):
+        return None
+    known = {name for leaf in _leaves(_annotation_at(model, loc)) for name in leaf.model_fields}
+    return next((key for key in value if key not in known), None)
+
+
+def _annotation_at(model: type[BaseModel], loc: tuple[Any, ...]) -> Any:
+    annotation: Any = model
+    for key in loc:
+        annotation, _ = _unwrap(annotation)
+        if get_origin(annotation) in (Union, types.UnionType):
+            member = _member(annotation, key)
+            if member is not None:
+                annotation = member
+                continue
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = annotation.model_fields.get(str(key))
+            annotation = field.annotation if field is not None else None
+        elif get_origin(annotation) in (list, tuple):
+            annotation = get_args(annotation)[0]
+        elif get_origin(annotation) is dict:
+            annotation = get_args(annotation)[1]
+    return annotation
+
+
+def _leaves(annotation: Any) -> list[type[BaseModel]]:
+    """The models a (nested) union is made of."""
+    inner, _ = _unwrap(annotation)
+    if isinstance(inner, type) and issubclass(inner, BaseModel):
+        return [inner]
+    if get_origin(inner) in (Union, types.UnionType):
+        return [leaf for member in get_args(inner) for leaf in _leaves(member)]
+    return []
 
 
 def _within(parent: tuple[Any, ...], loc: tuple[Any, ...]) -> bool:
@@ -109,8 +163,11 @@ def _message(error: Any, param: str, path: list[str | int]) -> str:
     if kind == "extra_forbidden":
         parent = _param(path[:-1]) or "the body"
         return f"unknown field {path[-1]!r} in {parent}"
-    if kind == "missing":
+    if kind in ("missing", "union_tag_not_found"):
         return f"{where} is required"
+    if kind == "union_tag_invalid":
+        expected = error["ctx"]["expected_tags"]
+        return f"{where} must be one of {expected}, got {_shown(error['ctx']['tag'])}"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"{where} must be an object, got {_shown(error.get('input'))}"
     return f"{where}: {error['msg']}, got {_shown(error.get('input'))}"
@@ -143,12 +200,27 @@ def _unwrap(annotation: Any) -> tuple[Any, list[Refusal]]:
 
 
 def _member(union: Any, tag: object) -> Any | None:
-    """The member of a union that pydantic's error location names by `tag`."""
+    """The member of a union that pydantic's error location names by `tag`: its class name, or
+    for a tagged union the value its discriminator field holds (a nested union: any member's)."""
     for member in get_args(union):
         inner, _ = _unwrap(member)
-        if getattr(inner, "__name__", None) == tag:
+        if getattr(inner, "__name__", None) == tag or tag in _tags(inner):
             return member
     return None
+
+
+def _tags(annotation: Any) -> set[object]:
+    """The literal values the fields of a model (or of each member of a union) may hold."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        found: set[object] = set()
+        for field in annotation.model_fields.values():
+            inner, _ = _unwrap(field.annotation)
+            if get_origin(inner) is Literal:
+                found.update(get_args(inner))
+        return found
+    if get_origin(annotation) in (Union, types.UnionType):
+        return set().union(*(_tags(_unwrap(member)[0]) for member in get_args(annotation)))
+    return set()
 
 
 def _code_at(
@@ -166,6 +238,9 @@ def _code_at(
             if member is not None:
                 annotation = member
                 continue  # a union's tag is not part of the field's path
+            leaves = _leaves(annotation)
+            if kind == "extra_forbidden" and leaves:  # a field no member of the union knows
+                return getattr(leaves[0], "unknown_code", ErrorCode.UNKNOWN_FIELD), [*path, key]
         path.append(key)
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             field = annotation.model_fields.get(str(key))
@@ -181,6 +256,8 @@ def _code_at(
             annotation = get_args(annotation)[1]
     annotation, found = _unwrap(annotation)
     refusal = found[-1] if found else refusal
+    if kind == "missing" and refusal.missing is not None:
+        return refusal.missing, path
     if kind == "too_short" and refusal.too_short is not None:
         return refusal.too_short, path
     if kind == "too_long" and refusal.too_long is not None:
@@ -190,7 +267,7 @@ def _code_at(
 
 # Query strings --------------------------------------------------------------------------------
 
-_DIGITS = re.compile(r"[0-9]{1,18}")
+_DIGITS = re.compile(r"[0-9]{1,20}")  # enough for any bound; int() of 5,000 digits is slow
 
 
 def _ascii_digits(value: object) -> object:
@@ -205,11 +282,28 @@ def _ascii_digits(value: object) -> object:
 def _with_offset(value: datetime) -> datetime:
     if value.tzinfo is None:
         raise ValueError("must be an ISO 8601 time with its offset, e.g. 2026-11-29T20:00:00Z")
+    # In UTC: PostgreSQL takes offsets up to 15:59 only, RFC 3339 (and Python) up to 23:59.
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("is out of range in UTC") from None
+
+
+def _exact(value: object) -> object:
+    # A literal compares by ==: without this, 2.0 and True would pass for 2 and 1.
+    if type(value) is not int and not isinstance(value, str):
+        raise ValueError(f"must be an integer, got {type(value).__name__}")
     return value
 
 
-#: A text with something in it (a blank one is empty).
-NonBlank = Annotated[str, Field(min_length=1, pattern=r"\S")]
+#: Text that is not blank (it has a character Python's str.strip() keeps: \x1c-\x1f are
+#: whitespace to Python, not to the regex engine) and holds no NUL (PostgreSQL refuses it; the
+#: parser answers `malformed_json`, and the schema says so with this same pattern).
+NonBlank = Annotated[
+    str, Field(min_length=1, pattern=r"^[^\u0000]*[^\s\u0000\u001c-\u001f][^\u0000]*$")
+]
+#: A literal of ints with its JSON type exact: `Annotated[Literal[3, 4], Exact]`.
+Exact = BeforeValidator(_exact)
 #: A whole number in a query string is written in digits only: `Annotated[int, Field(...),
 #: DIGITS]` (the bounds before, so the schema shows them).
 DIGITS = BeforeValidator(_ascii_digits)

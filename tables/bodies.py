@@ -24,7 +24,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, RootModel
 
 from config.codes import ErrorCode
-from config.wire import Body, NonBlank, Refusal, read
+from config.wire import Body, Exact, NonBlank, Refusal, read
 from jackpot.bodies import Award as AwardRecord
 from jackpot.bodies import Meter
 from jackpot.models import AwardKind, AwardStatus
@@ -32,8 +32,8 @@ from tables.models import Game
 from tables.rules.cards import Card, ensure_distinct, parse_card
 from tables.rules.errors import RulesError
 from tables.rules.paytables import MAX_BET_CENTS
-from tables.rules.stud import StudAction, StudBets, StudDecision
-from tables.rules.uth import Street, UthAction, UthBets, UthDecision
+from tables.rules.stud import StudBets, StudDecision
+from tables.rules.uth import Street, UthBets, UthDecision
 
 ROUND_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$"
 _ROUND_ID = re.compile(ROUND_ID_PATTERN)
@@ -61,8 +61,10 @@ CARD_COUNT = Refusal(
     too_short=ErrorCode.WRONG_CARD_COUNT,
     too_long=ErrorCode.WRONG_CARD_COUNT,
 )
-TwoCards = Annotated[list[CardText], Field(min_length=2, max_length=2), CARD_COUNT]
-FiveCards = Annotated[list[CardText], Field(min_length=5, max_length=5), CARD_COUNT]
+#: No card twice in one list (uniqueItems; the reader's `duplicate_card` names the second).
+DISTINCT = Field(json_schema_extra={"uniqueItems": True})
+TwoCards = Annotated[list[CardText], Field(min_length=2, max_length=2), DISTINCT, CARD_COUNT]
+FiveCards = Annotated[list[CardText], Field(min_length=5, max_length=5), DISTINCT, CARD_COUNT]
 BET = Refusal(ErrorCode.INVALID_BET)
 RequiredStake = Annotated[int, Field(ge=1, le=MAX_BET_CENTS), BET]
 OptionalStake = Annotated[int, Field(ge=0, le=MAX_BET_CENTS), BET]
@@ -109,26 +111,75 @@ class StudBetsBody(Body):
 DECISION = Refusal(ErrorCode.INVALID_DECISION)
 
 
-class UthDecisionBody(Body):
-    """`{"action": "fold"}`, or Play: 3x or 4x the Ante preflop, 2x on the flop, 1x on the river
-    (turn and river are dealt together)."""
-
+class _Decision(Body):
     unknown_code = ErrorCode.INVALID_DECISION
 
-    action: Annotated[Literal["play", "fold"], DECISION]
-    street: Annotated[Literal["preflop", "flop", "river"] | None, DECISION] = None
-    multiple: Annotated[int | None, Field(ge=1, le=4), DECISION] = None
+
+class UthFold(_Decision):
+    """Fold: Ante and Blind lose (no street, no multiple: a player who has not played by the
+    river folds)."""
+
+    action: Literal["fold"]
 
 
-class StudDecisionBody(Body):
-    """`{"action": "fold"}`, `{"action": "raise"}`, or a buy: discard one card of the hand and
-    draw another (then the Raise is placed)."""
+class UthPlayPreflop(_Decision):
+    """Play 3x or 4x the Ante before the flop."""
 
-    unknown_code = ErrorCode.INVALID_DECISION
+    action: Literal["play"]
+    street: Literal["preflop"]
+    multiple: Annotated[Literal[3, 4], Exact]
 
-    action: Annotated[Literal["fold", "raise", "buy"], DECISION]
-    discard: CardText | None = None
-    draw: CardText | None = None
+
+class UthPlayFlop(_Decision):
+    """Play 2x the Ante on the flop."""
+
+    action: Literal["play"]
+    street: Literal["flop"]
+    multiple: Annotated[Literal[2], Exact]
+
+
+class UthPlayRiver(_Decision):
+    """Play 1x the Ante on the river (turn and river are dealt together)."""
+
+    action: Literal["play"]
+    street: Literal["river"]
+    multiple: Annotated[Literal[1], Exact]
+
+
+#: `{"action": "fold"}`, or Play: 3x or 4x the Ante preflop, 2x on the flop, 1x on the river.
+UthDecisionBody = Annotated[
+    UthFold | Annotated[UthPlayPreflop | UthPlayFlop | UthPlayRiver, Field(discriminator="street")],
+    Field(discriminator="action"),
+]
+
+
+class StudFold(_Decision):
+    """Fold: Ante and Bonus lose."""
+
+    action: Literal["fold"]
+
+
+class StudRaise(_Decision):
+    """Raise 2x the Ante."""
+
+    action: Literal["raise"]
+
+
+#: A buy's card: a bad card is `invalid_card`, a missing one an incomplete decision.
+BUY_CARD = Refusal(ErrorCode.INVALID_CARD, missing=ErrorCode.INVALID_DECISION)
+
+
+class StudBuy(_Decision):
+    """Buy a card: discard one of the hand's five, draw another (a fee of one Ante, then the
+    Raise; the Bonus is forfeited)."""
+
+    action: Literal["buy"]
+    discard: Annotated[CardText, BUY_CARD]
+    draw: Annotated[CardText, BUY_CARD]
+
+
+#: `{"action": "fold"}`, `{"action": "raise"}`, or a buy with its discard and draw.
+StudDecisionBody = Annotated[StudFold | StudRaise | StudBuy, Field(discriminator="action")]
 
 
 # --- requests ---------------------------------------------------------------------------------
@@ -391,7 +442,7 @@ def _check_seats(numbers: list[int], *, seats: int) -> None:
 
 def round_id_of(value: object, *, param: str = "round_id") -> str:
     """A round id from a path: the same pattern as the bodies' `round_id`."""
-    if not isinstance(value, str) or not _ROUND_ID.match(value):
+    if not isinstance(value, str) or not _ROUND_ID.fullmatch(value):
         raise RulesError(
             "invalid_round_id",
             "round_id must be 1 to 64 characters: letters, digits and . _ : - "
@@ -452,26 +503,17 @@ def _cards(texts: list[str]) -> tuple[Card, ...]:
     return tuple(parse_card(text) for text in texts)  # the pattern has checked each text
 
 
-def uth_decision_of(wire: UthDecisionBody, param: str) -> UthDecision:
-    try:
-        return UthDecision(
-            UthAction(wire.action),
-            Street(wire.street) if wire.street is not None else None,
-            wire.multiple,
-        )
-    except RulesError as error:
-        raise _anchored(error, param) from None
+def uth_decision_of(wire: UthFold | UthPlayPreflop | UthPlayFlop | UthPlayRiver) -> UthDecision:
+    """The engine's decision (the body's union has already held the street to its multiples)."""
+    if isinstance(wire, UthFold):
+        return UthDecision.fold()
+    return UthDecision.play(Street(wire.street), wire.multiple)
 
 
-def stud_decision_of(wire: StudDecisionBody, param: str) -> StudDecision:
-    try:
-        return StudDecision(
-            StudAction(wire.action),
-            parse_card(wire.discard) if wire.discard is not None else None,
-            parse_card(wire.draw) if wire.draw is not None else None,
-        )
-    except RulesError as error:
-        raise _anchored(error, param) from None
+def stud_decision_of(wire: StudFold | StudRaise | StudBuy) -> StudDecision:
+    if isinstance(wire, StudBuy):
+        return StudDecision.buy(parse_card(wire.discard), parse_card(wire.draw))
+    return StudDecision.fold() if isinstance(wire, StudFold) else StudDecision.raise_bet()
 
 
 def parse_result(body: object, *, game: Game, seats: int) -> ResultRequest:
@@ -489,9 +531,7 @@ def parse_result(body: object, *, game: Game, seats: int) -> ResultRequest:
         for index, uth_play in enumerate(uth.seats):
             cards = _cards(uth_play.cards)
             groups[f"seats[{index}].cards"] = cards
-            decision: UthDecision | StudDecision = uth_decision_of(
-                uth_play.decision, f"seats[{index}].decision"
-            )
+            decision: UthDecision | StudDecision = uth_decision_of(uth_play.decision)
             plays.append(SeatPlay(uth_play.seat, cards, decision))
     else:
         stud = read(StudResult, body)
@@ -501,7 +541,7 @@ def parse_result(body: object, *, game: Game, seats: int) -> ResultRequest:
         for index, stud_play in enumerate(stud.seats):
             cards = _cards(stud_play.cards)
             groups[f"seats[{index}].cards"] = cards
-            decision = stud_decision_of(stud_play.decision, f"seats[{index}].decision")
+            decision = stud_decision_of(stud_play.decision)
             if decision.draw is not None:
                 groups[f"seats[{index}].decision.draw"] = (decision.draw,)
             plays.append(SeatPlay(stud_play.seat, cards, decision))

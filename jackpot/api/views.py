@@ -47,7 +47,12 @@ class PoolMeterView(PublicView):
         operation_id="pool_meter",
         parameters=[
             OpenApiParameter(
-                "If-None-Match", str, OpenApiParameter.HEADER, description="the last ETag seen"
+                "If-None-Match",
+                str,
+                OpenApiParameter.HEADER,
+                # What a header can carry: printable ASCII, not starting with a space.
+                pattern=r"^([!-~][ -~]*)?$",
+                description="the last ETag seen",
             )
         ],
         responses={200: bodies.DisplayMeter, 304: None},

@@ -13,6 +13,7 @@ from tables.bodies import (
     BET,
     CARD_COUNT,
     DECISION,
+    DISTINCT,
     CardText,
     CategoryName,
     FiveCards,
@@ -27,7 +28,7 @@ from tables.bodies import Settlement as Settlement
 
 
 class EvaluateBody(Body):
-    cards: Annotated[list[CardText], Field(min_length=5, max_length=7), CARD_COUNT]
+    cards: Annotated[list[CardText], Field(min_length=5, max_length=7), DISTINCT, CARD_COUNT]
 
 
 class EvaluateAnswer(Hand):
@@ -96,7 +97,8 @@ class ProgressiveReturnAnswer(Body):
     stake_cents: int
     probabilities: dict[ProgressiveAwardName, Ratio]
     envy_probability: Ratio
-    expected_return_cents: Ratio
+    expected_return: Annotated[Ratio, Field(description="per stake, in cents, exact")]
+    expected_return_cents: Annotated[int, Field(description="the same, rounded down to the cent")]
     rtp: Ratio
     rtp_bp: int
     rtp_percent: str

@@ -62,7 +62,7 @@ class UthSettleView(RulesView):
             bets=UthBets(
                 bets.ante_cents, bets.blind_cents, bets.trips_cents, bets.progressive_cents
             ),
-            decision=uth_decision_of(body.decision, "decision"),
+            decision=uth_decision_of(body.decision),
         )
         return Response(settlement_json(settlement))
 
@@ -80,7 +80,7 @@ class StudSettleView(RulesView):
             player=parse_cards(body.player, param="player", count=5),
             dealer=parse_cards(body.dealer, param="dealer", count=5),
             bets=StudBets(body.bets.ante_cents, body.bets.bonus_cents),
-            decision=stud_decision_of(body.decision, "decision"),
+            decision=stud_decision_of(body.decision),
         )
         return Response(settlement_json(settlement))
 
@@ -95,8 +95,8 @@ class PaytablesView(RulesView):
         return Response(render_paytables())
 
 
-def _fraction(value: Fraction) -> dict[str, int]:
-    return {"numerator": value.numerator, "denominator": value.denominator}
+def _ratio(value: Fraction) -> bodies.Ratio:
+    return bodies.Ratio.model_construct(numerator=value.numerator, denominator=value.denominator)
 
 
 class ProgressiveReturnView(RulesView):
@@ -113,18 +113,19 @@ class ProgressiveReturnView(RulesView):
             other_bettors=query.other_bettors,
             paytable=CURRENT.progressive,
         )
-        return Response(
-            {
-                "paytable_version": result.paytable_version,
-                "jackpot_cents": result.jackpot_cents,
-                "other_bettors": result.other_bettors,
-                "stake_cents": result.stake_cents,
-                "probabilities": {str(k): _fraction(v) for k, v in result.probabilities.items()},
-                "envy_probability": _fraction(result.envy_probability),
-                "expected_return_cents": _fraction(result.expected_return_cents),
-                "rtp": _fraction(result.rtp),
-                "rtp_bp": result.rtp_bp,
-                "rtp_percent": result.rtp_percent,
-                "break_even_jackpot_cents": result.break_even_jackpot_cents,
-            }
+        expected = result.expected_return_cents
+        answer = bodies.ProgressiveReturnAnswer.model_construct(
+            paytable_version=result.paytable_version,
+            jackpot_cents=result.jackpot_cents,
+            other_bettors=result.other_bettors,
+            stake_cents=result.stake_cents,
+            probabilities={str(k): _ratio(v) for k, v in result.probabilities.items()},
+            envy_probability=_ratio(result.envy_probability),
+            expected_return=_ratio(expected),
+            expected_return_cents=expected.numerator // expected.denominator,  # >= 0: floor
+            rtp=_ratio(result.rtp),
+            rtp_bp=result.rtp_bp,
+            rtp_percent=result.rtp_percent,
+            break_even_jackpot_cents=result.break_even_jackpot_cents,
         )
+        return Response(answer.model_dump(mode="json"))

@@ -31,6 +31,15 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 )
 
 
+ROUND_ID_PATH = OpenApiParameter(
+    "round_id",
+    str,
+    OpenApiParameter.PATH,
+    pattern=bodies.ROUND_ID_PATTERN,
+    description="the terminal's id of the round: 1 to 64 letters, digits and . _ : -",
+)
+
+
 class TerminalThrottle(WindowThrottle):
     """Requests per terminal (a runaway terminal cannot starve the others)."""
 
@@ -103,7 +112,7 @@ class RoundOpenView(TerminalView):
 class RoundResultView(TerminalView):
     @extend_schema(
         operation_id="round_result",
-        parameters=[IDEMPOTENCY_HEADER],
+        parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER],
         request=bodies.ResultBody,
         responses={200: bodies.ResultAnswer},
         summary="Post a round's cards and decisions: every box and progressive award is settled",
@@ -123,7 +132,7 @@ class RoundResultView(TerminalView):
 class RoundVoidView(TerminalView):
     @extend_schema(
         operation_id="round_void",
-        parameters=[IDEMPOTENCY_HEADER],
+        parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER],
         request=bodies.VoidBody,
         responses={200: bodies.VoidAnswer},
         summary="Void an open round (misdeal): progressive stakes are refunded by the house",
@@ -142,6 +151,7 @@ class RoundVoidView(TerminalView):
 class RoundDetailView(TerminalView):
     @extend_schema(
         operation_id="round_detail",
+        parameters=[ROUND_ID_PATH],
         responses={200: bodies.RoundDetail},
         summary="A round as the service holds it (for a terminal recovering after a crash)",
     )

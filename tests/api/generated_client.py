@@ -366,8 +366,13 @@ def _walk(item: Any, path: str, found: list[str], unset: type) -> None:
         )
     for name in declared:
         element = getattr(item, name)
+        # A typed object under such a name (a report's `stakes`: count, in_cents...) is walked
+        # like any other, so its own amounts and counts are held to this rule.
         if (name.endswith("_cents") or name in INT_FIELDS) and not (
-            element is None or isinstance(element, unset) or _is_int(element)
+            element is None
+            or isinstance(element, unset)
+            or _is_int(element)
+            or attrs.has(type(element))
         ):
             found.append(f"{path}.{name} is {element!r}, not an int")
         _walk(element, f"{path}.{name}", found, unset)

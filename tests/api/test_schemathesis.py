@@ -289,6 +289,10 @@ class World:
     def prepare(self, case: schemathesis.Case) -> dict[str, str]:
         """Point the case's path at the floor; the Authorization header its security names."""
         operation_id = case.operation.definition.raw["operationId"]
+        # Schemathesis checks each dictionary card it substitutes against the card's pattern, not
+        # against its list's uniqueItems: setting the body has it revalidate the body as sent,
+        # so a list with a card twice counts as the negative case it is.
+        case.body = case.body
         params = case.path_parameters
         terminal = self.stud if _is_stud(operation_id, case.body) else self.terminal
         if params is not None:
