@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, RootModel
+from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from config.codes import ErrorCode
 from config.wire import Body, Exact, NonBlank, Refusal, read
@@ -120,6 +120,17 @@ class UthFold(_Decision):
     river folds)."""
 
     action: Literal["fold"]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_absent(cls, value: object) -> object:
+        # Terminals have always been allowed to send `"street": null` with a fold.
+        if isinstance(value, dict) and any(value.get(key, 0) is None for key in _PLAY_FIELDS):
+            return {k: v for k, v in value.items() if not (k in _PLAY_FIELDS and v is None)}
+        return value
+
+
+_PLAY_FIELDS = ("street", "multiple")
 
 
 class UthPlayPreflop(_Decision):

@@ -79,6 +79,7 @@ class StudAction(StrEnum):
 class StudDecision:
     """Fold, raise, or buy (discard one card of the hand, draw a new one) and raise.
 
+    >>> from tables.rules.cards import parse_card
     >>> StudDecision.buy(parse_card("2c"), parse_card("Ah")).raises
     True
     >>> StudDecision(StudAction.RAISE, discard=parse_card("2c"))
