@@ -1,5 +1,6 @@
 """A strict JSON parser: malformed, deeply nested or non-standard JSON is a 400, never a 500,
-a body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 without being read whole, and text holding NUL
+an object with a key twice is a 400 (never "the last one wins"), a body over
+DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 without being read whole, and text holding NUL
 or an unpaired surrogate (which PostgreSQL or UTF-8 cannot store) is a 400 like malformed JSON.
 
 The standard parser lets a RecursionError (very deep nesting) escape as a 500 and accepts NaN and
@@ -20,6 +21,19 @@ MAX_DEPTH = 32
 
 def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all distinct: `{"ante_cents": 1, "ante_cents": 500}` is two
+    answers to one question, not the last one (what json.loads would keep)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r}")
+            seen.add(key)
+    return found
 
 
 def _finite_float(text: str) -> float:
@@ -67,7 +81,10 @@ class StrictJSONParser(JSONParser):
             )
         try:
             value = json.loads(
-                raw.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float
+                raw.decode("utf-8"),
+                parse_constant=_refuse_constant,
+                parse_float=_finite_float,
+                object_pairs_hook=_unique_keys,
             )
         except RecursionError:
             raise ParseError(f"JSON nested deeper than {MAX_DEPTH} levels") from None

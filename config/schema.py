@@ -4,12 +4,16 @@ drf-spectacular describes each view's success; the errors come from shared machi
 strict parser, authentication, permissions, throttles, the services' ApiErrors), all in the
 one shape `{"error": {"type", "code", "message", "param"}}`. This hook adds that shape as the
 `Error` component and, to every operation, the statuses that machinery can produce, so a client
-generated from the schema knows them and schemathesis can hold the service to them.
+generated from the schema knows them and schemathesis can hold the service to them. The
+error's `code` is an enum of the registry (`config.codes`), integer path parameters say what
+Django's converter takes (digits: 0 and up), and a body with a required field is required.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from config.codes import ErrorCode
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -30,7 +34,11 @@ ERROR_SCHEMA = {
                         "api_error",
                     ],
                 },
-                "code": {"type": "string"},
+                "code": {
+                    "type": "string",
+                    "enum": [code.value for code in ErrorCode],
+                    "description": "docs/api.md, 'Error codes', says what each one means",
+                },
                 "message": {"type": "string"},
                 "param": {"type": "string", "nullable": True},
             },
@@ -55,13 +63,34 @@ SECURED = {
 }
 
 
+#: Django's `<int:...>` path converter takes ASCII digits only; ids are PostgreSQL bigints.
+PATH_ID = {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}
+
+
+def _needs_body(body: dict[str, Any], components: dict[str, Any]) -> bool:
+    """Whether a request body must be sent: its schema has a required field (or is a choice of
+    shapes). An award's approve or pay takes no body, or an empty object."""
+    schema = body.get("content", {}).get("application/json", {}).get("schema", {})
+    ref = schema.get("$ref", "")
+    if ref.startswith("#/components/schemas/"):
+        schema = components.get(ref.rsplit("/", 1)[1], {})
+    return bool(schema.get("required") or schema.get("anyOf") or schema.get("oneOf"))
+
+
 def add_error_responses(
     result: dict[str, Any], generator: Any, request: Any, public: bool
 ) -> dict[str, Any]:
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    components = result["components"]["schemas"]
     for item in result.get("paths", {}).values():
         for method, operation in item.items():
+            body = operation.get("requestBody")
+            if body is not None and _needs_body(body, components):
+                body["required"] = True
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path" and parameter["schema"].get("type") == "integer":
+                    parameter["schema"] = {**parameter["schema"], **PATH_ID}
             statuses = dict(EVERYWHERE)
             statuses.update(
                 WITH_INPUT

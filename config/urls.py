@@ -6,6 +6,7 @@ from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from config import openapi  # noqa: F401  (registers the schema extensions)
 from config.errors import json_404
 from config.health import healthz
 from jackpot.views import display_sign

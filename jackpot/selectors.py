@@ -3,15 +3,12 @@ and signs see it is `jackpot.meter.pool_meter`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
-from django.utils.dateparse import parse_datetime
 
-from config.errors import ApiError
-from jackpot.models import Award, AwardKind, AwardStatus, Pool, Transfer, TransferCode
+from jackpot.bodies import AwardFilters, AwardListQuery, JournalQuery
+from jackpot.models import Award, Pool, Transfer
 from jackpot.render import award_json
 from tables.rules.paytables import get_progressive_paytable, render_progressive_paytable
 
@@ -35,73 +32,53 @@ def pool_configuration(*, pool: Pool) -> dict[str, Any]:
     }
 
 
-_CHOICES = {"kind": tuple(AwardKind.values), "status": tuple(AwardStatus.values)}
-_AWARD_FILTERS = {"pool": "pool_id", "table": "round__table_id", "kind": "kind", "status": "status"}
+def awards_filtered(query: AwardFilters) -> QuerySet[Award]:
+    """Awards matching the query's filters: pool, table, kind, status, from and to (on when the
+    award was won; `to` excluded)."""
+    awards = Award.objects.all()
+    filters = {
+        "pool_id": query.pool,
+        "round__table_id": query.table,
+        "kind": query.kind,
+        "status": query.status,
+        "created_at__gte": query.from_,
+        "created_at__lt": query.to,
+    }
+    return awards.filter(
+        **{lookup: value for lookup, value in filters.items() if value is not None}
+    )
 
 
-def awards_filtered(params: Mapping[str, str]) -> QuerySet[Award]:
-    """Awards matching the query's filters: pool, table, kind, status, from and to (ISO 8601
-    times, on when the award was won; `to` excluded)."""
-    query = Award.objects.all()
-    for name, lookup in _AWARD_FILTERS.items():
-        if name in params:
-            value: object = params[name]
-            if lookup.endswith("_id"):
-                value = _whole(params, name, default=0, high=2**62)
-            elif value not in _CHOICES[name]:
-                choices = ", ".join(_CHOICES[name])
-                raise ApiError("invalid_parameter", f"{name} must be one of {choices}", param=name)
-            query = query.filter(**{lookup: value})
-    for name, lookup in (("from", "created_at__gte"), ("to", "created_at__lt")):
-        if name in params:
-            query = query.filter(**{lookup: _moment(params, name)})
-    return query
-
-
-def award_list(params: Mapping[str, str]) -> dict[str, Any]:
-    """A page of awards, newest first; `params` are the query's filters, limit and offset."""
-    query = awards_filtered(params).select_related(
+def award_list(query: AwardListQuery) -> dict[str, Any]:
+    """A page of awards, newest first."""
+    awards = awards_filtered(query).select_related(
         "verified_by", "approved_by", "paid_by", "voided_by"
     )
-    limit = _whole(params, "limit", default=50, high=200, low=1)
-    offset = _whole(params, "offset", default=0, high=2**62)
-    page = list(query.order_by("-pk")[offset : offset + limit])
+    limit, offset = query.limit, query.offset
+    page = list(awards.order_by("-pk")[offset : offset + limit])
     return {
-        "count": query.count(),
+        "count": awards.count(),
         "limit": limit,
         "offset": offset,
         "results": [award_json(award) for award in page],
     }
 
 
-def _whole(params: Mapping[str, str], name: str, *, default: int, high: int, low: int = 0) -> int:
-    raw = params.get(name)
-    if raw is None:
-        return default
-    if not raw.isascii() or not raw.isdigit() or not low <= int(raw) <= high:
-        raise ApiError(
-            "invalid_parameter", f"{name} must be a whole number from {low} to {high}", param=name
-        )
-    return int(raw)
-
-
-def journal_page(params: Mapping[str, str]) -> dict[str, Any]:
+def journal_page(filters: JournalQuery) -> dict[str, Any]:
     """A page of transfers, newest first, with their accounts and audit event; filters: pool,
-    code, round (the round's database id), from and to (ISO 8601 times)."""
+    code, round (the round's database id), from and to."""
     query = Transfer.objects.select_related("debit", "credit", "event")
-    if "pool" in params:
-        query = query.filter(pool_id=_whole(params, "pool", default=0, high=2**62))
-    if "round" in params:
-        query = query.filter(round_id=_whole(params, "round", default=0, high=2**62))
-    if "code" in params:
-        if params["code"] not in TransferCode.values:
-            raise ApiError("invalid_parameter", "code must be a transfer code", param="code")
-        query = query.filter(code=params["code"])
-    for name, lookup in (("from", "created_at__gte"), ("to", "created_at__lt")):
-        if name in params:
-            query = query.filter(**{lookup: _moment(params, name)})
-    limit = _whole(params, "limit", default=100, high=500, low=1)
-    offset = _whole(params, "offset", default=0, high=2**62)
+    lookups = {
+        "pool_id": filters.pool,
+        "round_id": filters.round,
+        "code": filters.code,
+        "created_at__gte": filters.from_,
+        "created_at__lt": filters.to,
+    }
+    query = query.filter(
+        **{lookup: value for lookup, value in lookups.items() if value is not None}
+    )
+    limit, offset = filters.limit, filters.offset
     return {
         "count": query.count(),
         "limit": limit,
@@ -127,14 +104,3 @@ def journal_page(params: Mapping[str, str]) -> dict[str, Any]:
             for t in query.order_by("-pk")[offset : offset + limit]
         ],
     }
-
-
-def _moment(params: Mapping[str, str], name: str) -> datetime:
-    moment = parse_datetime(params[name]) if len(params[name]) <= 40 else None
-    if moment is None or moment.tzinfo is None:
-        raise ApiError(
-            "invalid_parameter",
-            f"{name} must be an ISO 8601 time with its offset, e.g. 2026-11-29T20:00:00Z",
-            param=name,
-        )
-    return moment

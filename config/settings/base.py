@@ -146,6 +146,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.schema.add_error_responses",
     ],
+    # A decision's `action` is a one-value enum in each of its shapes: one name per value.
+    "ENUM_NAME_OVERRIDES": {"FoldActionEnum": ["fold"], "PlayActionEnum": ["play"]},
     # Swagger UI's files are served from the installed package: no internet at run time.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

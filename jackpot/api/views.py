@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.errors import NotFound
+from config.openapi import query_parameters
 from config.throttling import AddressThrottle
+from config.wire import read_query
+from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
-from jackpot.api.parameters import TIME_RANGE, query_parameters
-from jackpot.api.schemas import DisplayMeterSerializer
 from jackpot.display import display_meter
 from jackpot.models import Pool
 from jackpot.selectors import journal_page, pool_configuration
@@ -35,7 +35,7 @@ def _pool(pool: int) -> Pool:
 class PoolDetailView(PublicView):
     @extend_schema(
         operation_id="pool_detail",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: bodies.PoolConfiguration},
         summary="A pool's configuration and paytable, as regulators want it posted",
     )
     def get(self, request: Request, pool: int) -> Response:
@@ -47,10 +47,15 @@ class PoolMeterView(PublicView):
         operation_id="pool_meter",
         parameters=[
             OpenApiParameter(
-                "If-None-Match", str, OpenApiParameter.HEADER, description="the last ETag seen"
+                "If-None-Match",
+                str,
+                OpenApiParameter.HEADER,
+                # What a header can carry: printable ASCII, not starting with a space.
+                pattern=r"^([!-~][ -~]*)?$",
+                description="the last ETag seen",
             )
         ],
-        responses={200: DisplayMeterSerializer, 304: None},
+        responses={200: bodies.DisplayMeter, 304: None},
         summary="The committed meter in whole cents, the last hit, and whether a jackpot waits",
         description="Send the last ETag in If-None-Match: an unchanged sign gets 304.",
     )
@@ -70,7 +75,7 @@ class PoolReportView(APIView):
 
     @extend_schema(
         operation_id="pool_report",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: bodies.PoolReport},
         summary="A pool's reconciliation: balances, stakes, awards by kind, hits, meter identity",
     )
     def get(self, request: Request, pool: int) -> Response:
@@ -83,19 +88,12 @@ class JournalView(APIView):
 
     @extend_schema(
         operation_id="journal_list",
-        parameters=query_parameters(
-            ("pool", "pool id"),
-            ("code", "transfer code"),
-            ("round", "round database id"),
-            *TIME_RANGE,
-            ("limit", "1 to 500 (default 100)"),
-            ("offset", "default 0"),
-        ),
-        responses={200: OpenApiTypes.OBJECT},
+        parameters=query_parameters(bodies.JournalQuery),
+        responses={200: bodies.JournalPage},
         summary="The journal's transfers, newest first, with their audit events (auditors)",
     )
     def get(self, request: Request) -> Response:
-        return Response(journal_page(request.query_params))
+        return Response(journal_page(read_query(bodies.JournalQuery, request.query_params)))
 
 
 class JournalVerifyView(APIView):
@@ -104,7 +102,7 @@ class JournalVerifyView(APIView):
 
     @extend_schema(
         operation_id="journal_verify",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: bodies.JournalReport},
         summary="Recompute the audit chains and every balance (auditors)",
     )
     def get(self, request: Request) -> Response:

@@ -14,10 +14,10 @@ from rest_framework.views import APIView
 from config.errors import ApiError, NotFound
 from config.throttling import WindowThrottle
 from jackpot.canonical import fingerprint
-from tables.api import schemas
+from tables import bodies
 from tables.api.authentication import IsTableTerminal, TerminalAuthentication, TerminalPrincipal
+from tables.bodies import parse_open, parse_result, parse_void, round_id_of
 from tables.models import Game, Round, Table
-from tables.payloads import parse_open, parse_result, parse_void, round_id_of
 from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_settle, round_void
 
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,128}")
@@ -28,6 +28,15 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     pattern=r"^[!-~]{1,128}$",
     description="1 to 128 printable ASCII characters: a retry with the same key and body gets "
     "the first answer; the same key with another body gets 409.",
+)
+
+
+ROUND_ID_PATH = OpenApiParameter(
+    "round_id",
+    str,
+    OpenApiParameter.PATH,
+    pattern=bodies.ROUND_ID_PATTERN,
+    description="the terminal's id of the round: 1 to 64 letters, digits and . _ : -",
 )
 
 
@@ -80,8 +89,8 @@ class RoundOpenView(TerminalView):
     @extend_schema(
         operation_id="round_open",
         parameters=[IDEMPOTENCY_HEADER],
-        request=schemas.OpenRequestSerializer,
-        responses={201: schemas.OpenResponseSerializer},
+        request=bodies.OpenBody,
+        responses={201: bodies.OpenAnswer},
         summary="Open a round: lock each seat's bets (progressive stakes raise the meter)",
     )
     def post(self, request: Request, table: int) -> Response:
@@ -103,9 +112,9 @@ class RoundOpenView(TerminalView):
 class RoundResultView(TerminalView):
     @extend_schema(
         operation_id="round_result",
-        parameters=[IDEMPOTENCY_HEADER],
-        request=schemas.ResultRequestSerializer,
-        responses={200: schemas.ResultResponseSerializer},
+        parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER],
+        request=bodies.ResultBody,
+        responses={200: bodies.ResultAnswer},
         summary="Post a round's cards and decisions: every box and progressive award is settled",
     )
     def post(self, request: Request, table: int, round_id: str) -> Response:
@@ -123,9 +132,9 @@ class RoundResultView(TerminalView):
 class RoundVoidView(TerminalView):
     @extend_schema(
         operation_id="round_void",
-        parameters=[IDEMPOTENCY_HEADER],
-        request=schemas.VoidRequestSerializer,
-        responses={200: schemas.VoidResponseSerializer},
+        parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER],
+        request=bodies.VoidBody,
+        responses={200: bodies.VoidAnswer},
         summary="Void an open round (misdeal): progressive stakes are refunded by the house",
     )
     def post(self, request: Request, table: int, round_id: str) -> Response:
@@ -142,7 +151,8 @@ class RoundVoidView(TerminalView):
 class RoundDetailView(TerminalView):
     @extend_schema(
         operation_id="round_detail",
-        responses={200: schemas.RoundDetailSerializer},
+        parameters=[ROUND_ID_PATH],
+        responses={200: bodies.RoundDetail},
         summary="A round as the service holds it (for a terminal recovering after a crash)",
     )
     def get(self, request: Request, table: int, round_id: str) -> Response:

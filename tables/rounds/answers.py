@@ -11,8 +11,8 @@ from datetime import datetime
 
 from jackpot.models import Award, Pool
 from jackpot.movements import AwardsGranted, StakesTaken
+from tables.bodies import OpenRequest, ResultRequest, SeatPlay
 from tables.models import RoundState, Table
-from tables.payloads import OpenRequest, ResultRequest, SeatPlay
 from tables.render import hand_json, settlement_json
 from tables.rounds.replay import JsonObject
 from tables.rounds.store import bets_columns

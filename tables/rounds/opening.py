@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from jackpot import ledger, locks, movements
 from jackpot.meter import pool_meter
+from tables.bodies import OpenRequest
 from tables.models import Round, Table
-from tables.payloads import OpenRequest
 from tables.rounds import answers, store
 from tables.rounds.replay import Answer, replayed
 from tables.rules.uth import UthBets

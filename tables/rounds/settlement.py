@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from jackpot import ledger, locks, movements
 from jackpot.meter import pool_meter
+from tables.bodies import ResultRequest
 from tables.models import Game, Round, RoundState, Table
-from tables.payloads import ResultRequest
 from tables.rounds import answers, store
 from tables.rounds.answers import Settlement
 from tables.rounds.replay import Answer, already_closed

@@ -14,8 +14,8 @@ from django.db import connection
 
 from config.errors import NotFound
 from jackpot import locks, rows
+from tables.bodies import OpenRequest
 from tables.models import Game, Round, RoundSeat, RoundState, Table
-from tables.payloads import OpenRequest
 from tables.rules.stud import StudBets
 from tables.rules.uth import UthBets
 

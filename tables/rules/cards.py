@@ -120,7 +120,7 @@ _CARD_BY_TEXT: dict[str, Card] = {str(card): card for card in DECK}
 _CARD_SYNTAX = "expected a rank 2-9, T, J, Q, K or A followed by a suit c, d, h or s"
 
 
-def parse_card(text: object, *, param: str = "card") -> Card:
+def parse_card(text: str, *, param: str = "card") -> Card:
     """Parse one card from its two-character text, strictly.
 
     >>> parse_card("Td")
@@ -131,10 +131,9 @@ def parse_card(text: object, *, param: str = "card") -> Card:
     tables.rules.errors.RulesError: '1x' is not a card: expected a rank 2-9, T, J, Q, K or A \
 followed by a suit c, d, h or s
     """
-    if isinstance(text, str):
-        card = _CARD_BY_TEXT.get(text)
-        if card is not None:
-            return card
+    card = _CARD_BY_TEXT.get(text)
+    if card is not None:
+        return card
     raise RulesError("invalid_card", f"{text!r} is not a card: {_CARD_SYNTAX}", param=param)
 
 
@@ -145,8 +144,11 @@ def _describe_count(count: int | tuple[int, int]) -> str:
     return f"{low} to {high} cards"
 
 
-def parse_cards(texts: object, *, param: str, count: int | tuple[int, int]) -> tuple[Card, ...]:
-    """Parse a list of card texts, checking the count and that no card repeats.
+def parse_cards(
+    texts: Sequence[str], *, param: str, count: int | tuple[int, int]
+) -> tuple[Card, ...]:
+    """Cards from their texts, checking the count and that no card repeats (the notation of a
+    hand; the API's readers check a body's shape before).
 
     ``count`` is an exact number of cards or an inclusive ``(low, high)`` range. Each card is
     parsed with ``param=f"{param}[{i}]"``; a repeated card is reported at its second position.
@@ -163,12 +165,6 @@ def parse_cards(texts: object, *, param: str, count: int | tuple[int, int]) -> t
     tables.rules.errors.RulesError: card As appears twice: in hole[0] and hole[1]
     """
     expected = _describe_count(count)
-    if not isinstance(texts, list | tuple):
-        raise RulesError(
-            "invalid_card",
-            f"{param} must be a list of {expected} such as ['As', 'Td'], got {texts!r}",
-            param=param,
-        )
     low, high = (count, count) if isinstance(count, int) else count
     if not low <= len(texts) <= high:
         raise RulesError(

@@ -12,13 +12,28 @@ Codes used across the engine:
 - ``wrong_card_count``: a hand or board has the wrong number of cards.
 - ``invalid_decision``: a player decision the game rules do not allow.
 - ``invalid_bet``: a bet amount or combination the game rules do not allow.
+- ``invalid_parameter``: an argument out of its range (an unknown paytable, a negative meter).
+
+The engine reads no JSON: its inputs are typed values built by the API's readers
+(``tables.bodies``), which refuse what is not of the declared shape before the engine sees it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from enum import StrEnum
 
-__all__ = ["RulesError", "read_object"]
+__all__ = ["RulesCode", "RulesError"]
+
+
+class RulesCode(StrEnum):
+    """The engine's codes: a subset of the API's registry, ``config.codes.ErrorCode``."""
+
+    INVALID_CARD = "invalid_card"
+    DUPLICATE_CARD = "duplicate_card"
+    WRONG_CARD_COUNT = "wrong_card_count"
+    INVALID_DECISION = "invalid_decision"
+    INVALID_BET = "invalid_bet"
+    INVALID_PARAMETER = "invalid_parameter"
 
 
 class RulesError(ValueError):
@@ -44,37 +59,3 @@ class RulesError(ValueError):
 
     def __repr__(self) -> str:
         return f"RulesError({self.code!r}, {self.message!r}, param={self.param!r})"
-
-
-def read_object(
-    value: object,
-    *,
-    param: str | None,
-    fields: Sequence[str],
-    example: str,
-    code: str,
-    unknown_code: str | None = None,
-) -> Mapping[str, object]:
-    """``value`` as a JSON object whose keys are all among ``fields``, or a ``RulesError``.
-
-    ``code`` names a value that is not an object, ``unknown_code`` (default ``code``) an unknown
-    field; ``param`` is the object's path (``None`` for a request body).
-
-    >>> read_object([1], param="bets", fields=("ante_cents",), example="{...}", code="invalid_bet")
-    Traceback (most recent call last):
-    ...
-    tables.rules.errors.RulesError: bets must be an object such as {...}, got [1]
-    """
-    where = param or "the body"
-    if not isinstance(value, Mapping):
-        raise RulesError(
-            code, f"{where} must be an object such as {example}, got {value!r}", param=param
-        )
-    for key in value:
-        if key not in fields:
-            raise RulesError(
-                unknown_code or code,
-                f"unknown field {key!r} in {where}; expected {', '.join(fields)}",
-                param=f"{param}.{key}" if param else str(key),
-            )
-    return value

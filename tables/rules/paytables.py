@@ -43,9 +43,9 @@ __all__ = [
     "Paytable",
     "PaytableSet",
     "ProgressivePaytable",
+    "check_stake_cents",
     "get_paytable",
     "get_progressive_paytable",
-    "parse_stake_cents",
     "render_paytables",
     "render_progressive_paytable",
 ]
@@ -410,24 +410,17 @@ class Box:
         return cls(name, stake_cents, 0)
 
 
-def parse_stake_cents(value: object, *, param: str, minimum: int, required: bool = True) -> int:
-    """Strictly read a stake from raw JSON-ish input: an ``int`` (not bool) in cents.
+def check_stake_cents(value: int, *, param: str, minimum: int) -> None:
+    """A stake is an ``int`` (not a bool) of cents from ``minimum`` (0 for an optional box, 1
+    for a required one) to the table limit :data:`MAX_BET_CENTS`; else ``RulesError('invalid_bet',
+    ..., param=param)``. Readers of the wire refuse the same before the engine sees a value.
 
-    ``minimum`` is 0 for an optional box, 1 for a required one; the table limit is
-    :data:`MAX_BET_CENTS`. Anything else raises ``RulesError('invalid_bet', ..., param=param)``.
-    ``value`` is ``None`` when the field was absent: an error if ``required``, else 0.
-
-    >>> parse_stake_cents(100, param="bets.ante_cents", minimum=1)
-    100
-    >>> parse_stake_cents(1.5, param="bets.ante_cents", minimum=1)
+    >>> check_stake_cents(10**8, param="bets.ante_cents", minimum=1)
     Traceback (most recent call last):
     ...
-    tables.rules.errors.RulesError: bets.ante_cents must be an integer number of cents, got 1.5
+    tables.rules.errors.RulesError: bets.ante_cents must be at most 10000000 cents (the table \
+limit), got 100000000
     """
-    if value is None:
-        if required:
-            raise RulesError("invalid_bet", f"{param} is required", param=param)
-        return 0
     # type() rather than isinstance(): True/False are ints to Python but not amounts to us.
     if type(value) is not int:
         raise RulesError(
@@ -445,4 +438,3 @@ def parse_stake_cents(value: object, *, param: str, minimum: int, required: bool
             f"{param} must be at most {MAX_BET_CENTS} cents (the table limit), got {value}",
             param=param,
         )
-    return value

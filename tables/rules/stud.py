@@ -1,4 +1,5 @@
-"""Stud Poker: strict parsing of one seat's bets and decision, and its settlement.
+"""Stud Poker: one seat's bets and decision (checked against the rules), and its settlement.
+The engine takes typed values only: the API reads JSON (``tables.bodies``).
 
 Rules (domain.md, "Stud Poker"); player and dealer hold 5 cards each:
 
@@ -39,8 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from tables.rules.cards import Card, Rank, ensure_distinct, parse_card
-from tables.rules.errors import RulesError, read_object
+from tables.rules.cards import Card, Rank, ensure_distinct
+from tables.rules.errors import RulesError
 from tables.rules.hands import Category, HandValue, evaluate
 from tables.rules.paytables import (
     CURRENT,
@@ -49,7 +50,7 @@ from tables.rules.paytables import (
     Odds,
     Outcome,
     PaytableSet,
-    parse_stake_cents,
+    check_stake_cents,
 )
 
 __all__ = [
@@ -61,7 +62,6 @@ __all__ = [
     "StudDecision",
     "StudSettlement",
     "dealer_qualifies",
-    "parse_stud_decision",
     "settle_stud",
 ]
 
@@ -79,6 +79,7 @@ class StudAction(StrEnum):
 class StudDecision:
     """Fold, raise, or buy (discard one card of the hand, draw a new one) and raise.
 
+    >>> from tables.rules.cards import parse_card
     >>> StudDecision.buy(parse_card("2c"), parse_card("Ah")).raises
     True
     >>> StudDecision(StudAction.RAISE, discard=parse_card("2c"))
@@ -123,63 +124,11 @@ class StudDecision:
         return self.action != StudAction.FOLD
 
 
-def parse_stud_decision(obj: object, *, param: str = "decision") -> StudDecision:
-    """Strictly read a decision from JSON-ish input.
-
-    Accepts exactly ``{"action": "fold"}``, ``{"action": "raise"}`` or
-    ``{"action": "buy", "discard": "7c", "draw": "Kd"}``; anything else raises ``RulesError``
-    (``invalid_decision``, or ``invalid_card`` for a bad card text) naming the field. Whether
-    the discard is in the hand and the draw is a new card is checked by :func:`settle_stud`.
-    A JSON ``null`` counts as an absent field.
-
-    >>> parse_stud_decision({"action": "buy", "discard": "7c", "draw": "Kd"})
-    StudDecision(action=<StudAction.BUY: 'buy'>, discard=parse_card('7c'), draw=parse_card('Kd'))
-    >>> parse_stud_decision({"action": "buy", "discard": "7c"})
-    Traceback (most recent call last):
-    ...
-    tables.rules.errors.RulesError: a buy needs a draw card
-    """
-    obj = read_object(
-        obj,
-        param=param,
-        fields=("action", "discard", "draw"),
-        example='{"action": "raise"}',
-        code="invalid_decision",
-    )
-    raw_action = obj.get("action")
-    if not isinstance(raw_action, str) or raw_action not in tuple(StudAction):
-        raise RulesError(
-            "invalid_decision",
-            f"action must be 'fold', 'raise' or 'buy', got {raw_action!r}"
-            if raw_action is not None
-            else "action is required: 'fold', 'raise' or 'buy'",
-            param=f"{param}.action",
-        )
-    action = StudAction(raw_action)
-    cards: dict[str, Card | None] = {}
-    for name in ("discard", "draw"):
-        raw = obj.get(name)
-        if raw is None:
-            cards[name] = None
-        elif action != StudAction.BUY:
-            raise RulesError(
-                "invalid_decision", f"only a buy takes a {name}", param=f"{param}.{name}"
-            )
-        else:
-            cards[name] = parse_card(raw, param=f"{param}.{name}")
-    try:
-        return StudDecision(action, cards["discard"], cards["draw"])
-    except RulesError as error:
-        # Re-anchor the field path under the caller's prefix.
-        field = (error.param or "decision").removeprefix("decision")
-        raise RulesError(error.code, error.message, param=f"{param}{field}") from None
-
-
 @dataclass(frozen=True, slots=True)
 class StudBets:
     """A seat's bets in cents: Ante > 0 required, Bonus optional (0).
 
-    >>> StudBets.from_mapping({"ante_cents": 100, "bonus_cents": True})
+    >>> StudBets(100, True)
     Traceback (most recent call last):
     ...
     tables.rules.errors.RulesError: bets.bonus_cents must be an integer number of cents, got True
@@ -191,25 +140,10 @@ class StudBets:
     def __post_init__(self) -> None:
         _check_bets(self.ante_cents, self.bonus_cents, param="bets")
 
-    @classmethod
-    def from_mapping(cls, obj: object, *, param: str = "bets") -> StudBets:
-        """Strictly read bets from JSON-ish input; ``RulesError('invalid_bet')`` names the field."""
-        obj = read_object(
-            obj,
-            param=param,
-            fields=("ante_cents", "bonus_cents"),
-            example='{"ante_cents": 500}',
-            code="invalid_bet",
-        )
-        ante, bonus = _check_bets(obj.get("ante_cents"), obj.get("bonus_cents"), param=param)
-        return cls(ante, bonus)
 
-
-def _check_bets(ante: object, bonus: object, *, param: str) -> tuple[int, int]:
-    return (
-        parse_stake_cents(ante, param=f"{param}.ante_cents", minimum=1),
-        parse_stake_cents(bonus, param=f"{param}.bonus_cents", minimum=0, required=False),
-    )
+def _check_bets(ante: int, bonus: int, *, param: str) -> None:
+    check_stake_cents(ante, param=f"{param}.ante_cents", minimum=1)
+    check_stake_cents(bonus, param=f"{param}.bonus_cents", minimum=0)
 
 
 @dataclass(frozen=True, slots=True)

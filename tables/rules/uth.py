@@ -1,4 +1,5 @@
-"""Ultimate Texas Hold'em: strict parsing of one seat's bets and decision, and its settlement.
+"""Ultimate Texas Hold'em: one seat's bets and decision (checked against the rules), and its
+settlement. The engine takes typed values only: the API reads JSON (``tables.bodies``).
 
 Rules (domain.md, "Ultimate Texas Hold'em"); the player and the dealer each play their best five of
 their 2 cards + the 5 board cards:
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from tables.rules.cards import Card, ensure_distinct
-from tables.rules.errors import RulesError, read_object
+from tables.rules.errors import RulesError
 from tables.rules.hands import Category, HandValue, evaluate
 from tables.rules.paytables import (
     CURRENT,
@@ -50,7 +51,7 @@ from tables.rules.paytables import (
     Odds,
     Outcome,
     PaytableSet,
-    parse_stake_cents,
+    check_stake_cents,
 )
 from tables.rules.progressive import ProgressiveAward, award_of, fixed_award_cents
 
@@ -65,7 +66,6 @@ __all__ = [
     "UthBets",
     "UthDecision",
     "UthSettlement",
-    "parse_uth_decision",
     "settle_uth",
 ]
 
@@ -181,70 +181,6 @@ def _check_decision(
         )
 
 
-def parse_uth_decision(obj: object, *, param: str = "decision") -> UthDecision:
-    """Strictly read a decision from JSON-ish input.
-
-    Accepts exactly ``{"action": "fold"}`` or
-    ``{"action": "play", "street": "preflop"|"flop"|"river", "multiple": 4|3|2|1}`` with the
-    multiple allowed on that street; anything else raises ``RulesError('invalid_decision')``
-    naming the field (``'decision.action'``, ``'decision.street'``, ``'decision.multiple'``).
-    A JSON ``null`` counts as an absent field. ``param`` prefixes the field paths.
-
-    >>> parse_uth_decision({"action": "play", "street": "preflop", "multiple": 4})
-    UthDecision(action=<UthAction.PLAY: 'play'>, street=<Street.PREFLOP: 'preflop'>, multiple=4)
-    >>> parse_uth_decision({"action": "play", "street": "preflop", "multiple": 1})
-    Traceback (most recent call last):
-    ...
-    tables.rules.errors.RulesError: before the flop Play must be 3x or 4x the Ante, got 1x
-    """
-    obj = read_object(
-        obj,
-        param=param,
-        fields=("action", "street", "multiple"),
-        example='{"action": "fold"}',
-        code="invalid_decision",
-    )
-    raw_action = obj.get("action")
-    if raw_action is None:
-        raise RulesError(
-            "invalid_decision", "action is required: 'play' or 'fold'", param=f"{param}.action"
-        )
-    if not isinstance(raw_action, str) or raw_action not in tuple(UthAction):
-        raise RulesError(
-            "invalid_decision",
-            f"action must be 'play' or 'fold', got {raw_action!r}",
-            param=f"{param}.action",
-        )
-    action = UthAction(raw_action)
-    raw_street = obj.get("street")
-    raw_multiple = obj.get("multiple")
-    if action == UthAction.FOLD:
-        _check_fold(raw_street is not None, raw_multiple is not None, param)
-        return UthDecision.fold()
-    street: Street | None = None
-    if raw_street is not None:
-        if not isinstance(raw_street, str) or raw_street not in tuple(Street):
-            hint = (
-                " (turn and river are dealt together: the last decision is on the 'river')"
-                if raw_street == "turn"
-                else ""
-            )
-            raise RulesError(
-                "invalid_decision",
-                f"street must be 'preflop', 'flop' or 'river', got {raw_street!r}{hint}",
-                param=f"{param}.street",
-            )
-        street = Street(raw_street)
-    if raw_multiple is not None and type(raw_multiple) is not int:
-        raise RulesError(
-            "invalid_decision",
-            f"multiple must be an integer, got {raw_multiple!r}",
-            param=f"{param}.multiple",
-        )
-    _check_decision(action, street, raw_multiple, param)
-    return UthDecision(action, street, raw_multiple)
-
-
 _BET_FIELDS = ("ante_cents", "blind_cents", "trips_cents", "progressive_cents")
 
 
@@ -252,7 +188,7 @@ _BET_FIELDS = ("ante_cents", "blind_cents", "trips_cents", "progressive_cents")
 class UthBets:
     """A seat's bets in cents. Ante > 0 and Blind == Ante are required; Trips and the progressive
     are optional (0). Whether the progressive equals the pool's stake is checked by
-    :meth:`from_mapping` and :func:`settle_uth`, which know the stake.
+    :func:`settle_uth` (and the round's reader), which know the stake.
 
     >>> UthBets(ante_cents=100, blind_cents=50)
     Traceback (most recent call last):
@@ -272,70 +208,27 @@ class UthBets:
             progressive_stake_cents=None,
         )
 
-    @classmethod
-    def from_mapping(
-        cls,
-        obj: object,
-        *,
-        progressive_stake_cents: int = DEFAULT_PROGRESSIVE_STAKE_CENTS,
-        param: str = "bets",
-    ) -> UthBets:
-        """Strictly read bets from JSON-ish input (``trips_cents``, ``progressive_cents`` optional).
-
-        Raises ``RulesError('invalid_bet', ..., param='bets.<field>')``.
-
-        >>> UthBets.from_mapping({"ante_cents": 100, "blind_cents": 100, "progressive_cents": 400})
-        Traceback (most recent call last):
-        ...
-        tables.rules.errors.RulesError: progressive_cents must be 0 or the pool's stake of 500 \
-cents, got 400
-        """
-        obj = read_object(
-            obj,
-            param=param,
-            fields=_BET_FIELDS,
-            example='{"ante_cents": 500, "blind_cents": 500}',
-            code="invalid_bet",
-        )
-        values = _check_bets(
-            {name: obj.get(name) for name in _BET_FIELDS},
-            param=param,
-            progressive_stake_cents=progressive_stake_cents,
-        )
-        return cls(**values)
-
     @property
     def total_stake_cents(self) -> int:
         """Ante + Blind + Trips: what the seat has on the boxes before any Play (no progressive)."""
         return self.ante_cents + self.blind_cents + self.trips_cents
 
 
-def _check_bets(
-    raw: Mapping[str, object], *, param: str, progressive_stake_cents: int | None
-) -> dict[str, int]:
-    """Validate raw bet values (``None`` = absent); return them as ints."""
-    ante = parse_stake_cents(raw["ante_cents"], param=f"{param}.ante_cents", minimum=1)
-    blind = parse_stake_cents(raw["blind_cents"], param=f"{param}.blind_cents", minimum=1)
-    trips = parse_stake_cents(
-        raw["trips_cents"], param=f"{param}.trips_cents", minimum=0, required=False
-    )
-    progressive = parse_stake_cents(
-        raw["progressive_cents"], param=f"{param}.progressive_cents", minimum=0, required=False
-    )
-    if blind != ante:
+def _check_bets(raw: Mapping[str, int], *, param: str, progressive_stake_cents: int | None) -> None:
+    """The bets' rules: stakes in range, Blind == Ante, the progressive 0 or the pool's stake."""
+    check_stake_cents(raw["ante_cents"], param=f"{param}.ante_cents", minimum=1)
+    check_stake_cents(raw["blind_cents"], param=f"{param}.blind_cents", minimum=1)
+    check_stake_cents(raw["trips_cents"], param=f"{param}.trips_cents", minimum=0)
+    check_stake_cents(raw["progressive_cents"], param=f"{param}.progressive_cents", minimum=0)
+    if raw["blind_cents"] != raw["ante_cents"]:
         raise RulesError(
             "invalid_bet",
-            f"Blind must equal the Ante: ante_cents is {ante}, blind_cents is {blind}",
+            f"Blind must equal the Ante: ante_cents is {raw['ante_cents']}, "
+            f"blind_cents is {raw['blind_cents']}",
             param=f"{param}.blind_cents",
         )
     if progressive_stake_cents is not None:
-        _check_progressive(progressive, progressive_stake_cents, param)
-    return {
-        "ante_cents": ante,
-        "blind_cents": blind,
-        "trips_cents": trips,
-        "progressive_cents": progressive,
-    }
+        _check_progressive(raw["progressive_cents"], progressive_stake_cents, param)
 
 
 def _check_progressive(progressive_cents: int, stake_cents: int, param: str) -> None:

@@ -646,7 +646,8 @@ def test_progressive_return_is_exact(api, jackpot_cents, other_bettors):
         "stake_cents": 500,
         "probabilities": {award: fraction(p) for award, p in P.items()},
         "envy_probability": fraction(others * P["royal_flush"]),
-        "expected_return_cents": fraction(expected),
+        "expected_return": fraction(expected),
+        "expected_return_cents": expected.numerator // expected.denominator,  # rounded down
         "rtp": fraction(rtp),
         "rtp_bp": int(rtp * 10_000),  # rounded down (rtp >= 0)
         "rtp_percent": f"{int(rtp * 1_000_000) // 10_000}.{int(rtp * 1_000_000) % 10_000:04d}",
@@ -670,7 +671,8 @@ def test_progressive_return_is_exact(api, jackpot_cents, other_bettors):
 def test_progressive_return_at_the_demo_seed(api):
     # The demo pool's seed (EUR 10,000), alone at the table: 57.43%; break-even EUR 79,143.41.
     body = ok(api.get(f"{RULES}/progressive/return?jackpot_cents=1000000"))
-    assert body["expected_return_cents"] == {"numerator": 33_728_500, "denominator": 117_453}
+    assert body["expected_return"] == {"numerator": 33_728_500, "denominator": 117_453}
+    assert body["expected_return_cents"] == 287  # 33,728,500 / 117,453 = 287.17 cents
     assert (body["rtp_bp"], body["rtp_percent"]) == (5743, "57.4331")
     assert body["break_even_jackpot_cents"] == 7_914_341
     # Each other bettor brings envy worth exactly EUR 500 of meter.

@@ -102,3 +102,73 @@ def test_docs_page_loads_no_asset_from_the_internet():
     page = Client().get("/api/docs/").content.decode()
     external = re.findall(r"""(?:src|href)=["'](https?://[^"']+)""", page)
     assert external == []
+
+
+def _untyped(schema: dict, components: dict, path: str, seen: set[str]) -> list[str]:
+    """Where `schema` (recursively, through $refs) is an object with no declared shape."""
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[1]
+        if name in seen:
+            return []
+        return _untyped(components[name], components, name, seen | {name})
+    found: list[str] = []
+    for key in ("allOf", "anyOf", "oneOf"):
+        for index, member in enumerate(schema.get(key, [])):
+            found += _untyped(member, components, f"{path}.{key}[{index}]", seen)
+    if schema.get("type") == "object" or "properties" in schema:
+        extra = schema.get("additionalProperties")
+        if not schema.get("properties") and not isinstance(extra, dict | bool):
+            found.append(f"{path} is an object with no properties")
+        if extra == {} or extra is True:
+            found.append(f"{path} allows any additional property")
+        for name, child in schema.get("properties", {}).items():
+            found += _untyped(child, components, f"{path}.{name}", seen)
+        if isinstance(extra, dict) and extra:
+            found += _untyped(extra, components, f"{path}.*", seen)
+    if schema.get("type") == "array":
+        found += _untyped(schema.get("items", {}), components, f"{path}[]", seen)
+    return found
+
+
+def test_no_answer_is_an_untyped_object(schema):
+    """Every 2xx JSON body is declared to its leaves: a generated client gets typed models."""
+    components = schema["components"]["schemas"]
+    problems = []
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            for status, response in operation.get("responses", {}).items():
+                body = response.get("content", {}).get("application/json", {}).get("schema")
+                if status.startswith("2") and body is not None:
+                    where = f"{method.upper()} {path} {status}"
+                    problems += [f"{where}: {p}" for p in _untyped(body, components, "body", set())]
+    assert not problems, "\n".join(problems)
+
+
+def test_every_request_body_is_closed(schema):
+    """additionalProperties: false on every object a client sends."""
+    components = schema["components"]["schemas"]
+    open_objects = []
+
+    def walk(node: dict, where: str, seen: frozenset[str]) -> None:
+        if "$ref" in node:
+            name = node["$ref"].rsplit("/", 1)[1]
+            if name not in seen:
+                walk(components[name], name, seen | {name})
+            return
+        for key in ("allOf", "anyOf", "oneOf"):
+            for member in node.get(key, []):
+                walk(member, where, seen)
+        if node.get("type") == "object" or "properties" in node:
+            if node.get("additionalProperties") is not False:
+                open_objects.append(where)
+            for name, child in node.get("properties", {}).items():
+                walk(child, f"{where}.{name}", seen)
+        if node.get("type") == "array":
+            walk(node.get("items", {}), f"{where}[]", seen)
+
+    for item in schema["paths"].values():
+        for operation in item.values():
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if body is not None:
+                walk(body["schema"], operation["operationId"], frozenset())
+    assert not open_objects, open_objects

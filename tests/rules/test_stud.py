@@ -15,7 +15,6 @@ from tables.rules.stud import (
     StudBets,
     StudDecision,
     StudSettlement,
-    parse_stud_decision,
     settle_stud,
 )
 
@@ -248,98 +247,46 @@ def test_wrong_counts_and_duplicates() -> None:
 # --- decisions and bets -----------------------------------------------------------------------
 
 
-def test_parse_decisions() -> None:
-    assert parse_stud_decision({"action": "fold"}) == FOLD
-    assert parse_stud_decision({"action": "raise"}) == RAISE
-    assert parse_stud_decision({"action": "buy", "discard": "7c", "draw": "Kd"}) == buy("7c", "Kd")
-
-
+# The wire's decisions and bets (JSON) are read in tables.bodies and tested in
+# tests/tables/test_bodies.py; the engine checks the typed values it is given.
 @pytest.mark.parametrize(
-    ("raw", "code", "param", "message"),
+    ("action", "discard", "draw", "param", "message"),
     [
-        (
-            {"action": "buy", "discard": "7c"},
-            "invalid_decision",
-            "decision.draw",
-            "a buy needs a draw card",
-        ),
-        (
-            {"action": "buy", "draw": "7c"},
-            "invalid_decision",
-            "decision.discard",
-            "a buy needs a discard card",
-        ),
-        (
-            {"action": "raise", "discard": "7c"},
-            "invalid_decision",
-            "decision.discard",
-            "only a buy takes a discard",
-        ),
-        (
-            {"action": "buy", "discard": "7x", "draw": "Kd"},
-            "invalid_card",
-            "decision.discard",
-            "'7x' is not a card: expected a rank 2-9, T, J, Q, K or A followed by a suit "
-            "c, d, h or s",
-        ),
-        (
-            {"action": "call"},
-            "invalid_decision",
-            "decision.action",
-            "action must be 'fold', 'raise' or 'buy', got 'call'",
-        ),
-        ({}, "invalid_decision", "decision.action", "action is required: 'fold', 'raise' or 'buy'"),
-        (
-            {"action": "raise", "amount": 200},
-            "invalid_decision",
-            "decision.amount",
-            "unknown field 'amount' in decision; expected action, discard, draw",
-        ),
-        (
-            ["raise"],
-            "invalid_decision",
-            "decision",
-            'decision must be an object such as {"action": "raise"}, got [\'raise\']',
-        ),
+        (StudAction.BUY, "7c", None, "decision.draw", "a buy needs a draw card"),
+        (StudAction.BUY, None, "7c", "decision.discard", "a buy needs a discard card"),
+        (StudAction.RAISE, "7c", None, "decision.discard", "only a buy takes a discard"),
+        (StudAction.FOLD, None, "7c", "decision.draw", "only a buy takes a draw"),
     ],
 )
-def test_illegal_decisions_are_refused(raw: object, code: str, param: str, message: str) -> None:
+def test_illegal_decisions_are_refused(
+    action: StudAction, discard: str | None, draw: str | None, param: str, message: str
+) -> None:
     with pytest.raises(RulesError) as caught:
-        parse_stud_decision(raw)
-    assert (caught.value.code, caught.value.param, caught.value.message) == (code, param, message)
+        StudDecision(
+            action,
+            parse_card(discard) if discard else None,
+            parse_card(draw) if draw else None,
+        )
+    assert (caught.value.code, caught.value.param, caught.value.message) == (
+        "invalid_decision",
+        param,
+        message,
+    )
 
 
-def test_decision_param_prefix_for_a_seat() -> None:
-    with pytest.raises(RulesError) as caught:
-        parse_stud_decision({"action": "buy", "discard": "7c"}, param="seats[1].decision")
-    assert caught.value.param == "seats[1].decision.draw"
-
-
-def test_bets_from_mapping_and_refusals() -> None:
-    assert StudBets.from_mapping({"ante_cents": 500}) == StudBets(500, 0)
-    assert StudBets.from_mapping({"ante_cents": 500, "bonus_cents": 100}) == StudBets(500, 100)
-    refusals = [
-        ({"ante_cents": 0}, "bets.ante_cents", "bets.ante_cents must be at least 1, got 0"),
-        ({}, "bets.ante_cents", "bets.ante_cents is required"),
+def test_bets_are_checked() -> None:
+    assert StudBets(500) == StudBets(500, 0)
+    for bets, param, message in [
+        ((0,), "bets.ante_cents", "bets.ante_cents must be at least 1, got 0"),
+        ((100, -1), "bets.bonus_cents", "bets.bonus_cents must be at least 0, got -1"),
         (
-            {"ante_cents": 1.5},
-            "bets.ante_cents",
-            "bets.ante_cents must be an integer number of cents, got 1.5",
-        ),
-        (
-            {"ante_cents": 100, "bonus_cents": -1},
+            (100, True),
             "bets.bonus_cents",
-            "bets.bonus_cents must be at least 0, got -1",
+            "bets.bonus_cents must be an integer number of cents, got True",
         ),
-        (
-            {"ante_cents": 100, "raise_cents": 200},
-            "bets.raise_cents",
-            "unknown field 'raise_cents' in bets; expected ante_cents, bonus_cents",
-        ),
-    ]
-    for raw, param, message in refusals:
+    ]:
         with pytest.raises(RulesError) as caught:
-            StudBets.from_mapping(raw)
+            StudBets(*bets)
         assert (caught.value.code, caught.value.param, caught.value.message) == (
             "invalid_bet",
             param,

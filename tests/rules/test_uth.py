@@ -18,7 +18,6 @@ from tables.rules.uth import (
     UthBets,
     UthDecision,
     UthSettlement,
-    parse_uth_decision,
     settle_uth,
 )
 
@@ -328,105 +327,44 @@ def test_a_card_in_two_places_is_refused_not_settled() -> None:
 
 
 @pytest.mark.parametrize(
-    ("raw", "street", "multiple"),
-    [
-        ({"action": "play", "street": "preflop", "multiple": 4}, Street.PREFLOP, 4),
-        ({"action": "play", "street": "preflop", "multiple": 3}, Street.PREFLOP, 3),
-        ({"action": "play", "street": "flop", "multiple": 2}, Street.FLOP, 2),
-        ({"action": "play", "street": "river", "multiple": 1}, Street.RIVER, 1),
-    ],
+    ("street", "multiple"),
+    [(Street.PREFLOP, 4), (Street.PREFLOP, 3), (Street.FLOP, 2), (Street.RIVER, 1)],
 )
-def test_every_legal_play(raw: dict[str, object], street: Street, multiple: int) -> None:
-    decision = parse_uth_decision(raw)
-    assert decision == UthDecision(UthAction.PLAY, street, multiple)
+def test_every_legal_play(street: Street, multiple: int) -> None:
+    decision = UthDecision(UthAction.PLAY, street, multiple)
+    assert decision == UthDecision.play(street, multiple)
     s = settle("Ac Ad", "Kc Kd", DRY, decision)
     assert s.box(PLAY) == Box(PLAY, 100 * multiple, 100 * multiple)
 
 
-def test_fold_parses_with_or_without_nulls() -> None:
-    assert parse_uth_decision({"action": "fold"}) == FOLD
-    assert parse_uth_decision({"action": "fold", "street": None}) == FOLD
-
-
+# The wire's decisions (JSON: strings, nulls, unknown fields) are read in tables.bodies and tested
+# in tests/tables/test_bodies.py; the engine checks the typed values it is given.
 @pytest.mark.parametrize(
-    ("raw", "param", "message"),
+    ("street", "multiple", "param", "message"),
     [
+        (Street.FLOP, 3, "decision.multiple", "on the flop Play must be 2x the Ante, got 3x"),
         (
-            {"action": "play", "street": "flop", "multiple": 3},
-            "decision.multiple",
-            "on the flop Play must be 2x the Ante, got 3x",
-        ),
-        (
-            {"action": "play", "street": "preflop", "multiple": 1},
-            "decision.multiple",
-            "before the flop Play must be 3x or 4x the Ante, got 1x",
-        ),
-        (
-            {"action": "play", "street": "preflop", "multiple": 2},
+            Street.PREFLOP,
+            2,
             "decision.multiple",
             "before the flop Play must be 3x or 4x the Ante, got 2x",
         ),
+        (Street.RIVER, 2, "decision.multiple", "on the river Play must be 1x the Ante, got 2x"),
         (
-            {"action": "play", "street": "river", "multiple": 2},
-            "decision.multiple",
-            "on the river Play must be 1x the Ante, got 2x",
-        ),
-        (
-            {"action": "play", "street": "flop"},
+            Street.FLOP,
+            None,
             "decision.multiple",
             "Play needs a multiple of the Ante: 2x on the flop",
         ),
-        (
-            {"action": "play", "multiple": 2},
-            "decision.street",
-            "Play needs a street: preflop, flop or river",
-        ),
-        (
-            {"action": "play", "street": "turn", "multiple": 1},
-            "decision.street",
-            "street must be 'preflop', 'flop' or 'river', got 'turn' "
-            "(turn and river are dealt together: the last decision is on the 'river')",
-        ),
-        (
-            {"action": "play", "street": "PREFLOP", "multiple": 4},
-            "decision.street",
-            "street must be 'preflop', 'flop' or 'river', got 'PREFLOP'",
-        ),
-        (
-            {"action": "play", "street": "flop", "multiple": True},
-            "decision.multiple",
-            "multiple must be an integer, got True",
-        ),
-        (
-            {"action": "play", "street": "flop", "multiple": 2.0},
-            "decision.multiple",
-            "multiple must be an integer, got 2.0",
-        ),
-        (
-            {"action": "play", "street": "flop", "multiple": "2"},
-            "decision.multiple",
-            "multiple must be an integer, got '2'",
-        ),
-        ({"action": "check"}, "decision.action", "action must be 'play' or 'fold', got 'check'"),
-        ({"action": 1}, "decision.action", "action must be 'play' or 'fold', got 1"),
-        ({}, "decision.action", "action is required: 'play' or 'fold'"),
-        (
-            {"action": "fold", "street": "river"},
-            "decision.street",
-            "a fold takes no street: a player who has not played by the river folds",
-        ),
-        ({"action": "fold", "multiple": 1}, "decision.multiple", "a fold takes no multiple"),
-        (
-            {"action": "fold", "amount": 1},
-            "decision.amount",
-            "unknown field 'amount' in decision; expected action, street, multiple",
-        ),
-        ("fold", "decision", 'decision must be an object such as {"action": "fold"}, got \'fold\''),
+        (None, 2, "decision.street", "Play needs a street: preflop, flop or river"),
+        (Street.FLOP, True, "decision.multiple", "multiple must be an integer, got True"),
     ],
 )
-def test_illegal_decisions_are_refused(raw: object, param: str, message: str) -> None:
+def test_illegal_plays_are_refused(
+    street: Street | None, multiple: int | None, param: str, message: str
+) -> None:
     with pytest.raises(RulesError) as caught:
-        parse_uth_decision(raw)
+        UthDecision(UthAction.PLAY, street, multiple)
     assert (caught.value.code, caught.value.param, caught.value.message) == (
         "invalid_decision",
         param,
@@ -434,10 +372,11 @@ def test_illegal_decisions_are_refused(raw: object, param: str, message: str) ->
     )
 
 
-def test_decision_param_prefix_for_a_seat() -> None:
-    with pytest.raises(RulesError) as caught:
-        parse_uth_decision({"action": "play", "street": "flop"}, param="seats[3].decision")
-    assert caught.value.param == "seats[3].decision.multiple"
+def test_a_fold_takes_no_street_nor_multiple() -> None:
+    with pytest.raises(RulesError, match="a fold takes no street"):
+        UthDecision(UthAction.FOLD, Street.RIVER)
+    with pytest.raises(RulesError, match="a fold takes no multiple"):
+        UthDecision(UthAction.FOLD, None, 1)
 
 
 def test_decision_constructor_checks_too() -> None:
@@ -448,89 +387,37 @@ def test_decision_constructor_checks_too() -> None:
 # --- bets -------------------------------------------------------------------------------------
 
 
-def test_bets_from_mapping() -> None:
-    raw = {"ante_cents": 500, "blind_cents": 500, "trips_cents": 100, "progressive_cents": 500}
-    assert UthBets.from_mapping(raw) == UthBets(500, 500, 100, 500)
-    assert UthBets.from_mapping({"ante_cents": 500, "blind_cents": 500}) == UthBets(500, 500)
-
-
 @pytest.mark.parametrize(
-    ("raw", "param", "message"),
+    ("bets", "param", "message"),
     [
         (
-            {"ante_cents": 100, "blind_cents": 50},
+            (100, 50),
             "bets.blind_cents",
             "Blind must equal the Ante: ante_cents is 100, blind_cents is 50",
         ),
+        ((0, 0), "bets.ante_cents", "bets.ante_cents must be at least 1, got 0"),
+        ((-100, -100), "bets.ante_cents", "bets.ante_cents must be at least 1, got -100"),
         (
-            {"ante_cents": 0, "blind_cents": 0},
-            "bets.ante_cents",
-            "bets.ante_cents must be at least 1, got 0",
-        ),
-        (
-            {"ante_cents": -100, "blind_cents": -100},
-            "bets.ante_cents",
-            "bets.ante_cents must be at least 1, got -100",
-        ),
-        (
-            {"ante_cents": True, "blind_cents": True},
+            (True, True),
             "bets.ante_cents",
             "bets.ante_cents must be an integer number of cents, got True",
         ),
+        ((100, 100, -1), "bets.trips_cents", "bets.trips_cents must be at least 0, got -1"),
         (
-            {"ante_cents": 100.0, "blind_cents": 100},
-            "bets.ante_cents",
-            "bets.ante_cents must be an integer number of cents, got 100.0",
-        ),
-        (
-            {"ante_cents": "100", "blind_cents": 100},
-            "bets.ante_cents",
-            "bets.ante_cents must be an integer number of cents, got '100'",
-        ),
-        ({"blind_cents": 100}, "bets.ante_cents", "bets.ante_cents is required"),
-        ({"ante_cents": 100}, "bets.blind_cents", "bets.blind_cents is required"),
-        (
-            {"ante_cents": 100, "blind_cents": 100, "trips_cents": -1},
-            "bets.trips_cents",
-            "bets.trips_cents must be at least 0, got -1",
-        ),
-        (
-            {"ante_cents": 100, "blind_cents": 100, "trips_cents": 0.5},
-            "bets.trips_cents",
-            "bets.trips_cents must be an integer number of cents, got 0.5",
-        ),
-        (
-            {"ante_cents": 100, "blind_cents": 100, "progressive_cents": 400},
-            "bets.progressive_cents",
-            "progressive_cents must be 0 or the pool's stake of 500 cents, got 400",
-        ),
-        (
-            {"ante_cents": 100, "blind_cents": 100, "progressive_cents": False},
+            (100, 100, 0, False),
             "bets.progressive_cents",
             "bets.progressive_cents must be an integer number of cents, got False",
         ),
         (
-            {"ante_cents": MAX_BET_CENTS + 1, "blind_cents": MAX_BET_CENTS + 1},
+            (MAX_BET_CENTS + 1, MAX_BET_CENTS + 1),
             "bets.ante_cents",
             "bets.ante_cents must be at most 10000000 cents (the table limit), got 10000001",
         ),
-        (
-            {"ante_cents": 100, "blind_cents": 100, "play_cents": 400},
-            "bets.play_cents",
-            "unknown field 'play_cents' in bets; expected ante_cents, blind_cents, "
-            "trips_cents, progressive_cents",
-        ),
-        (
-            [100, 100],
-            "bets",
-            "bets must be an object such as "
-            '{"ante_cents": 500, "blind_cents": 500}, got [100, 100]',
-        ),
     ],
 )
-def test_illegal_bets_are_refused(raw: object, param: str, message: str) -> None:
+def test_illegal_bets_are_refused(bets: tuple[int, ...], param: str, message: str) -> None:
     with pytest.raises(RulesError) as caught:
-        UthBets.from_mapping(raw)
+        UthBets(*bets)
     assert (caught.value.code, caught.value.param, caught.value.message) == (
         "invalid_bet",
         param,

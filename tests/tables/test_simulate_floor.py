@@ -28,8 +28,8 @@ from django.core.management.base import CommandError
 from django.db.models import Count, Sum
 
 from jackpot.models import Award, AwardStatus, Pool
+from tables.bodies import ROUND_ID_PATTERN
 from tables.models import Round, RoundSeat, RoundState
-from tables.payloads import ROUND_ID
 from tables.rules.cards import parse_card
 from tables.rules.progressive import ProgressiveAward, progressive_award
 from tables.rules.uth import Street, UthDecision
@@ -120,7 +120,7 @@ def test_thirty_rounds_on_three_tables_and_the_summary_matches_the_books(
     assert [rnd.state for rnd in rounds] == [RoundState.SETTLED] * 30
     assert sorted(Counter(rnd.table_id for rnd in rounds).values()) == [10, 10, 10]
     assert all(re.fullmatch(r"sim-[0-9a-f]{8}-\d+", rnd.round_id) for rnd in rounds)
-    assert all(ROUND_ID.fullmatch(rnd.round_id) for rnd in rounds)
+    assert all(re.fullmatch(ROUND_ID_PATTERN, rnd.round_id) for rnd in rounds)
     assert summary["outcome"] == "completed"
     assert (summary["rounds_opened"], summary["rounds_settled"]) == (30, 30)
     assert (summary["retries"], summary["errors"], summary["rounds_in_doubt"]) == (0, [], [])

@@ -1,0 +1,102 @@
+"""Every error code a client can get, with its HTTP status and meaning: the one registry.
+
+`docs/api.md` lists the same table (a test holds the two together), and a test reads every
+`ApiError`/`RulesError` raised in the code so that no code escapes this list. The rules engine's
+own codes (`tables.rules.errors.RulesCode`, which must not import Django or this package) are a
+subset of these, checked by a test too.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    # The request's shape (tables.bodies, jackpot.bodies, config.wire)
+    INVALID_REQUEST = "invalid_request"
+    UNKNOWN_FIELD = "unknown_field"
+    MALFORMED_JSON = "malformed_json"
+    BODY_TOO_LARGE = "body_too_large"
+    INVALID_PARAMETER = "invalid_parameter"
+    INVALID_ROUND_ID = "invalid_round_id"
+    INVALID_SEAT = "invalid_seat"
+    TOO_MANY_SEATS = "too_many_seats"
+    DUPLICATE_SEAT = "duplicate_seat"
+    INVALID_REASON = "invalid_reason"
+    INVALID_TEXT = "invalid_text"
+    INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
+    # The rules engine (tables.rules.errors.RulesCode)
+    INVALID_CARD = "invalid_card"
+    DUPLICATE_CARD = "duplicate_card"
+    WRONG_CARD_COUNT = "wrong_card_count"
+    INVALID_DECISION = "invalid_decision"
+    INVALID_BET = "invalid_bet"
+    # A round against its stored state
+    SEATS_MISMATCH = "seats_mismatch"
+    ROUND_NOT_FOUND = "round_not_found"
+    ROUND_ID_REUSED = "round_id_reused"
+    ROUND_SETTLED = "round_settled"
+    ROUND_VOID = "round_void"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    IDEMPOTENCY_KEY_BUSY = "idempotency_key_busy"
+    # Pools and awards
+    POOL_NOT_FOUND = "pool_not_found"
+    AWARD_NOT_FOUND = "award_not_found"
+    AWARD_WRONG_STATUS = "award_wrong_status"
+    FOUR_EYES = "four_eyes"
+    # Who calls, how often, and the rest of HTTP
+    NOT_AUTHENTICATED = "not_authenticated"
+    AUTHENTICATION_FAILED = "authentication_failed"
+    PERMISSION_DENIED = "permission_denied"
+    THROTTLED = "throttled"
+    NOT_FOUND = "not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    NOT_ACCEPTABLE = "not_acceptable"
+    BAD_REQUEST = "bad_request"
+    INVALID = "invalid"
+    INTERNAL_ERROR = "internal_error"
+
+
+#: code -> (HTTP status, meaning). docs/api.md's "Error codes" table says the same.
+ERRORS: dict[ErrorCode, tuple[int, str]] = {
+    ErrorCode.INVALID_REQUEST: (400, "the body or a field is not of the declared shape"),
+    ErrorCode.UNKNOWN_FIELD: (400, "a field the operation does not declare"),
+    ErrorCode.MALFORMED_JSON: (400, "not JSON, NaN or Infinity, a duplicate key, too deep, NUL"),
+    ErrorCode.BODY_TOO_LARGE: (413, "the body is larger than the limit"),
+    ErrorCode.INVALID_PARAMETER: (400, "a query parameter is not of its declared type or range"),
+    ErrorCode.INVALID_ROUND_ID: (400, "round_id is not 1 to 64 of letters, digits and . _ : -"),
+    ErrorCode.INVALID_SEAT: (400, "a seat number is not an integer from 1 to the table's seats"),
+    ErrorCode.TOO_MANY_SEATS: (400, "more seats than the table has"),
+    ErrorCode.DUPLICATE_SEAT: (400, "a seat appears twice"),
+    ErrorCode.INVALID_REASON: (400, "a void's reason is empty or longer than 200 characters"),
+    ErrorCode.INVALID_TEXT: (400, "an award note or reason is empty or over 500 characters"),
+    ErrorCode.INVALID_IDEMPOTENCY_KEY: (400, "Idempotency-Key is not 1 to 128 printable ASCII"),
+    ErrorCode.INVALID_CARD: (400, "a card is not a rank 2-9TJQKA and a suit cdhs"),
+    ErrorCode.DUPLICATE_CARD: (400, "a card appears twice in the round"),
+    ErrorCode.WRONG_CARD_COUNT: (400, "a hand, board or dealer has the wrong number of cards"),
+    ErrorCode.INVALID_DECISION: (400, "a decision the game's rules do not allow"),
+    ErrorCode.INVALID_BET: (400, "a bet amount or combination the game's rules do not allow"),
+    ErrorCode.SEATS_MISMATCH: (400, "the result's seats are not the seats the round opened"),
+    ErrorCode.ROUND_NOT_FOUND: (404, "no such round at this table"),
+    ErrorCode.ROUND_ID_REUSED: (409, "the round id was opened with another body"),
+    ErrorCode.ROUND_SETTLED: (409, "the round is already settled (with another body)"),
+    ErrorCode.ROUND_VOID: (409, "the round is void"),
+    ErrorCode.IDEMPOTENCY_KEY_REUSED: (409, "the Idempotency-Key was used with another request"),
+    ErrorCode.IDEMPOTENCY_KEY_BUSY: (409, "a request with this Idempotency-Key is in progress"),
+    ErrorCode.POOL_NOT_FOUND: (404, "no such pool"),
+    ErrorCode.AWARD_NOT_FOUND: (404, "no such award"),
+    ErrorCode.AWARD_WRONG_STATUS: (409, "the award's status does not allow this step"),
+    ErrorCode.FOUR_EYES: (403, "the supervisor who verified an award cannot also approve it"),
+    ErrorCode.NOT_AUTHENTICATED: (401, "no credentials"),
+    ErrorCode.AUTHENTICATION_FAILED: (401, "unknown or revoked credentials"),
+    ErrorCode.PERMISSION_DENIED: (403, "not allowed for these credentials"),
+    ErrorCode.THROTTLED: (429, "too many requests; Retry-After says when to retry"),
+    ErrorCode.NOT_FOUND: (404, "no such path or object"),
+    ErrorCode.METHOD_NOT_ALLOWED: (405, "the path does not take this method"),
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE: (415, "the body is not application/json"),
+    ErrorCode.NOT_ACCEPTABLE: (406, "the Accept header asks for what is not served"),
+    ErrorCode.BAD_REQUEST: (400, "a request Django itself refuses (a bad Host header...)"),
+    ErrorCode.INVALID: (400, "any other refusal of the framework (rare)"),
+    ErrorCode.INTERNAL_ERROR: (500, "a bug; it has been logged"),
+}

@@ -1,0 +1,274 @@
+"""The progressive's wire shapes, each declared once (see `config.wire`).
+
+The meter (terminals and signs), awards and their steps, the journal and its verification, a
+pool's configuration and report, and the query strings of the award list, the export and the
+journal. The views read requests with these models and the schema documents them; the answers
+are still built as dicts by `jackpot.selectors`, `jackpot.display`, `jackpot.reports`,
+`jackpot.verification` and `jackpot.awards.award_json`, and tests hold every one of those answers
+to the model that declares it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from config.codes import ErrorCode
+from config.wire import DIGITS, Body, Moment, NonBlank, Query, Refusal
+from jackpot.awards import MAX_TEXT
+from jackpot.models import AccountKind, AwardKind, AwardStatus, TransferCode
+
+Cents = int  # integer euro cents, everywhere
+Id = Annotated[int, Field(ge=1)]
+Page = Annotated[int, Field(ge=0)]
+Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+
+# --- the meter --------------------------------------------------------------------------------
+
+
+class Meter(Body):
+    """The committed meter in whole cents, its version (`sequence`) and when it last moved."""
+
+    pool: Id
+    amount_cents: Cents
+    currency: Currency
+    sequence: Annotated[int, Field(ge=0)]
+    as_of: datetime | None
+
+
+class Hit(Body):
+    """An award as a sign lists it."""
+
+    table: str
+    kind: AwardKind
+    amount_cents: Cents
+    at: datetime
+
+
+class DisplayMeter(Meter):
+    """What a jackpot sign shows: the meter, the last hits and a jackpot awaiting its checks."""
+
+    last_hit: Hit | None
+    recent_hits: list[Hit] = Field(max_length=5, description="the last five hits, newest first")
+    jackpot_pending: bool
+    pending_jackpot: Hit | None = Field(
+        description="the newest jackpot waiting for its checks, if any"
+    )
+
+
+# --- awards -----------------------------------------------------------------------------------
+
+
+class Award(Body):
+    """An award and its way to payment: who verified, approved, paid or voided it, and when."""
+
+    id: Id
+    pool: Id
+    round: Id
+    seat: Annotated[int, Field(ge=1, le=7)]
+    kind: AwardKind
+    amount_cents: Cents
+    status: AwardStatus
+    sequence: Annotated[int, Field(ge=1)]
+    created_at: datetime
+    verified_by: str | None
+    verified_at: datetime | None
+    verification_note: str
+    approved_by: str | None
+    approved_at: datetime | None
+    paid_by: str | None
+    paid_at: datetime | None
+    voided_by: str | None
+    voided_at: datetime | None
+    void_reason: str
+
+
+class AwardPage(Body):
+    count: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=1, le=200)]
+    offset: Page
+    results: list[Award]
+
+
+Note = Annotated[NonBlank, Field(max_length=MAX_TEXT), Refusal(ErrorCode.INVALID_TEXT)]
+
+
+class AwardNote(Body):
+    """A verification's note (required: what the supervisor checked)."""
+
+    note: Note
+
+
+class AwardReason(Body):
+    """A void's reason (required)."""
+
+    reason: Note
+
+
+class NoBody(Body):
+    """An empty object (or no body at all)."""
+
+
+# --- the journal ------------------------------------------------------------------------------
+
+
+class EventRef(Body):
+    chain: str
+    sequence: Annotated[int, Field(ge=1)]
+    kind: str
+    hash: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class JournalTransfer(Body):
+    """One transfer: an amount from one account to another, the code saying why."""
+
+    id: Id
+    pool: Id
+    code: TransferCode
+    debit: AccountKind
+    credit: AccountKind
+    amount_cents: Annotated[int, Field(ge=1)]
+    round: Id | None
+    award: Id | None
+    at: datetime
+    event: EventRef
+
+
+class JournalPage(Body):
+    count: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=1, le=500)]
+    offset: Page
+    results: list[JournalTransfer]
+
+
+class BrokenAt(Body):
+    chain: str
+    sequence: int | None
+
+
+class JournalReport(Body):
+    """The journal recomputed: every chain's hashes and every pool's balances."""
+
+    ok: bool
+    events: Annotated[int, Field(ge=0)]
+    transfers: Annotated[int, Field(ge=0)]
+    chains: Annotated[int, Field(ge=0)]
+    first_broken: BrokenAt | None
+    problems: list[str] = Field(max_length=20)
+    balances: dict[str, dict[AccountKind, Cents]] = Field(
+        description="per pool id, each account's balance in cents"
+    )
+
+
+# --- pools ------------------------------------------------------------------------------------
+
+
+class ProgressiveAwardLine(Body):
+    award: Literal[
+        "royal_flush", "community_royal", "straight_flush", "four_of_a_kind", "full_house"
+    ]
+    jackpot_percent_bp: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    amount_cents: Cents | None = Field(description="null for the jackpot: its amount is the meter")
+
+
+class ProgressivePaytable(Body):
+    name: Literal["uth_progressive"]
+    version: str
+    awards: list[ProgressiveAwardLine]
+    envy_cents: Cents
+
+
+class PoolConfiguration(Body):
+    """What regulators want posted: the stake, its split (basis points), the seed, the paytable."""
+
+    id: Id
+    name: str
+    currency: Currency
+    stake_cents: Cents
+    meter_share_bp: Annotated[int, Field(ge=0, le=10_000)]
+    reserve_share_bp: Annotated[int, Field(ge=0, le=10_000)]
+    house_share_bp: Annotated[int, Field(ge=0, le=10_000)]
+    seed_cents: Cents
+    verification_threshold_cents: Cents
+    paytable: ProgressivePaytable
+    tables: list[Id]
+
+
+class StakeTotals(Body):
+    count: Annotated[int, Field(ge=0)]
+    in_cents: Cents
+    refunded_cents: Cents
+
+
+class AwardTotal(Body):
+    count: Annotated[int, Field(ge=0)]
+    amount_cents: Cents
+
+
+class ReportHit(Body):
+    award: Id
+    table: str
+    round: str
+    seat: int
+    amount_cents: Cents
+    status: AwardStatus
+    at: datetime
+
+
+class MeterIdentity(Body):
+    formula: str
+    expected_units: int
+    meter_units: int
+    holds: bool
+
+
+class PoolReport(Body):
+    """A pool's reconciliation: balances, stakes, awards by kind, the last hits, the identity."""
+
+    pool: Id
+    currency: Currency
+    meter_cents: Cents
+    reserve_cents: Cents
+    house_cents: Cents
+    balances: dict[AccountKind, Cents]
+    stakes: StakeTotals
+    awards_by_kind: dict[AwardKind, AwardTotal]
+    hit_count: Annotated[int, Field(ge=0)]
+    last_hits: list[ReportHit]
+    meter_identity: MeterIdentity
+
+
+# --- query strings ----------------------------------------------------------------------------
+
+QueryId = Annotated[int, Field(ge=0, le=2**62), DIGITS]
+Offset = Annotated[int, Field(ge=0, le=2**62, description="default 0"), DIGITS]
+From = Annotated[Moment | None, Field(alias="from", description="ISO 8601 time, included")]
+To = Annotated[Moment | None, Field(description="ISO 8601 time, excluded")]
+
+
+class AwardFilters(Query):
+    """The filters of the award list and the payout export (on when the award was won)."""
+
+    status: AwardStatus | None = None
+    pool: QueryId | None = None
+    table: QueryId | None = None
+    kind: AwardKind | None = None
+    from_: From = None
+    to: To = None
+
+
+class AwardListQuery(AwardFilters):
+    limit: Annotated[int, Field(ge=1, le=200, description="1 to 200 (default 50)"), DIGITS] = 50
+    offset: Offset = 0
+
+
+class JournalQuery(Query):
+    pool: QueryId | None = None
+    code: TransferCode | None = None
+    round: Annotated[QueryId | None, Field(description="the round's database id")] = None
+    from_: From = None
+    to: To = None
+    limit: Annotated[int, Field(ge=1, le=500, description="1 to 500 (default 100)"), DIGITS] = 100
+    offset: Offset = 0
