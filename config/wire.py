@@ -16,6 +16,11 @@ list, the codes of a wrong length); a model declares the code of a field it does
 
 Query strings are declared the same way (`Query`), read with `read_query`: integers are ASCII
 digits only, times must carry their offset, and every refusal is `invalid_parameter`.
+
+Answers are built from the same models: `Model.model_construct(...)` (the values come from our
+own code, already known good: validation is for input) dumped with `model_dump(mode="json")`. A
+time in an answer is declared `Instant`, which writes it as Python's `isoformat()` always has
+(`+00:00`, where pydantic would write `Z`).
 """
 
 from __future__ import annotations
@@ -27,7 +32,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+)
 
 from config.codes import ErrorCode
 from config.errors import ApiError
@@ -36,6 +49,7 @@ __all__ = [
     "DIGITS",
     "Body",
     "Exact",
+    "Instant",
     "Moment",
     "NonBlank",
     "Query",
@@ -309,6 +323,10 @@ Exact = BeforeValidator(_exact)
 DIGITS = BeforeValidator(_ascii_digits)
 #: An ISO 8601 time with its offset, in a query string.
 Moment = Annotated[datetime, AfterValidator(_with_offset)]
+#: A time in an answer, written as `datetime.isoformat()` writes it (`2026-11-29T21:41:01.249331
+#: +00:00`; pydantic alone would write `Z`). A lambda, so that pydantic infers no return type and
+#: the schema keeps `format: date-time`.
+Instant = Annotated[datetime, PlainSerializer(lambda moment: moment.isoformat(), when_used="json")]
 
 
 class Query(BaseModel):

@@ -28,9 +28,8 @@ from django.utils import timezone
 from config.errors import ApiError, Conflict, Forbidden, NotFound
 from jackpot import display, ledger, locks, meter, movements
 from jackpot.accounting import Posting
+from jackpot.bodies import MAX_TEXT
 from jackpot.models import Award, AwardStatus
-
-MAX_TEXT = 500
 
 
 def _text(value: object, *, param: str) -> str:

@@ -2,23 +2,25 @@
 
 The meter (terminals and signs), awards and their steps, the journal and its verification, a
 pool's configuration and report, and the query strings of the award list, the export and the
-journal. The views read requests with these models and the schema documents them; the answers
-are still built as dicts by `jackpot.selectors`, `jackpot.display`, `jackpot.reports`,
-`jackpot.verification` and `jackpot.awards.award_json`, and tests hold every one of those answers
-to the model that declares it.
+journal. The views read requests with these models and the schema documents them. Answers are
+built from them too, with `model_construct` and dumped with `model_dump(mode="json")`: the meter
+by `jackpot.meter`, an award by `jackpot.render`, the sign's parts by `jackpot.display`, the pages
+and the configuration by `jackpot.selectors`, the report by `jackpot.reports`, the journal's
+check by `jackpot.verification`, and the progressive paytable here (`progressive_paytable_of`).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import Field
 
 from config.codes import ErrorCode
-from config.wire import DIGITS, Body, Moment, NonBlank, Query, Refusal
-from jackpot.awards import MAX_TEXT
+from config.wire import DIGITS, Body, Instant, Moment, NonBlank, Query, Refusal
 from jackpot.models import AccountKind, AwardKind, AwardStatus, TransferCode
+from tables.rules import paytables as rules
+
+MAX_TEXT = 500  # a note's or a reason's characters
 
 Cents = int  # integer euro cents, everywhere
 Id = Annotated[int, Field(ge=1)]
@@ -35,7 +37,7 @@ class Meter(Body):
     amount_cents: Cents
     currency: Currency
     sequence: Annotated[int, Field(ge=0)]
-    as_of: datetime | None
+    as_of: Instant | None
 
 
 class Hit(Body):
@@ -44,11 +46,11 @@ class Hit(Body):
     table: str
     kind: AwardKind
     amount_cents: Cents
-    at: datetime
+    at: Instant
 
 
-class DisplayMeter(Meter):
-    """What a jackpot sign shows: the meter, the last hits and a jackpot awaiting its checks."""
+class SignAwards(Body):
+    """The awards part of a sign (`jackpot.display` caches it apart from the meter)."""
 
     last_hit: Hit | None
     recent_hits: list[Hit] = Field(max_length=5, description="the last five hits, newest first")
@@ -56,6 +58,10 @@ class DisplayMeter(Meter):
     pending_jackpot: Hit | None = Field(
         description="the newest jackpot waiting for its checks, if any"
     )
+
+
+class DisplayMeter(SignAwards, Meter):  # the meter's fields first (pydantic: the last base's)
+    """What a jackpot sign shows: the meter, the last hits and a jackpot awaiting its checks."""
 
 
 # --- awards -----------------------------------------------------------------------------------
@@ -72,16 +78,16 @@ class Award(Body):
     amount_cents: Cents
     status: AwardStatus
     sequence: Annotated[int, Field(ge=1)]
-    created_at: datetime
+    created_at: Instant
     verified_by: str | None
-    verified_at: datetime | None
+    verified_at: Instant | None
     verification_note: str
     approved_by: str | None
-    approved_at: datetime | None
+    approved_at: Instant | None
     paid_by: str | None
-    paid_at: datetime | None
+    paid_at: Instant | None
     voided_by: str | None
-    voided_at: datetime | None
+    voided_at: Instant | None
     void_reason: str
 
 
@@ -132,7 +138,7 @@ class JournalTransfer(Body):
     amount_cents: Annotated[int, Field(ge=1)]
     round: Id | None
     award: Id | None
-    at: datetime
+    at: Instant
     event: EventRef
 
 
@@ -169,7 +175,10 @@ class ProgressiveAwardLine(Body):
     award: Literal[
         "royal_flush", "community_royal", "straight_flush", "four_of_a_kind", "full_house"
     ]
-    jackpot_percent_bp: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    # Only the jackpot's line has a share of the meter; the others leave the key out.
+    jackpot_percent_bp: Annotated[int, Field(ge=0, le=10_000)] | None = Field(
+        default=None, exclude_if=lambda share: share is None
+    )
     amount_cents: Cents | None = Field(description="null for the jackpot: its amount is the meter")
 
 
@@ -178,6 +187,28 @@ class ProgressivePaytable(Body):
     version: str
     awards: list[ProgressiveAwardLine]
     envy_cents: Cents
+
+
+def progressive_paytable_of(table: rules.ProgressivePaytable) -> ProgressivePaytable:
+    """The engine's progressive table as the wire shows it, best award first: the jackpot royal
+    with its share of the meter and `amount_cents: null`, the others a fixed amount."""
+    line = ProgressiveAwardLine.model_construct
+    return ProgressivePaytable.model_construct(
+        name="uth_progressive",
+        version=table.version,
+        awards=[
+            line(
+                award="royal_flush",
+                jackpot_percent_bp=table.jackpot_percent_bp,
+                amount_cents=None,
+            ),
+            line(award="community_royal", amount_cents=table.community_royal_cents),
+            line(award="straight_flush", amount_cents=table.straight_flush_cents),
+            line(award="four_of_a_kind", amount_cents=table.four_of_a_kind_cents),
+            line(award="full_house", amount_cents=table.full_house_cents),
+        ],
+        envy_cents=table.envy_cents,
+    )
 
 
 class PoolConfiguration(Body):
@@ -214,7 +245,7 @@ class ReportHit(Body):
     seat: int
     amount_cents: Cents
     status: AwardStatus
-    at: datetime
+    at: Instant
 
 
 class MeterIdentity(Body):

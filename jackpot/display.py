@@ -10,6 +10,7 @@ shown, and with a compare-and-set on the version, so a late publisher cannot put
 over a newer one; a held version above the committed one (Redis kept across a database restore)
 is dropped by the next publisher. The meter part is built from the values the transaction itself
 computed; the awards part is read back from PostgreSQL after the commit (awards change rarely).
+Each part is its model's JSON (`jackpot.bodies.Meter`, `SignAwards`; together a `DisplayMeter`).
 When Redis is down or does not hold both parts, `display_meter` reads PostgreSQL and refills the
 cache. Redis is a cache here: losing it costs a query, never a wrong number.
 """
@@ -24,6 +25,7 @@ import redis
 from django.conf import settings
 from django.db import transaction
 
+from jackpot.bodies import Hit, Meter, SignAwards
 from jackpot.meter import pool_meter
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
 
@@ -100,37 +102,39 @@ def _stale(pool_id: int, part: str, held: int) -> bool:
     return True
 
 
-def meter_changed(pool_id: int, meter: dict[str, Any]) -> None:
-    """After commit, publish the meter part (`meter` as `meter.meter_json` builds it)."""
-    transaction.on_commit(lambda: _publish(pool_id, "meter", meter["sequence"], meter))
+def meter_changed(pool_id: int, meter: Meter) -> None:
+    """After commit, publish the meter part."""
+    transaction.on_commit(
+        lambda: _publish(pool_id, "meter", meter.sequence, meter.model_dump(mode="json"))
+    )
 
 
 def awards_changed(pool_id: int) -> None:
     """After commit, read the awards part back from PostgreSQL and publish it."""
 
     def publish() -> None:
-        version, body = _awards_part(pool_id)
-        _publish(pool_id, "awards", version, body)
+        version, awards = _awards_part(pool_id)
+        _publish(pool_id, "awards", version, awards.model_dump(mode="json"))
 
     transaction.on_commit(publish)
 
 
-def _hit_json(award: Award) -> dict[str, Any]:
-    return {
-        "table": award.round.table.name,
-        "kind": award.kind,
-        "amount_cents": award.amount_cents,
-        "at": award.created_at.isoformat(),
-    }
+def _hit(award: Award) -> Hit:
+    return Hit.model_construct(
+        table=award.round.table.name,
+        kind=AwardKind(award.kind),
+        amount_cents=award.amount_cents,
+        at=award.created_at,
+    )
 
 
-def _awards_part(pool_id: int) -> tuple[int, dict[str, Any]]:
+def _awards_part(pool_id: int) -> tuple[int, SignAwards]:
     version = Pool.objects.filter(pk=pool_id).values_list("award_version", flat=True).first()
     awards = Award.objects.filter(pool_id=pool_id).select_related("round__table")
     # The winners a sign lists: each hand's award, newest first. Envy is left out (it rides on a
     # royal already listed) and so is a voided award (it was never won).
     hits = [
-        _hit_json(award)
+        _hit(award)
         for award in awards.exclude(status=AwardStatus.VOID)
         .exclude(kind=AwardKind.ENVY)
         .order_by("-sequence")[:RECENT_HITS]
@@ -143,12 +147,12 @@ def _awards_part(pool_id: int) -> tuple[int, dict[str, Any]]:
         .order_by("-sequence")
         .first()
     )
-    body = {
-        "last_hit": hits[0] if hits else None,
-        "recent_hits": hits,
-        "jackpot_pending": pending is not None,
-        "pending_jackpot": _hit_json(pending) if pending is not None else None,
-    }
+    body = SignAwards.model_construct(
+        last_hit=hits[0] if hits else None,
+        recent_hits=hits,
+        jackpot_pending=pending is not None,
+        pending_jackpot=_hit(pending) if pending is not None else None,
+    )
     return int(version or 0), body
 
 
@@ -158,7 +162,7 @@ def _from_database(pool_id: int) -> tuple[dict[str, Any], int, dict[str, Any]] |
     except Pool.DoesNotExist:
         return None
     version, awards = _awards_part(pool_id)
-    return meter, version, awards
+    return meter.model_dump(mode="json"), version, awards.model_dump(mode="json")
 
 
 def display_meter(pool_id: int) -> tuple[dict[str, Any], str] | None:

@@ -21,6 +21,7 @@ from typing import Any
 from django.db import connection
 
 from jackpot import rows
+from jackpot.bodies import Meter
 from jackpot.models import UNITS_PER_CENT as U
 from jackpot.models import Pool
 
@@ -162,24 +163,25 @@ def bump_award_version(*, pool_id: int) -> int:
 # --- the committed meter, as terminals and signs see it ------------------------------------
 
 
-def meter_json(
+def meter_body(
     *, pool_id: int, currency: str, meter_cents: int, meter_version: int, as_of: datetime | None
-) -> dict[str, Any]:
-    """The meter as displays and terminals see it: whole cents, its version and time.
+) -> Meter:
+    """The meter as displays and terminals see it (`jackpot.bodies.Meter`): whole cents, its
+    version and time.
 
     The wire calls the meter's version `sequence` (unchanged for the signs and terminals that
     read it); everywhere else it is `meter_version`.
     """
-    return {
-        "pool": pool_id,
-        "amount_cents": meter_cents,
-        "currency": currency,
-        "sequence": meter_version,
-        "as_of": as_of.isoformat() if as_of else None,
-    }
+    return Meter.model_construct(
+        pool=pool_id,
+        amount_cents=meter_cents,
+        currency=currency,
+        sequence=meter_version,
+        as_of=as_of,
+    )
 
 
-def pool_meter(*, pool_id: int) -> dict[str, Any]:
+def pool_meter(*, pool_id: int) -> Meter:
     """The committed meter in whole cents, with its version (`sequence`) and time.
 
     Read with plain SQL (jackpot.rows): terminals get it with every answer, and building the
@@ -194,7 +196,7 @@ def pool_meter(*, pool_id: int) -> dict[str, Any]:
     )
     if pool is None:
         raise Pool.DoesNotExist(pool_id)
-    return meter_json(
+    return meter_body(
         pool_id=pool_id,
         currency=pool.currency,
         meter_cents=pool.meter_cents,

@@ -27,7 +27,8 @@ from datetime import datetime
 
 from jackpot import display, meter
 from jackpot.accounting import Posting
-from jackpot.meter import meter_json, pool_meter
+from jackpot.bodies import Meter
+from jackpot.meter import meter_body, pool_meter
 from jackpot.models import Award, AwardKind, AwardStatus, Pool, TransferCode
 from tables.rules.paytables import CURRENT, PaytableSet, get_progressive_paytable
 from tables.rules.progressive import ENVY, ProgressiveAward, RoundAward, fixed_award_cents
@@ -46,11 +47,9 @@ def pool_paytables(pool: Pool) -> PaytableSet:
     return PaytableSet(progressive=paytable)
 
 
-def _meter_changed(
-    pool: Pool, meter_cents: int, meter_version: int, now: datetime
-) -> dict[str, object]:
+def _meter_changed(pool: Pool, meter_cents: int, meter_version: int, now: datetime) -> Meter:
     """The meter after a change, as the answer shows it; the signs get it after commit."""
-    body = meter_json(
+    body = meter_body(
         pool_id=pool.pk,
         currency=pool.currency,
         meter_cents=meter_cents,
@@ -77,7 +76,7 @@ class StakesTaken:
     house_cents: (
         int  # negative (-1 at most) when the sub-cent remainders the house held make a cent
     )
-    meter: dict[str, object]  # the meter after, as `meter.meter_json` shows it
+    meter: Meter  # the meter after
     meter_version: int
     postings: tuple[Posting, ...]
 
@@ -120,7 +119,7 @@ class AwardsGranted:
 
     awards: tuple[Award, ...]
     postings: tuple[Posting, ...]
-    meter: dict[str, object]
+    meter: Meter
     hit_meter_version: int | None
 
 

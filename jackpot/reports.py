@@ -13,11 +13,18 @@ count (`tables.verification.pool_report` is the whole report, the one the API se
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import Count, Q, Sum
 
-from jackpot.models import UNITS_PER_CENT, Award, AwardKind, AwardStatus, Pool, Transfer
+from jackpot.bodies import AwardTotal, MeterIdentity, PoolReport, ReportHit, StakeTotals
+from jackpot.models import (
+    UNITS_PER_CENT,
+    AccountKind,
+    Award,
+    AwardKind,
+    AwardStatus,
+    Pool,
+    Transfer,
+)
 from jackpot.models import TransferCode as Code
 from jackpot.verification import pool_balances
 
@@ -29,7 +36,19 @@ def _by_code(pool: Pool) -> dict[str, int]:
     return {code: int(total) for code, total in totals}
 
 
-def pool_report(pool: Pool, *, stakes_count: int) -> dict[str, Any]:
+def _hit(hit: Award) -> ReportHit:
+    return ReportHit.model_construct(
+        award=hit.pk,
+        table=hit.round.table.name,
+        round=hit.round.round_id,
+        seat=hit.seat,
+        amount_cents=hit.amount_cents,
+        status=AwardStatus(hit.status),
+        at=hit.created_at,
+    )
+
+
+def pool_report(pool: Pool, *, stakes_count: int) -> PoolReport:
     """The reconciliation; `stakes_count` is every progressive stake the pool's tables ever took,
     voided rounds included."""
     balances = pool_balances(pool)
@@ -44,7 +63,7 @@ def pool_report(pool: Pool, *, stakes_count: int) -> dict[str, Any]:
     )
     live = ~Q(status=AwardStatus.VOID)
     awards = {
-        kind: {"count": count, "amount_cents": int(total or 0)}
+        kind: AwardTotal.model_construct(count=count, amount_cents=int(total or 0))
         for kind, count, total in Award.objects.filter(live, pool=pool)
         .values_list("kind")
         .annotate(count=Count("pk"), total=Sum("amount_cents"))
@@ -52,40 +71,30 @@ def pool_report(pool: Pool, *, stakes_count: int) -> dict[str, Any]:
     hits = Award.objects.filter(live, pool=pool, kind=AwardKind.ROYAL_FLUSH).select_related(
         "round__table"
     )
-    return {
-        "pool": pool.pk,
-        "currency": pool.currency,
-        "meter_cents": pool.meter_cents,
-        "reserve_cents": pool.reserve_units // UNITS_PER_CENT,
-        "house_cents": balances["house"],
-        "balances": balances,
-        "stakes": {
-            "count": stakes_count,
-            "in_cents": -balances["stakes"],
-            "refunded_cents": by_code.get(Code.VOID_REFUND, 0),
+    return PoolReport.model_construct(
+        pool=pool.pk,
+        currency=pool.currency,
+        meter_cents=pool.meter_cents,
+        reserve_cents=pool.reserve_units // UNITS_PER_CENT,
+        house_cents=balances["house"],
+        balances={AccountKind(kind): cents for kind, cents in balances.items()},
+        stakes=StakeTotals.model_construct(
+            count=stakes_count,
+            in_cents=-balances["stakes"],
+            refunded_cents=by_code.get(Code.VOID_REFUND, 0),
+        ),
+        awards_by_kind={
+            kind: awards.get(kind.value) or AwardTotal.model_construct(count=0, amount_cents=0)
+            for kind in AwardKind
         },
-        "awards_by_kind": {
-            kind: awards.get(kind, {"count": 0, "amount_cents": 0}) for kind in AwardKind.values
-        },
-        "hit_count": hits.count(),
-        "last_hits": [
-            {
-                "award": hit.pk,
-                "table": hit.round.table.name,
-                "round": hit.round.round_id,
-                "seat": hit.seat,
-                "amount_cents": hit.amount_cents,
-                "status": hit.status,
-                "at": hit.created_at.isoformat(),
-            }
-            for hit in hits.order_by("-sequence")[:LAST_HITS]
-        ],
-        "meter_identity": {
-            "formula": "units = (seed + resets + voided jackpots - jackpots won) x 10,000"
+        hit_count=hits.count(),
+        last_hits=[_hit(hit) for hit in hits.order_by("-sequence")[:LAST_HITS]],
+        meter_identity=MeterIdentity.model_construct(
+            formula="units = (seed + resets + voided jackpots - jackpots won) x 10,000"
             " + stakes x stake_cents x meter_share_bp",
-            "expected_units": expected_units,
-            "meter_units": pool.meter_units,
-            "holds": expected_units == pool.meter_units
+            expected_units=expected_units,
+            meter_units=pool.meter_units,
+            holds=expected_units == pool.meter_units
             and balances["meter"] == pool.meter_units // UNITS_PER_CENT,
-        },
-    }
+        ),
+    )

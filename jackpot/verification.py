@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Sum
 
+from jackpot.bodies import BrokenAt, JournalReport
 from jackpot.canonical import chain_hash
 from jackpot.ledger import event_content, pool_chain
 from jackpot.models import (
@@ -66,18 +66,22 @@ class Report:
         self.ok = False
         self.problems.append(problem)
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "events": self.events,
-            "transfers": self.transfers,
-            "chains": self.chains,
-            "first_broken": None
+    def as_body(self) -> JournalReport:
+        """The report as the API and `verify_journal --json` show it: the first 20 problems."""
+        return JournalReport.model_construct(
+            ok=self.ok,
+            events=self.events,
+            transfers=self.transfers,
+            chains=self.chains,
+            first_broken=None
             if self.broken_chain is None
-            else {"chain": self.broken_chain, "sequence": self.broken_sequence},
-            "problems": self.problems[:20],
-            "balances": {str(pool): kinds for pool, kinds in self.balances.items()},
-        }
+            else BrokenAt.model_construct(chain=self.broken_chain, sequence=self.broken_sequence),
+            problems=self.problems[:20],
+            balances={
+                str(pool): {AccountKind(kind): cents for kind, cents in kinds.items()}
+                for pool, kinds in self.balances.items()
+            },
+        )
 
 
 def _events(chain: str) -> Iterator[AuditEvent]:

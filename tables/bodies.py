@@ -10,21 +10,21 @@ street, ...). What needs the table (its seat count, whether it feeds a pool, the
 is checked here; what needs the stored round (the result's seats are the open's) is checked by
 `tables.rounds`.
 
-The answers (`OpenAnswer`, `ResultAnswer`, `VoidAnswer`, `RoundDetail`) are built by
-`tables.rounds` as dicts; tests hold every one of them to these models.
+The answers (`OpenAnswer`, `ResultAnswer`, `VoidAnswer`) are built from these models by
+`tables.rounds.answers` (hands, settlements and decisions by `tables.render`) and stored as their
+JSON; `RoundDetail` puts the stored answers of a round together.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from config.codes import ErrorCode
-from config.wire import Body, Exact, NonBlank, Refusal, read
+from config.wire import Body, Exact, Instant, NonBlank, Refusal, read
 from jackpot.bodies import Award as AwardRecord
 from jackpot.bodies import Meter
 from jackpot.models import AwardKind, AwardStatus
@@ -280,7 +280,7 @@ class OpenAnswer(Body):
     table: int
     round_id: RoundId
     state: Literal["open"]
-    opened_at: datetime
+    opened_at: Instant
     seats: list[UthSeatBets | StudSeatBets]
     progressive: Contribution | None
     meter: Meter | None
@@ -316,20 +316,21 @@ class Settlement(Body):
     dealer_qualifies: bool
     outcome: Literal["player", "dealer", "tie", "fold"]
     boxes: dict[BoxName, BoxResult]
-    progressive: ProgressiveResult | None = None
     net_cents: int
+    # Absent, not null, when the seat did not stake the progressive.
+    progressive: ProgressiveResult | None = Field(
+        default=None, exclude_if=lambda progressive: progressive is None
+    )
 
 
-class UthSeatSettlement(Settlement):
-    seat: SeatNumber
-    cards: TwoCards
-    decision: UthDecisionBody
+# A settled seat is the play as posted (seat, cards, decision: the last base's fields come
+# first), then its settlement.
+class UthSeatSettlement(Settlement, UthSeatPlay):
+    pass
 
 
-class StudSeatSettlement(Settlement):
-    seat: SeatNumber
-    cards: FiveCards
-    decision: StudDecisionBody
+class StudSeatSettlement(Settlement, StudSeatPlay):
+    pass
 
 
 class RoundAward(Body):
@@ -347,7 +348,7 @@ class ResultAnswer(Body):
     table: int
     round_id: RoundId
     state: Literal["settled"]
-    settled_at: datetime
+    settled_at: Instant
     board: Annotated[list[CardText], Field(max_length=5, description="empty for Stud Poker")]
     dealer: Annotated[list[CardText], Field(min_length=2, max_length=5)]
     dealer_hand: Hand
@@ -361,7 +362,7 @@ class VoidAnswer(Body):
     table: int
     round_id: RoundId
     state: Literal["void"]
-    voided_at: datetime
+    voided_at: Instant
     reason: str
     progressive_refund_cents: int
     meter: Meter | None

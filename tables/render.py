@@ -1,35 +1,103 @@
-"""JSON shapes of hands and settlements, shared by the rules API and the round API."""
+"""The rules engine's values as the wire declares them (`tables.bodies`): hands, settlements and
+decisions, shared by the rules API and the round API.
+
+Built with `model_construct`: the values come from the engine, already checked, and validation is
+for input. The reverse way, from the wire to the engine, is the readers' (`tables.bodies`).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
+from tables.bodies import (
+    BoxResult,
+    Hand,
+    ProgressiveResult,
+    Settlement,
+    StudBuy,
+    StudFold,
+    StudRaise,
+    UthFold,
+    UthPlayFlop,
+    UthPlayPreflop,
+    UthPlayRiver,
+)
 from tables.rules.hands import HandValue
-from tables.rules.stud import StudSettlement
-from tables.rules.uth import UthSettlement
+from tables.rules.stud import StudAction, StudDecision, StudSettlement
+from tables.rules.uth import Street, UthDecision, UthSettlement
+
+H = TypeVar("H", bound=Hand)
+S = TypeVar("S", bound=Settlement)
 
 
-def hand_json(hand: HandValue) -> dict[str, Any]:
-    return {"category": hand.category.label, "best_five": [str(card) for card in hand.best_five]}
+def hand_body(hand: HandValue, model: type[H], **more: object) -> H:
+    """`hand` as `model`: a `Hand`, or a shape that adds `more` fields to it."""
+    fields: dict[str, Any] = more
+    return model.model_construct(
+        category=hand.category.label, best_five=[str(card) for card in hand.best_five], **fields
+    )
 
 
-def settlement_json(settlement: UthSettlement | StudSettlement) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "player_hand": hand_json(settlement.player_hand),
-        "dealer_hand": hand_json(settlement.dealer_hand),
-        "dealer_qualifies": settlement.dealer_qualifies,
-        "outcome": str(settlement.outcome),
-        "boxes": {
-            str(box.name): {"stake_cents": box.stake_cents, "net_cents": box.net_cents}
-            for box in settlement.boxes
-        },
-        "net_cents": settlement.net_cents,
-    }
+def settlement_body(
+    settlement: UthSettlement | StudSettlement,
+    model: type[S],
+    *,
+    dealer_hand: Hand | None = None,
+    **seat: object,
+) -> S:
+    """`settlement` as `model`: a `Settlement`, or a round's settled seat given its `seat`,
+    `cards` and `decision`. `progressive` is left unset (absent) when the seat did not stake it.
+
+    `dealer_hand` is the settlement's dealer hand already built: every seat of a round faces the
+    same one, built once."""
+    fields: dict[str, Any] = seat
     if isinstance(settlement, UthSettlement) and settlement.progressive is not None:
         progressive = settlement.progressive
-        body["progressive"] = {
-            "stake_cents": progressive.stake_cents,
-            "award": str(progressive.award),
-            "fixed_cents": progressive.fixed_cents,
-        }
-    return body
+        fields["progressive"] = ProgressiveResult.model_construct(
+            stake_cents=progressive.stake_cents,
+            award=str(progressive.award),
+            fixed_cents=progressive.fixed_cents,
+        )
+    return model.model_construct(
+        player_hand=hand_body(settlement.player_hand, Hand),
+        dealer_hand=dealer_hand or hand_body(settlement.dealer_hand, Hand),
+        dealer_qualifies=settlement.dealer_qualifies,
+        outcome=str(settlement.outcome),
+        boxes={
+            str(box.name): BoxResult.model_construct(
+                stake_cents=box.stake_cents, net_cents=box.net_cents
+            )
+            for box in settlement.boxes
+        },
+        net_cents=settlement.net_cents,
+        **fields,
+    )
+
+
+_PLAYS: dict[Street, type[UthPlayPreflop | UthPlayFlop | UthPlayRiver]] = {
+    Street.PREFLOP: UthPlayPreflop,
+    Street.FLOP: UthPlayFlop,
+    Street.RIVER: UthPlayRiver,
+}
+_STUD: dict[StudAction, type[StudFold | StudRaise]] = {
+    StudAction.FOLD: StudFold,
+    StudAction.RAISE: StudRaise,
+}
+
+
+def decision_body(
+    decision: UthDecision | StudDecision,
+) -> UthFold | UthPlayPreflop | UthPlayFlop | UthPlayRiver | StudFold | StudRaise | StudBuy:
+    """A seat's decision as the terminal posted it (the inverse of `tables.bodies`'
+    `uth_decision_of` and `stud_decision_of`)."""
+    if isinstance(decision, UthDecision):
+        if decision.street is None:
+            return UthFold.model_construct(action=str(decision.action))
+        return _PLAYS[decision.street].model_construct(
+            action=str(decision.action), street=str(decision.street), multiple=decision.multiple
+        )
+    if decision.discard is not None and decision.draw is not None:
+        return StudBuy.model_construct(
+            action=str(decision.action), discard=str(decision.discard), draw=str(decision.draw)
+        )
+    return _STUD[decision.action].model_construct(action=str(decision.action))

@@ -13,12 +13,12 @@ The command `verify_journal`, `GET /api/v1/journal/verify` and the pool report c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from django.db.models import Sum
 
 from jackpot import reports
 from jackpot import verification as journal
+from jackpot.bodies import PoolReport
 from jackpot.ledger import table_chain
 from jackpot.models import Pool
 from tables.models import RoundSeat, RoundState, Table
@@ -43,7 +43,7 @@ def verify_journal() -> journal.Report:
     return journal.verify_journal(chain_pools=_table_chains, pool_checks=[_round_stakes])
 
 
-def pool_report(pool: Pool) -> dict[str, Any]:
+def pool_report(pool: Pool) -> PoolReport:
     """The pool's reconciliation (`jackpot.reports`) with the stakes its tables took."""
     stakes = RoundSeat.objects.filter(round__table__pool=pool, progressive_cents__gt=0)
     return reports.pool_report(pool, stakes_count=stakes.count())

@@ -109,7 +109,7 @@ def assert_journal_ok() -> dict:
 
     report = verify_journal()
     assert report.ok, report.problems
-    return report.as_json()
+    return report.as_body().model_dump(mode="json")
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from jackpot import awards, bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows
 from jackpot.models import Award
-from jackpot.render import award_json
+from jackpot.render import award_body
 from jackpot.selectors import award_list, awards_filtered
 
 B = TypeVar("B", bound=Body)
@@ -47,7 +47,8 @@ class AwardListView(StaffView):
         summary="Awards, newest first, filtered (supervisors, auditors)",
     )
     def get(self, request: Request) -> Response:
-        return Response(award_list(read_query(bodies.AwardListQuery, request.query_params)))
+        page = award_list(read_query(bodies.AwardListQuery, request.query_params))
+        return Response(page.model_dump(mode="json"))
 
 
 class AwardExportView(StaffView):
@@ -84,7 +85,8 @@ def _step(
         def post(self, request: Request, award: int) -> Response:
             # No body at all is an empty object.
             step = read(body, request.data if request.data else {})
-            return Response(award_json(run(award, self.staff(request), step)))
+            award_answer = award_body(run(award, self.staff(request), step))
+            return Response(award_answer.model_dump(mode="json"))
 
     StepView.__name__ = f"Award{name.capitalize()}View"
     return StepView

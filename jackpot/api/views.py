@@ -39,7 +39,7 @@ class PoolDetailView(PublicView):
         summary="A pool's configuration and paytable, as regulators want it posted",
     )
     def get(self, request: Request, pool: int) -> Response:
-        return Response(pool_configuration(pool=_pool(pool)))
+        return Response(pool_configuration(pool=_pool(pool)).model_dump(mode="json"))
 
 
 class PoolMeterView(PublicView):
@@ -79,7 +79,7 @@ class PoolReportView(APIView):
         summary="A pool's reconciliation: balances, stakes, awards by kind, hits, meter identity",
     )
     def get(self, request: Request, pool: int) -> Response:
-        return Response(pool_report(_pool(pool)))
+        return Response(pool_report(_pool(pool)).model_dump(mode="json"))
 
 
 class JournalView(APIView):
@@ -93,7 +93,8 @@ class JournalView(APIView):
         summary="The journal's transfers, newest first, with their audit events (auditors)",
     )
     def get(self, request: Request) -> Response:
-        return Response(journal_page(read_query(bodies.JournalQuery, request.query_params)))
+        page = journal_page(read_query(bodies.JournalQuery, request.query_params))
+        return Response(page.model_dump(mode="json"))
 
 
 class JournalVerifyView(APIView):
@@ -106,4 +107,4 @@ class JournalVerifyView(APIView):
         summary="Recompute the audit chains and every balance (auditors)",
     )
     def get(self, request: Request) -> Response:
-        return Response(verify_journal().as_json())
+        return Response(verify_journal().as_body().model_dump(mode="json"))

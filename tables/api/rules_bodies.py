@@ -1,5 +1,6 @@
 """The public rules API's wire shapes, each declared once (see `config.wire`): the reader and the
-schema of evaluate, the two settle operations, the paytables and the progressive's return."""
+schema of evaluate, the two settle operations, the paytables and the progressive's return; and the
+paytables as the API shows them (`paytables_of`: the engine keeps the data, the wire its shape)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from config.wire import DIGITS, Body, Query
-from jackpot.bodies import ProgressivePaytable
+from jackpot.bodies import ProgressivePaytable, progressive_paytable_of
 from tables.bodies import (
     BET,
     CARD_COUNT,
@@ -25,6 +26,7 @@ from tables.bodies import (
 )
 from tables.bodies import Hand as Hand
 from tables.bodies import Settlement as Settlement
+from tables.rules.paytables import Paytable, PaytableSet
 
 
 class EvaluateBody(Body):
@@ -71,6 +73,35 @@ class Paytables(Body):
     progressive: ProgressivePaytable
 
 
+def _box_paytable(table: Paytable) -> BoxPaytable:
+    return BoxPaytable.model_construct(
+        name=table.name,
+        version=table.version,
+        odds=[
+            Odds.model_construct(
+                category=category.label,
+                pays=str(odds),
+                numerator=odds.numerator,
+                denominator=odds.denominator,
+            )
+            for category, odds in table.odds.items()
+        ],
+    )
+
+
+def paytables_of(paytables: PaytableSet) -> Paytables:
+    """The tables of `paytables` as `GET /api/v1/rules/paytables` shows them: each box's paying
+    categories weakest first (`{"category": "flush", "pays": "3:2", "numerator": 3,
+    "denominator": 2}`), the progressive best award first (`progressive_paytable_of`)."""
+    return Paytables.model_construct(
+        uth_blind=_box_paytable(paytables.uth_blind),
+        uth_trips=_box_paytable(paytables.uth_trips),
+        stud_raise=_box_paytable(paytables.stud_raise),
+        stud_bonus=_box_paytable(paytables.stud_bonus),
+        progressive=progressive_paytable_of(paytables.progressive),
+    )
+
+
 class Ratio(Body):
     """An exact fraction."""
 
@@ -115,4 +146,5 @@ __all__ = [
     "Settlement",
     "StudSettleBody",
     "UthSettleBody",
+    "paytables_of",
 ]

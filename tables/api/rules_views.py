@@ -17,10 +17,10 @@ from config.throttling import RulesThrottle
 from config.wire import read, read_query
 from tables.api import rules_bodies as bodies
 from tables.bodies import stud_decision_of, uth_decision_of
-from tables.render import hand_json, settlement_json
+from tables.render import hand_body, settlement_body
 from tables.rules.cards import parse_cards
 from tables.rules.hands import evaluate
-from tables.rules.paytables import CURRENT, render_paytables
+from tables.rules.paytables import CURRENT
 from tables.rules.progressive import progressive_return
 from tables.rules.stud import StudBets, settle_stud
 from tables.rules.uth import UthBets, settle_uth
@@ -42,7 +42,8 @@ class EvaluateView(RulesView):
     def post(self, request: Request) -> Response:
         body = read(bodies.EvaluateBody, request.data)
         hand = evaluate(parse_cards(body.cards, param="cards", count=(5, 7)))
-        return Response({**hand_json(hand), "rank": hand.rank})
+        answer = hand_body(hand, bodies.EvaluateAnswer, rank=hand.rank)
+        return Response(answer.model_dump(mode="json"))
 
 
 class UthSettleView(RulesView):
@@ -64,7 +65,7 @@ class UthSettleView(RulesView):
             ),
             decision=uth_decision_of(body.decision),
         )
-        return Response(settlement_json(settlement))
+        return Response(settlement_body(settlement, bodies.Settlement).model_dump(mode="json"))
 
 
 class StudSettleView(RulesView):
@@ -82,7 +83,7 @@ class StudSettleView(RulesView):
             bets=StudBets(body.bets.ante_cents, body.bets.bonus_cents),
             decision=stud_decision_of(body.decision),
         )
-        return Response(settlement_json(settlement))
+        return Response(settlement_body(settlement, bodies.Settlement).model_dump(mode="json"))
 
 
 class PaytablesView(RulesView):
@@ -92,7 +93,7 @@ class PaytablesView(RulesView):
         summary="Every paytable in force, with its version",
     )
     def get(self, request: Request) -> Response:
-        return Response(render_paytables())
+        return Response(bodies.paytables_of(CURRENT).model_dump(mode="json"))
 
 
 def _ratio(value: Fraction) -> bodies.Ratio:

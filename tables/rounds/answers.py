@@ -1,41 +1,77 @@
 """What a round step writes as JSON: the terminal's answer and the audit event's payload.
 
-Every figure comes from the step's results (the rules engine's settlements, the progressive's
-`jackpot.movements` results); nothing here decides money or reads the database.
+Each answer is built from the model that declares it (`tables.bodies.OpenAnswer`, `ResultAnswer`,
+`VoidAnswer`) with `model_construct`, every value coming from the step's results (the rules
+engine's settlements, the progressive's `jackpot.movements` results), and dumped once as JSON:
+the shape is the model's, written nowhere else. The audit payloads are records, not answers:
+their JSON is hashed into the chain and never changes; they take the parts they share with the
+answer from its JSON. Nothing here decides money or reads the database.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 
-from jackpot.models import Award, Pool
+from jackpot.bodies import Meter
+from jackpot.models import Award, AwardKind, AwardStatus, Pool
 from jackpot.movements import AwardsGranted, StakesTaken
-from tables.bodies import OpenRequest, ResultRequest, SeatPlay
+from tables.bodies import (
+    Contribution,
+    Hand,
+    OpenAnswer,
+    OpenRequest,
+    ResultAnswer,
+    ResultRequest,
+    RoundAward,
+    SeatPlay,
+    StudBetsBody,
+    StudSeatBets,
+    StudSeatSettlement,
+    UthBetsBody,
+    UthSeatBets,
+    UthSeatSettlement,
+    VoidAnswer,
+)
 from tables.models import RoundState, Table
-from tables.render import hand_json, settlement_json
+from tables.render import decision_body, hand_body, settlement_body
 from tables.rounds.replay import JsonObject
-from tables.rounds.store import bets_columns
-from tables.rules.stud import StudDecision, StudSettlement
-from tables.rules.uth import UthDecision, UthSettlement
+from tables.rules.stud import StudSettlement
+from tables.rules.uth import UthBets, UthSettlement
 
 Settlement = UthSettlement | StudSettlement
 
 
-def _seats(request: OpenRequest) -> list[JsonObject]:
-    return [{"seat": entry.seat, "bets": bets_columns(entry.bets)} for entry in request.seats]
+def _seat_bets(request: OpenRequest) -> list[UthSeatBets | StudSeatBets]:
+    seats: list[UthSeatBets | StudSeatBets] = []
+    for entry in request.seats:
+        bets = entry.bets
+        if isinstance(bets, UthBets):
+            uth = UthBetsBody.model_construct(
+                ante_cents=bets.ante_cents,
+                blind_cents=bets.blind_cents,
+                trips_cents=bets.trips_cents,
+                progressive_cents=bets.progressive_cents,
+            )
+            seats.append(UthSeatBets.model_construct(seat=entry.seat, bets=uth))
+        else:
+            stud = StudBetsBody.model_construct(
+                ante_cents=bets.ante_cents, bonus_cents=bets.bonus_cents
+            )
+            seats.append(StudSeatBets.model_construct(seat=entry.seat, bets=stud))
+    return seats
 
 
-def _progressive(pool: Pool | None, stakes: StakesTaken | None) -> JsonObject | None:
+def _contribution(pool: Pool | None, stakes: StakesTaken | None) -> Contribution | None:
     if pool is None:
         return None
-    return {
-        "stakes": stakes.stakes if stakes else 0,
-        "stake_cents": pool.stake_cents,
-        "meter_cents": stakes.meter_cents if stakes else 0,
-        "reserve_cents": stakes.reserve_cents if stakes else 0,
-        "house_cents": stakes.house_cents if stakes else 0,
-    }
+    return Contribution.model_construct(
+        stakes=stakes.stakes if stakes else 0,
+        stake_cents=pool.stake_cents,
+        meter_cents=stakes.meter_cents if stakes else 0,
+        reserve_cents=stakes.reserve_cents if stakes else 0,
+        house_cents=stakes.house_cents if stakes else 0,
+    )
 
 
 def opened(
@@ -44,68 +80,69 @@ def opened(
     request: OpenRequest,
     now: datetime,
     stakes: StakesTaken | None,
-    meter: JsonObject | None,
+    meter: Meter | None,
 ) -> JsonObject:
     """The answer to an open: the bets as locked, where the stakes went, the meter after."""
-    return {
-        "table": table.pk,
-        "round_id": request.round_id,
-        "state": RoundState.OPEN.value,
-        "opened_at": now.isoformat(),
-        "seats": _seats(request),
-        "progressive": _progressive(table.pool, stakes),
-        "meter": meter,
-    }
+    return OpenAnswer.model_construct(
+        table=table.pk,
+        round_id=request.round_id,
+        state=RoundState.OPEN.value,
+        opened_at=now,
+        seats=_seat_bets(request),
+        progressive=_contribution(table.pool, stakes),
+        meter=meter,
+    ).model_dump(mode="json")
 
 
 def opened_event(
-    *, table: Table, round_pk: int, request: OpenRequest, stakes: StakesTaken | None
+    *, table: Table, round_pk: int, answer: JsonObject, stakes: StakesTaken | None
 ) -> JsonObject:
     return {
         "table": table.pk,
         "pool": table.pool_id,
         "round": round_pk,
-        "round_id": request.round_id,
-        "seats": _seats(request),
-        "progressive": _progressive(table.pool, stakes),
+        "round_id": answer["round_id"],
+        "seats": answer["seats"],
+        "progressive": answer["progressive"],
         # Orders this event's meter change among every table's (see accounting.md).
         "meter_version": stakes.meter_version if stakes else None,
     }
 
 
-def _decision(decision: UthDecision | StudDecision) -> JsonObject:
-    if isinstance(decision, UthDecision):
-        if decision.street is None:
-            return {"action": str(decision.action)}
-        return {
-            "action": str(decision.action),
-            "street": str(decision.street),
-            "multiple": decision.multiple,
-        }
-    body: JsonObject = {"action": str(decision.action)}
-    if decision.discard is not None and decision.draw is not None:
-        body.update(discard=str(decision.discard), draw=str(decision.draw))
-    return body
+def _award(award: Award) -> RoundAward:
+    return RoundAward.model_construct(
+        id=award.pk,
+        seat=award.seat,
+        kind=AwardKind(award.kind),
+        amount_cents=award.amount_cents,
+        status=AwardStatus(award.status),
+        sequence=award.sequence,
+    )
 
 
-def dealt(play: SeatPlay) -> JsonObject:
-    """What a seat was dealt and decided, as the round records it."""
-    return {
-        "seat": play.seat,
-        "cards": [str(card) for card in play.cards],
-        "decision": _decision(play.decision),
-    }
-
-
-def _award(award: Award) -> JsonObject:
-    return {
-        "id": award.pk,
-        "seat": award.seat,
-        "kind": award.kind,
-        "amount_cents": award.amount_cents,
-        "status": award.status,
-        "sequence": award.sequence,
-    }
+def _settled_seat(
+    play: SeatPlay, settlement: Settlement, dealer_hand: Hand
+) -> UthSeatSettlement | StudSeatSettlement:
+    """What a seat was dealt and decided, as the terminal posted it, then its settlement."""
+    cards = [str(card) for card in play.cards]
+    decision = decision_body(play.decision)
+    if isinstance(settlement, UthSettlement):
+        return settlement_body(
+            settlement,
+            UthSeatSettlement,
+            dealer_hand=dealer_hand,
+            seat=play.seat,
+            cards=cards,
+            decision=decision,
+        )
+    return settlement_body(
+        settlement,
+        StudSeatSettlement,
+        dealer_hand=dealer_hand,
+        seat=play.seat,
+        cards=cards,
+        decision=decision,
+    )
 
 
 def settled(
@@ -116,39 +153,45 @@ def settled(
     now: datetime,
     settlements: Mapping[int, Settlement],
     granted: AwardsGranted | None,
-    meter: JsonObject | None,
+    meter: Meter | None,
 ) -> JsonObject:
     """The answer to a result: every seat's settlement, the awards, the meter after."""
     plays = {play.seat: play for play in request.seats}
     any_settlement = next(iter(settlements.values()))
-    return {
-        "table": table.pk,
-        "round_id": round_id,
-        "state": RoundState.SETTLED.value,
-        "settled_at": now.isoformat(),
-        "board": [str(card) for card in request.board],
-        "dealer": [str(card) for card in request.dealer],
-        "dealer_hand": hand_json(any_settlement.dealer_hand),
-        "dealer_qualifies": any_settlement.dealer_qualifies,
-        "seats": [
-            {**dealt(plays[seat]), **settlement_json(settlements[seat])}
+    # Every seat faces the same dealer hand (the dealer's cards and the board are the round's).
+    dealer_hand = hand_body(any_settlement.dealer_hand, Hand)
+    return ResultAnswer.model_construct(
+        table=table.pk,
+        round_id=round_id,
+        state=RoundState.SETTLED.value,
+        settled_at=now,
+        board=[str(card) for card in request.board],
+        dealer=[str(card) for card in request.dealer],
+        dealer_hand=dealer_hand,
+        dealer_qualifies=any_settlement.dealer_qualifies,
+        seats=[
+            _settled_seat(plays[seat], settlements[seat], dealer_hand)
             for seat in sorted(settlements)
         ],
-        "awards": [_award(award) for award in granted.awards] if granted else [],
-        "meter": meter,
-    }
+        awards=[_award(award) for award in granted.awards] if granted else [],
+        meter=meter,
+    ).model_dump(mode="json")
+
+
+def _dealt(seat: JsonObject) -> JsonObject:
+    """What a seat was dealt and decided, from the answer's settled seat."""
+    return {"seat": seat["seat"], "cards": seat["cards"], "decision": seat["decision"]}
+
+
+def _answer_seats(answer: JsonObject) -> list[JsonObject]:
+    seats = answer["seats"]
+    assert isinstance(seats, list)
+    return seats
 
 
 def settled_event(
-    *,
-    table: Table,
-    round_pk: int,
-    answer: JsonObject,
-    request: ResultRequest,
-    settlements: Mapping[int, Settlement],
-    granted: AwardsGranted | None,
+    *, table: Table, round_pk: int, answer: JsonObject, granted: AwardsGranted | None
 ) -> JsonObject:
-    plays = {play.seat: play for play in request.seats}
     return {
         "table": table.pk,
         "pool": table.pool_id,
@@ -157,20 +200,19 @@ def settled_event(
         "board": answer["board"],
         "dealer": answer["dealer"],
         "seats": [
-            {**dealt(plays[seat]), "net_cents": settlements[seat].net_cents}
-            for seat in sorted(settlements)
+            {**_dealt(seat), "net_cents": seat["net_cents"]} for seat in _answer_seats(answer)
         ],
         "awards": answer["awards"],
         "meter_version": granted.hit_meter_version if granted else None,
     }
 
 
-def result_record(answer: JsonObject, plays: Sequence[SeatPlay]) -> JsonObject:
+def result_record(answer: JsonObject) -> JsonObject:
     """What the terminal dealt (board, dealer, seats' cards and decisions), kept on the round."""
     return {
         "board": answer["board"],
         "dealer": answer["dealer"],
-        "seats": [dealt(play) for play in sorted(plays, key=lambda play: play.seat)],
+        "seats": [_dealt(seat) for seat in _answer_seats(answer)],
     }
 
 
@@ -181,18 +223,18 @@ def voided(
     reason: str,
     now: datetime,
     refund_cents: int,
-    meter: JsonObject | None,
+    meter: Meter | None,
 ) -> JsonObject:
     """The answer to a void: the progressive stakes refunded, the meter (unchanged)."""
-    return {
-        "table": table.pk,
-        "round_id": round_id,
-        "state": RoundState.VOID.value,
-        "voided_at": now.isoformat(),
-        "reason": reason,
-        "progressive_refund_cents": refund_cents,
-        "meter": meter,
-    }
+    return VoidAnswer.model_construct(
+        table=table.pk,
+        round_id=round_id,
+        state=RoundState.VOID.value,
+        voided_at=now,
+        reason=reason,
+        progressive_refund_cents=refund_cents,
+        meter=meter,
+    ).model_dump(mode="json")
 
 
 def voided_event(*, table: Table, round_pk: int, answer: JsonObject) -> JsonObject:

@@ -59,7 +59,7 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> A
         pool_id=table.pool_id,
         occurred_at=now,
         postings=taken.postings if taken else (),
-        payload=answers.opened_event(table=table, round_pk=round_pk, request=request, stakes=taken),
+        payload=answers.opened_event(table=table, round_pk=round_pk, answer=answer, stakes=taken),
         also=store.answered(round_pk, {"open_response": answer}),
     )
     return Answer(201, answer)

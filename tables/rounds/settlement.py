@@ -106,12 +106,7 @@ def _settle(
         occurred_at=now,
         postings=granted.postings if granted else (),
         payload=answers.settled_event(
-            table=table,
-            round_pk=found.pk,
-            answer=answer,
-            request=request,
-            settlements=settlements,
-            granted=granted,
+            table=table, round_pk=found.pk, answer=answer, granted=granted
         ),
         also=store.answered(
             found.pk,
@@ -120,7 +115,7 @@ def _settle(
                 "closed_at": now,
                 "close_fingerprint": fingerprint,
                 "close_response": answer,
-                "result": answers.result_record(answer, request.seats),
+                "result": answers.result_record(answer),
             },
         ),
     )

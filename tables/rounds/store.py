@@ -53,7 +53,7 @@ def insert_round(table: Table, request: OpenRequest, fingerprint: str, now: date
 
 
 def bets_columns(bets: Bets) -> dict[str, int]:
-    """A seat's bets as `RoundSeat` columns (and as the answers show them)."""
+    """A seat's bets as `RoundSeat` columns."""
     if isinstance(bets, UthBets):
         return {
             "ante_cents": bets.ante_cents,

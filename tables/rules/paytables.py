@@ -5,14 +5,16 @@ the box's :class:`Paytable`; a category that is not in the table does not pay (t
 pushes, as the game's rules say). Changing a payout means adding a new version to
 :data:`PAYTABLES` / :data:`PROGRESSIVE_PAYTABLES` and pointing :data:`CURRENT` (or a pool's stored
 version string) at it; a published version is never edited, so a settlement or a pool that names
-a version can always be re-derived.
+a version can always be re-derived. How the API shows a table is the wire's business
+(`tables.api.rules_bodies.paytables_of`, `jackpot.bodies.progressive_paytable_of`), not the
+engine's.
 
 Invariants:
 
 - Money is integer euro cents; no float is ever involved. ``Odds(n, d)`` pays ``n:d`` ("to 1" when
   ``d == 1``): the win on a stake is ``stake_cents * n // d``, i.e. rounded DOWN to the cent
   (3:2 on 125 cents pays 187).
-- Odds are positive and in lowest terms, so their rendering (``"3:2"``) is unique and stable.
+- Odds are positive and in lowest terms, so their text (``"3:2"``) is unique and stable.
 - Every table is immutable (frozen dataclasses, read-only mappings) and keyed by ``version``.
 - :class:`Box` is one betting box of a settlement: ``net_cents`` is ``+win``, ``-stake`` or ``0``
   (push), so ``stake_cents + net_cents >= 0`` is what goes back to the player.
@@ -25,7 +27,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TypeAlias
 
 from tables.rules.errors import RulesError
 from tables.rules.hands import Category
@@ -37,7 +38,6 @@ __all__ = [
     "PROGRESSIVE_PAYTABLES",
     "Box",
     "BoxName",
-    "JsonValue",
     "Odds",
     "Outcome",
     "Paytable",
@@ -46,11 +46,7 @@ __all__ = [
     "check_stake_cents",
     "get_paytable",
     "get_progressive_paytable",
-    "render_paytables",
-    "render_progressive_paytable",
 ]
-
-JsonValue: TypeAlias = "bool | int | str | list[JsonValue] | dict[str, JsonValue] | None"
 
 #: Table limit on any single bet: EUR 100,000. Refuses absurd amounts (typos, overflowed clients)
 #: before they reach the ledger; a Play of 4x stays far below any integer limit of the database.
@@ -292,64 +288,6 @@ def get_progressive_paytable(version: str, *, param: str = "paytable") -> Progre
             f"known: {', '.join(sorted(PROGRESSIVE_PAYTABLES))}",
             param=param,
         ) from None
-
-
-# --- rendering -----------------------------------------------------------------------------
-
-
-def _render_paytable(table: Paytable) -> dict[str, JsonValue]:
-    return {
-        "name": table.name,
-        "version": table.version,
-        "odds": [
-            {
-                "category": category.label,
-                "pays": str(odds),
-                "numerator": odds.numerator,
-                "denominator": odds.denominator,
-            }
-            for category, odds in table.odds.items()
-        ],
-    }
-
-
-def render_progressive_paytable(table: ProgressivePaytable) -> dict[str, JsonValue]:
-    """The progressive table as JSON-able data, best award first.
-
-    The jackpot royal has ``amount_cents: null`` and its meter share; the others a fixed amount.
-    """
-    return {
-        "name": "uth_progressive",
-        "version": table.version,
-        "awards": [
-            {
-                "award": "royal_flush",
-                "jackpot_percent_bp": table.jackpot_percent_bp,
-                "amount_cents": None,
-            },
-            {"award": "community_royal", "amount_cents": table.community_royal_cents},
-            {"award": "straight_flush", "amount_cents": table.straight_flush_cents},
-            {"award": "four_of_a_kind", "amount_cents": table.four_of_a_kind_cents},
-            {"award": "full_house", "amount_cents": table.full_house_cents},
-        ],
-        "envy_cents": table.envy_cents,
-    }
-
-
-def render_paytables(paytables: PaytableSet = CURRENT) -> dict[str, JsonValue]:
-    """The tables in force as plain JSON-able data (``GET /api/v1/rules/paytables``).
-
-    Box tables list their paying categories weakest first, each as
-    ``{"category": "flush", "pays": "3:2", "numerator": 3, "denominator": 2}``; the progressive
-    as rendered by :func:`render_progressive_paytable`.
-    """
-    return {
-        "uth_blind": _render_paytable(paytables.uth_blind),
-        "uth_trips": _render_paytable(paytables.uth_trips),
-        "stud_raise": _render_paytable(paytables.stud_raise),
-        "stud_bonus": _render_paytable(paytables.stud_bonus),
-        "progressive": render_progressive_paytable(paytables.progressive),
-    }
 
 
 # --- the shared vocabulary of settlements ----------------------------------------------------

@@ -16,8 +16,15 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from tables.api.rules_bodies import paytables_of
 from tables.api.urls import urlpatterns
-from tables.rules.paytables import CURRENT, PAYTABLES, PROGRESSIVE_PAYTABLES
+from tables.rules.paytables import (
+    CURRENT,
+    PAYTABLES,
+    PROGRESSIVE_PAYTABLES,
+    Paytable,
+    PaytableSet,
+)
 from tables.rules.progressive import progressive_return
 
 RULES = "/api/v1/rules"
@@ -581,6 +588,43 @@ def test_paytables_list_every_table_in_force_with_its_version(api):
         ],
         "envy_cents": 50_000,
     }
+
+
+def test_paytables_of_is_plain_json_and_exact() -> None:
+    rendered = paytables_of(CURRENT).model_dump(mode="json")
+    assert json.loads(json.dumps(rendered)) == rendered
+    assert rendered["uth_blind"] == {
+        "name": "uth_blind",
+        "version": "uth-blind/2026-1",
+        "odds": [
+            {"category": "straight", "pays": "1:1", "numerator": 1, "denominator": 1},
+            {"category": "flush", "pays": "3:2", "numerator": 3, "denominator": 2},
+            {"category": "full_house", "pays": "3:1", "numerator": 3, "denominator": 1},
+            {"category": "four_of_a_kind", "pays": "10:1", "numerator": 10, "denominator": 1},
+            {"category": "straight_flush", "pays": "50:1", "numerator": 50, "denominator": 1},
+            {"category": "royal_flush", "pays": "500:1", "numerator": 500, "denominator": 1},
+        ],
+    }
+    assert rendered["progressive"] == {
+        "name": "uth_progressive",
+        "version": "uth-progressive/2026-1",
+        "awards": [
+            {"award": "royal_flush", "jackpot_percent_bp": 10_000, "amount_cents": None},
+            {"award": "community_royal", "amount_cents": 500_000},
+            {"award": "straight_flush", "amount_cents": 150_000},
+            {"award": "four_of_a_kind", "amount_cents": 50_000},
+            {"award": "full_house", "amount_cents": 5_000},
+        ],
+        "envy_cents": 50_000,
+    }
+    assert list(rendered) == ["uth_blind", "uth_trips", "stud_raise", "stud_bonus", "progressive"]
+
+
+def test_paytables_of_lists_categories_weakest_first_whatever_the_source_order() -> None:
+    reversed_odds = dict(reversed(list(CURRENT.stud_raise.odds.items())))
+    table = Paytable("stud_raise", "stud-raise/test", reversed_odds)
+    rendered = paytables_of(PaytableSet(stud_raise=table)).model_dump(mode="json")["stud_raise"]
+    assert [row["category"] for row in rendered["odds"]][:2] == ["pair", "two_pair"]
 
 
 # --- GET /rules/progressive/return ------------------------------------------------------------

@@ -1,10 +1,10 @@
-"""Paytables as data: the published tables, rounding, the registry and the JSON rendering."""
+"""Paytables as data: the published tables, rounding and the registry (how the API shows them is
+tested with the rules API, tests/api/test_rules_api.py)."""
 
 from __future__ import annotations
 
 import doctest
 import importlib
-import json
 from dataclasses import FrozenInstanceError
 
 import pytest
@@ -25,7 +25,6 @@ from tables.rules.paytables import (
     check_stake_cents,
     get_paytable,
     get_progressive_paytable,
-    render_paytables,
 )
 
 
@@ -192,49 +191,6 @@ def test_jackpot_share_is_rounded_down() -> None:
     half = ProgressivePaytable(version="x", jackpot_percent_bp=5_000)
     assert half.jackpot_award_cents(1_000_001) == 500_000
     assert CURRENT.progressive.jackpot_award_cents(1_234_567) == 1_234_567
-
-
-# --- rendering --------------------------------------------------------------------------------
-
-
-def test_render_paytables_is_plain_json_and_exact() -> None:
-    rendered = render_paytables()
-    assert json.loads(json.dumps(rendered)) == rendered
-    assert rendered["uth_blind"] == {
-        "name": "uth_blind",
-        "version": "uth-blind/2026-1",
-        "odds": [
-            {"category": "straight", "pays": "1:1", "numerator": 1, "denominator": 1},
-            {"category": "flush", "pays": "3:2", "numerator": 3, "denominator": 2},
-            {"category": "full_house", "pays": "3:1", "numerator": 3, "denominator": 1},
-            {"category": "four_of_a_kind", "pays": "10:1", "numerator": 10, "denominator": 1},
-            {"category": "straight_flush", "pays": "50:1", "numerator": 50, "denominator": 1},
-            {"category": "royal_flush", "pays": "500:1", "numerator": 500, "denominator": 1},
-        ],
-    }
-    assert rendered["progressive"] == {
-        "name": "uth_progressive",
-        "version": "uth-progressive/2026-1",
-        "awards": [
-            {"award": "royal_flush", "jackpot_percent_bp": 10_000, "amount_cents": None},
-            {"award": "community_royal", "amount_cents": 500_000},
-            {"award": "straight_flush", "amount_cents": 150_000},
-            {"award": "four_of_a_kind", "amount_cents": 50_000},
-            {"award": "full_house", "amount_cents": 5_000},
-        ],
-        "envy_cents": 50_000,
-    }
-    assert list(rendered) == ["uth_blind", "uth_trips", "stud_raise", "stud_bonus", "progressive"]
-
-
-def test_render_lists_categories_weakest_first_whatever_the_source_order() -> None:
-    reversed_odds = dict(reversed(list(CURRENT.stud_raise.odds.items())))
-    table = Paytable("stud_raise", "stud-raise/test", reversed_odds)
-    rendered = render_paytables(PaytableSet(stud_raise=table))["stud_raise"]
-    assert isinstance(rendered, dict)
-    odds = rendered["odds"]
-    assert isinstance(odds, list)
-    assert [row["category"] for row in odds if isinstance(row, dict)][:2] == ["pair", "two_pair"]
 
 
 # --- stakes and boxes -------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jackpot.models import AuditEvent, Award, Pool, Transfer
@@ -86,6 +88,46 @@ def test_royal_wins_the_whole_meter_and_envy_goes_to_the_other_bettors(floor):
     assert balances["reserve"] == 0
     assert balances["awards_pending"] == 1_000_200
     assert balances["payable"] == 50_000
+
+
+def test_answers_are_written_as_terminals_have_always_read_them(floor):
+    # Built from their models now: the keys in the order they always had, a seat's progressive
+    # absent (not null) when the seat did not stake it, times as isoformat() writes them.
+    terminal = floor.uth[0]
+    opened = json.loads(_open(terminal).content)
+    assert list(opened) == [
+        "table", "round_id", "state", "opened_at", "seats", "progressive", "meter"
+    ]  # fmt: skip
+    assert opened["opened_at"].endswith("+00:00") and opened["meter"]["as_of"].endswith("+00:00")
+    assert list(opened["seats"][0]["bets"]) == [
+        "ante_cents", "blind_cents", "trips_cents", "progressive_cents"
+    ]  # fmt: skip
+    settled = json.loads(terminal.post("/rounds/r-1/result", ROYAL_RESULT).content)
+    assert list(settled) == [
+        "table", "round_id", "state", "settled_at", "board", "dealer", "dealer_hand",
+        "dealer_qualifies", "seats", "awards", "meter",
+    ]  # fmt: skip
+    staked, unstaked = settled["seats"][0], settled["seats"][2]
+    assert list(staked) == [
+        "seat", "cards", "decision", "player_hand", "dealer_hand", "dealer_qualifies",
+        "outcome", "boxes", "net_cents", "progressive",
+    ]  # fmt: skip
+    assert staked["progressive"] == {
+        "stake_cents": 500,
+        "award": "royal_flush",
+        "fixed_cents": None,  # null, not absent: the meter pays the jackpot
+    }
+    assert "progressive" not in unstaked
+    assert staked["decision"] == {"action": "play", "street": "preflop", "multiple": 4}
+    assert settled["settled_at"].endswith("+00:00")
+    assert list(settled["awards"][0]) == [
+        "id",
+        "seat",
+        "kind",
+        "amount_cents",
+        "status",
+        "sequence",
+    ]
 
 
 def test_replays_return_the_first_answer_and_move_nothing(floor):

@@ -19,7 +19,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         report = verify_journal()
         if options["json"]:
-            self.stdout.write(json.dumps(report.as_json(), indent=2))
+            self.stdout.write(json.dumps(report.as_body().model_dump(mode="json"), indent=2))
         elif report.ok:
             self.stdout.write(
                 f"OK: {report.chains} chains, {report.events} events, {report.transfers} transfers"
