@@ -29,9 +29,9 @@ from jackpot.bodies import Award as AwardRecord
 from jackpot.bodies import Meter
 from jackpot.models import AwardKind, AwardStatus
 from tables.models import Game
+from tables.rules.boxes import MAX_BET_CENTS
 from tables.rules.cards import Card, ensure_distinct, parse_card
 from tables.rules.errors import RulesError
-from tables.rules.paytables import MAX_BET_CENTS
 from tables.rules.stud import StudBets, StudDecision
 from tables.rules.uth import Street, UthBets, UthDecision
 

@@ -1,4 +1,4 @@
-"""Paytables as versioned data, and the money vocabulary shared by the games' settlements.
+"""Paytables as versioned data: the odds each box pays on each hand, by version.
 
 A paytable is data, never a code branch: settling a box looks the player's hand category up in
 the box's :class:`Paytable`; a category that is not in the table does not pay (the box loses or
@@ -16,8 +16,6 @@ Invariants:
   (3:2 on 125 cents pays 187).
 - Odds are positive and in lowest terms, so their text (``"3:2"``) is unique and stable.
 - Every table is immutable (frozen dataclasses, read-only mappings) and keyed by ``version``.
-- :class:`Box` is one betting box of a settlement: ``net_cents`` is ``+win``, ``-stake`` or ``0``
-  (push), so ``stake_cents + net_cents >= 0`` is what goes back to the player.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from types import MappingProxyType
 
 from tables.rules.errors import RulesError
@@ -33,24 +30,15 @@ from tables.rules.hands import Category
 
 __all__ = [
     "CURRENT",
-    "MAX_BET_CENTS",
     "PAYTABLES",
     "PROGRESSIVE_PAYTABLES",
-    "Box",
-    "BoxName",
     "Odds",
-    "Outcome",
     "Paytable",
     "PaytableSet",
     "ProgressivePaytable",
-    "check_stake_cents",
     "get_paytable",
     "get_progressive_paytable",
 ]
-
-#: Table limit on any single bet: EUR 100,000. Refuses absurd amounts (typos, overflowed clients)
-#: before they reach the ledger; a Play of 4x stays far below any integer limit of the database.
-MAX_BET_CENTS = 10_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,91 +276,3 @@ def get_progressive_paytable(version: str, *, param: str = "paytable") -> Progre
             f"known: {', '.join(sorted(PROGRESSIVE_PAYTABLES))}",
             param=param,
         ) from None
-
-
-# --- the shared vocabulary of settlements ----------------------------------------------------
-
-
-class Outcome(StrEnum):
-    """Who won the hand's main contest (Ante/Blind/Play or Ante/Raise); see each game's docs."""
-
-    PLAYER = "player"
-    DEALER = "dealer"
-    TIE = "tie"
-    FOLD = "fold"
-
-
-class BoxName(StrEnum):
-    """The betting boxes of both games."""
-
-    ANTE = "ante"
-    BLIND = "blind"
-    PLAY = "play"
-    TRIPS = "trips"
-    RAISE = "raise"
-    BONUS = "bonus"
-    PURCHASE = "purchase"
-
-
-@dataclass(frozen=True, slots=True)
-class Box:
-    """One settled betting box: ``net_cents`` is +win, -stake (lost) or 0 (push or no bet).
-
-    >>> Box(BoxName.BLIND, 125, 187).return_cents
-    312
-    """
-
-    name: BoxName
-    stake_cents: int
-    net_cents: int
-
-    def __post_init__(self) -> None:
-        if self.stake_cents < 0 or self.net_cents < -self.stake_cents:
-            raise ValueError(f"a box cannot lose more than its stake: {self!r}")
-
-    @property
-    def return_cents(self) -> int:
-        """What goes back to the player: stake plus win, the stake on a push, 0 when lost."""
-        return self.stake_cents + self.net_cents
-
-    @classmethod
-    def win(cls, name: BoxName, stake_cents: int, odds: Odds) -> Box:
-        return cls(name, stake_cents, odds.win_cents(stake_cents))
-
-    @classmethod
-    def lose(cls, name: BoxName, stake_cents: int) -> Box:
-        return cls(name, stake_cents, -stake_cents)
-
-    @classmethod
-    def push(cls, name: BoxName, stake_cents: int) -> Box:
-        return cls(name, stake_cents, 0)
-
-
-def check_stake_cents(value: int, *, param: str, minimum: int) -> None:
-    """A stake is an ``int`` (not a bool) of cents from ``minimum`` (0 for an optional box, 1
-    for a required one) to the table limit :data:`MAX_BET_CENTS`; else ``RulesError('invalid_bet',
-    ..., param=param)``. Readers of the wire refuse the same before the engine sees a value.
-
-    >>> check_stake_cents(10**8, param="bets.ante_cents", minimum=1)
-    Traceback (most recent call last):
-    ...
-    tables.rules.errors.RulesError: bets.ante_cents must be at most 10000000 cents (the table \
-limit), got 100000000
-    """
-    # type() rather than isinstance(): True/False are ints to Python but not amounts to us.
-    if type(value) is not int:
-        raise RulesError(
-            "invalid_bet",
-            f"{param} must be an integer number of cents, got {value!r}",
-            param=param,
-        )
-    if value < minimum:
-        raise RulesError(
-            "invalid_bet", f"{param} must be at least {minimum}, got {value}", param=param
-        )
-    if value > MAX_BET_CENTS:
-        raise RulesError(
-            "invalid_bet",
-            f"{param} must be at most {MAX_BET_CENTS} cents (the table limit), got {value}",
-            param=param,
-        )

@@ -40,18 +40,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from tables.rules.boxes import Box, BoxName, Outcome, Settled, check_stake_cents
 from tables.rules.cards import Card, Rank, ensure_distinct
 from tables.rules.errors import RulesError
 from tables.rules.hands import Category, HandValue, evaluate
-from tables.rules.paytables import (
-    CURRENT,
-    Box,
-    BoxName,
-    Odds,
-    Outcome,
-    PaytableSet,
-    check_stake_cents,
-)
+from tables.rules.paytables import CURRENT, Odds, PaytableSet
 
 __all__ = [
     "Box",
@@ -147,8 +140,9 @@ def _check_bets(ante: int, bonus: int, *, param: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class StudSettlement:
-    """One seat's settled hand; ``player_hand`` is the final hand (after a buy)."""
+class StudSettlement(Settled):
+    """One seat's settled hand; ``player_hand`` is the final hand (after a buy);
+    ``total_stake_cents`` counts the Ante, the Raise, the Bonus and the purchase fee."""
 
     player_hand: HandValue
     dealer_hand: HandValue
@@ -156,18 +150,6 @@ class StudSettlement:
     outcome: Outcome
     boxes: tuple[Box, ...]
     net_cents: int
-
-    def box(self, name: BoxName) -> Box:
-        """The box called ``name``; ``KeyError`` if it was not bet (e.g. no Bonus)."""
-        for box in self.boxes:
-            if box.name == name:
-                return box
-        raise KeyError(name)
-
-    @property
-    def total_stake_cents(self) -> int:
-        """Everything staked: Ante, Raise, Bonus and the purchase fee."""
-        return sum(box.stake_cents for box in self.boxes)
 
 
 def dealer_qualifies(hand: HandValue) -> bool:

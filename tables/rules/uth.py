@@ -41,18 +41,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from tables.rules.boxes import Box, BoxName, Outcome, Settled, check_stake_cents
 from tables.rules.cards import Card, ensure_distinct
 from tables.rules.errors import RulesError
 from tables.rules.hands import Category, HandValue, evaluate
-from tables.rules.paytables import (
-    CURRENT,
-    Box,
-    BoxName,
-    Odds,
-    Outcome,
-    PaytableSet,
-    check_stake_cents,
-)
+from tables.rules.paytables import CURRENT, Odds, PaytableSet
 from tables.rules.progressive import ProgressiveAward, award_of, fixed_award_cents
 
 __all__ = [
@@ -255,8 +248,9 @@ class ProgressiveResult:
 
 
 @dataclass(frozen=True, slots=True)
-class UthSettlement:
-    """One seat's settled hand. ``player_hand``/``dealer_hand`` are the best five of 7 cards."""
+class UthSettlement(Settled):
+    """One seat's settled hand. ``player_hand``/``dealer_hand`` are the best five of 7 cards;
+    ``total_stake_cents`` counts the Play (the progressive is not a box)."""
 
     player_hand: HandValue
     dealer_hand: HandValue
@@ -265,18 +259,6 @@ class UthSettlement:
     boxes: tuple[Box, ...]
     progressive: ProgressiveResult | None
     net_cents: int
-
-    def box(self, name: BoxName) -> Box:
-        """The box called ``name``; ``KeyError`` if it was not bet (e.g. no Trips)."""
-        for box in self.boxes:
-            if box.name == name:
-                return box
-        raise KeyError(name)
-
-    @property
-    def total_stake_cents(self) -> int:
-        """Everything staked on the boxes, Play included (the progressive is not a box)."""
-        return sum(box.stake_cents for box in self.boxes)
 
 
 def _check_count(cards: Sequence[Card], count: int, param: str) -> None:

@@ -9,20 +9,17 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
+from tables.rules.boxes import MAX_BET_CENTS, Box, BoxName, check_stake_cents
 from tables.rules.errors import RulesError
 from tables.rules.hands import Category
 from tables.rules.paytables import (
     CURRENT,
-    MAX_BET_CENTS,
     PAYTABLES,
     PROGRESSIVE_PAYTABLES,
-    Box,
-    BoxName,
     Odds,
     Paytable,
     PaytableSet,
     ProgressivePaytable,
-    check_stake_cents,
     get_paytable,
     get_progressive_paytable,
 )
@@ -237,7 +234,7 @@ def test_box_cannot_lose_more_than_its_stake() -> None:
 # --- the examples in the docstrings are tests too ----------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["paytables", "progressive", "uth", "stud"])
+@pytest.mark.parametrize("module", ["paytables", "boxes", "progressive", "uth", "stud"])
 def test_docstring_examples(module: str) -> None:
     imported = importlib.import_module(f"tables.rules.{module}")
     failures, attempted = doctest.testmod(imported, optionflags=doctest.ELLIPSIS)

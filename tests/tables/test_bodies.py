@@ -31,9 +31,9 @@ from tables.bodies import (
     uth_decision_of,
 )
 from tables.models import Game
+from tables.rules.boxes import MAX_BET_CENTS
 from tables.rules.cards import parse_card
 from tables.rules.errors import RulesError
-from tables.rules.paytables import MAX_BET_CENTS
 from tables.rules.stud import StudBets, StudDecision
 from tables.rules.uth import Street, UthBets, UthDecision
 
