@@ -1,24 +1,16 @@
 """One error shape for the whole API: {"error": {"type", "code", "message", "param"}}.
 
 Services raise `ApiError` subclasses (a machine code, an HTTP status, a message naming the field at
-fault in `param`); the rules engine raises `RulesError`; DRF raises its own exceptions. The handler
-below renders all of them the same way, and never a stack trace or SQL: anything unexpected is a
-logged 500 with a generic message.
+fault in `param`); the rules engine raises `RulesError`; DRF raises its own exceptions.
+`config.handlers` renders all of them the same way. This module imports nothing of DRF's views, so
+the strict JSON parser (which DRF's views load) can raise these errors too.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from django.http import Http404, JsonResponse
-from rest_framework import exceptions, status
-from rest_framework.response import Response
-from rest_framework.views import exception_handler
-
-from tables.rules.errors import RulesError
-
-logger = logging.getLogger(__name__)
+from rest_framework import status
 
 
 class ApiError(Exception):
@@ -54,114 +46,3 @@ class Forbidden(ApiError):
 
 def error_body(error_type: str, code: str, message: str, param: str | None) -> dict[str, Any]:
     return {"error": {"type": error_type, "code": code, "message": message, "param": param}}
-
-
-def _first_validation_error(detail: Any, path: str = "") -> tuple[str | None, str, str]:
-    """The first leaf of a DRF ValidationError detail as (param, code, message)."""
-    if isinstance(detail, dict):
-        for key, value in detail.items():
-            if key == "non_field_errors":
-                child = path
-            elif isinstance(key, int):
-                child = f"{path}[{key}]"
-            else:
-                child = f"{path}.{key}" if path else str(key)
-            return _first_validation_error(value, child)
-    if isinstance(detail, list):
-        for index, value in enumerate(detail):
-            if isinstance(value, (dict, list)) and value:
-                # A list of per-item errors: DRF puts {} for the items that are fine.
-                return _first_validation_error(value, f"{path}[{index}]")
-            if value:
-                return _first_validation_error(value, path)
-    if isinstance(detail, exceptions.ErrorDetail):
-        return (path or None, detail.code or "invalid", str(detail))
-    return (path or None, "invalid", str(detail))
-
-
-_DRF_TYPES = {
-    exceptions.NotAuthenticated: ("authentication", "not_authenticated"),
-    exceptions.AuthenticationFailed: ("authentication", "authentication_failed"),
-    exceptions.PermissionDenied: ("permission", "permission_denied"),
-    exceptions.Throttled: ("rate_limit", "throttled"),
-    exceptions.NotFound: ("invalid_request", "not_found"),
-    exceptions.MethodNotAllowed: ("invalid_request", "method_not_allowed"),
-    exceptions.UnsupportedMediaType: ("invalid_request", "unsupported_media_type"),
-    exceptions.NotAcceptable: ("invalid_request", "not_acceptable"),
-    exceptions.ParseError: ("invalid_request", "malformed_json"),
-}
-
-
-security_log = logging.getLogger("jackpot.security")
-
-
-def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
-    """Failed authentications and refusals, with who and from where, for the security log."""
-    request = context.get("request")
-    if request is None:
-        return
-    meta = request._request.META if hasattr(request, "_request") else {}
-    user = getattr(request, "_user", None)
-    security_log.warning(
-        "refused %s %s: %s (%s) user=%s from=%s",
-        request.method,
-        request.path,
-        type(exc).__name__,
-        getattr(exc, "detail", None) or getattr(exc, "message", ""),
-        user if user is not None else "anonymous",
-        meta.get("REMOTE_ADDR", "?"),
-    )
-
-
-def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(
-        exc,
-        (exceptions.NotAuthenticated, exceptions.AuthenticationFailed, exceptions.PermissionDenied),
-    ) or (isinstance(exc, ApiError) and exc.status_code == status.HTTP_403_FORBIDDEN):
-        _log_refusal(exc, context)
-    if isinstance(exc, ApiError):
-        body = error_body(exc.error_type, exc.code, exc.message, exc.param)
-        return Response(body, status=exc.status_code)
-    if isinstance(exc, RulesError):
-        return Response(
-            error_body("invalid_request", exc.code, exc.message, exc.param),
-            status=status.HTTP_400_BAD_REQUEST,
-        )
-    if isinstance(exc, exceptions.ValidationError):
-        param, code, message = _first_validation_error(exc.detail)
-        if param and not message.startswith(param):
-            message = f"{param}: {message}"
-        return Response(error_body("invalid_request", code, message, param), status=400)
-    if isinstance(exc, Http404):
-        exc = exceptions.NotFound()
-    response = exception_handler(exc, context)
-    if response is None:
-        logger.exception("unhandled error in %s", context.get("view"))
-        return Response(
-            error_body("api_error", "internal_error", "Internal error; it has been logged.", None),
-            status=status.HTTP_500_INTERNAL_SERVER_ERROR,
-        )
-    error_type, code = next(
-        (value for cls, value in _DRF_TYPES.items() if isinstance(exc, cls)),
-        ("invalid_request", "invalid"),
-    )
-    detail = getattr(exc, "detail", str(exc))
-    response.data = error_body(error_type, code, str(detail), None)
-    return response
-
-
-def json_404(request: Any, exception: Exception | None = None) -> JsonResponse:
-    return JsonResponse(
-        error_body("invalid_request", "not_found", "No such resource.", None), status=404
-    )
-
-
-def json_500(request: Any) -> JsonResponse:
-    body = error_body("api_error", "internal_error", "Internal error; it has been logged.", None)
-    return JsonResponse(body, status=500)
-
-
-def json_400(request: Any, exception: Exception | None = None) -> JsonResponse:
-    return JsonResponse(
-        error_body("invalid_request", "bad_request", "Bad request.", None), status=400
-    )

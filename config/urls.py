@@ -7,7 +7,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config import openapi  # noqa: F401  (registers the schema extensions)
-from config.errors import json_404
+from config.handlers import json_404
 from config.health import healthz
 from jackpot.views import display_sign
 
@@ -23,6 +23,6 @@ urlpatterns = [
     re_path(r"^api/", csrf_exempt(json_404)),
 ]
 
-handler400 = "config.errors.json_400"
-handler404 = "config.errors.json_404"
-handler500 = "config.errors.json_500"
+handler400 = "config.handlers.json_400"
+handler404 = "config.handlers.json_404"
+handler500 = "config.handlers.json_500"

@@ -3,7 +3,7 @@ docs/api.md's "Error codes" table lists exactly its codes, with the same status 
 
 The code base is read, not run: every call that makes an error (`ApiError` and its subclasses,
 `RulesError`, `error_body`) with a literal code, every `ErrorCode.X` named, and the DRF
-exceptions' table of config.errors.
+exceptions' table of config.handlers.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from config.codes import ERRORS, ErrorCode
+from config.handlers import _DRF_TYPES
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("config", "jackpot", "tables")
@@ -67,8 +68,6 @@ def test_every_code_raised_is_in_the_registry() -> None:
 
 
 def test_the_framework_errors_are_in_the_registry() -> None:
-    from config.errors import _DRF_TYPES
-
     assert {code for _, code in _DRF_TYPES.values()} <= {code.value for code in ErrorCode}
 
 
