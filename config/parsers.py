@@ -10,11 +10,14 @@ Infinity; money never needs either.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+
+from config.errors import PayloadTooLarge
 
 MAX_DEPTH = 32
 
@@ -41,6 +44,20 @@ def _finite_float(text: str) -> float:
     if value in (float("inf"), float("-inf")):
         raise ValueError(f"number {text[:20]} is out of range")
     return value
+
+
+# Where NUL or a surrogate can come from: a JSON string holds them only as escapes (raw control
+# characters are malformed JSON, raw surrogates are not UTF-8). An escaped backslash before "u"
+# also matches, which only costs the walk below.
+_RISKY_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
+
+
+def _may_need_check(raw: bytes) -> bool:
+    """False when `raw` can hold no NUL, no surrogate and no nesting deeper than `MAX_DEPTH`
+    (fewer brackets than that), so the walk of `_check` would find nothing: the common case,
+    decided in C instead of a Python walk of every value of every request."""
+    nesting_bound = raw.count(b"[") + raw.count(b"{")
+    return nesting_bound >= MAX_DEPTH or _RISKY_ESCAPE.search(raw) is not None
 
 
 def _check(value: Any, limit: int = MAX_DEPTH) -> None:
@@ -73,9 +90,6 @@ class StrictJSONParser(JSONParser):
         # Read one byte past the limit, never the whole of an oversized body.
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
-            # Imported here: config.errors imports DRF's views, which load this parser.
-            from config.errors import PayloadTooLarge
-
             raise PayloadTooLarge(
                 "body_too_large", f"the body is larger than {limit} bytes", param=None
             )
@@ -90,5 +104,6 @@ class StrictJSONParser(JSONParser):
             raise ParseError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
         except (ValueError, UnicodeDecodeError) as error:
             raise ParseError(f"malformed JSON: {error}") from None
-        _check(value)
+        if _may_need_check(raw):
+            _check(value)
         return value
