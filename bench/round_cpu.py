@@ -1,0 +1,115 @@
+"""The Python side of a round, in process: the CPU one open and one result cost the service.
+
+    .venv/bin/python bench/round_cpu.py [--rounds 300]
+
+Plays rounds of 7 UTH seats (every bet, the progressive on each) through Django's test client on
+PostgreSQL (a database jackpot_cpu is created anew at DATABASE_URL's server) and prints the wall
+time and the process CPU per round, then how long reading each request body takes. No HTTP
+server and no other process: what it measures is this code, not the machine's network or
+gunicorn. Run it on two trees with the same interpreter to compare them.
+"""
+
+# ruff: noqa: E402 (the project's modules are imported once Django is set up)
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+import timeit
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+SERVER = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/jackpot")
+os.environ["DATABASE_URL"] = urlunsplit(urlsplit(SERVER)._replace(path="/jackpot_cpu"))
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+
+import psycopg
+
+with psycopg.connect(urlunsplit(urlsplit(SERVER)._replace(path="/postgres")), autocommit=True) as c:
+    c.execute("DROP DATABASE IF EXISTS jackpot_cpu WITH (FORCE)")
+    c.execute("CREATE DATABASE jackpot_cpu")
+
+import django
+
+django.setup()
+
+from django.core.management import call_command
+from django.test import Client
+
+from jackpot.services import pool_create
+from tables.bodies import parse_open, parse_result
+from tables.models import Game
+from tables.services import table_create, terminal_token_issue
+
+DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
+SEATS = range(1, 8)
+
+
+def _open_body(round_id: str) -> dict[str, object]:
+    bets = {"ante_cents": 500, "blind_cents": 500, "trips_cents": 500, "progressive_cents": 500}
+    return {"round_id": round_id, "seats": [{"seat": seat, "bets": bets} for seat in SEATS]}
+
+
+def _result_body(deck: list[str]) -> dict[str, object]:
+    play = {"action": "play", "street": "preflop", "multiple": 4}
+    return {
+        "board": deck[:5],
+        "dealer": deck[5:7],
+        "seats": [
+            {"seat": seat, "cards": deck[7 + 2 * seat : 9 + 2 * seat], "decision": play}
+            for seat in SEATS
+        ],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=300)
+    args = parser.parse_args()
+    call_command("migrate", verbosity=0)
+    pool = pool_create(name="CPU", actor="bench")
+    table = table_create(name="CPU 1", game=Game.UTH, pool=pool, actor="bench")
+    token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="bench")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    shuffler = random.Random(2026)
+    base = f"/api/v1/tables/{table.pk}/rounds"
+
+    def play(number: int) -> None:
+        opened = client.post(base, json.dumps(_open_body(f"r{number}")), "application/json")
+        assert opened.status_code == 201, opened.content
+        deck = DECK[:]
+        shuffler.shuffle(deck)
+        result = json.dumps(_result_body(deck))
+        settled = client.post(f"{base}/r{number}/result", result, "application/json")
+        assert settled.status_code == 200, settled.content
+
+    for number in range(50):  # warm up: caches, prepared statements, the evaluator's tables
+        play(number)
+    wall, cpu = time.perf_counter(), time.process_time()
+    for number in range(50, 50 + args.rounds):
+        play(number)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(
+        f"{args.rounds} rounds of 7 seats: {wall / args.rounds * 1000:.2f} ms wall, "
+        f"{cpu / args.rounds * 1000:.2f} ms CPU per round (open + result)"
+    )
+
+    deck = DECK[:]
+    shuffler.shuffle(deck)
+    opening, result = _open_body("r"), _result_body(deck)
+    for name, read in (
+        ("open", lambda: parse_open(opening, game=Game.UTH, seats=7, progressive_stake_cents=500)),
+        ("result", lambda: parse_result(result, game=Game.UTH, seats=7)),
+    ):
+        best = min(timeit.repeat(read, number=2000, repeat=5)) / 2000
+        print(f"reading a 7-seat {name} body: {best * 1e6:.1f} us")
+
+
+if __name__ == "__main__":
+    main()
