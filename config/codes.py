@@ -39,6 +39,13 @@ class ErrorCode(StrEnum):
     ROUND_VOID = "round_void"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     IDEMPOTENCY_KEY_BUSY = "idempotency_key_busy"
+    # A table's administration, and a round opening while it changes
+    TABLE_NOT_FOUND = "table_not_found"
+    TABLE_CHANGED = "table_changed"
+    STAKE_CHANGED = "stake_changed"
+    TABLE_OPEN = "table_open"
+    TABLE_HAS_OPEN_ROUNDS = "table_has_open_rounds"
+    POOL_NOT_FOR_STUD = "pool_not_for_stud"
     # Pools and awards
     POOL_NOT_FOUND = "pool_not_found"
     AWARD_NOT_FOUND = "award_not_found"
@@ -84,6 +91,12 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.ROUND_VOID: (409, "the round is void"),
     ErrorCode.IDEMPOTENCY_KEY_REUSED: (409, "the Idempotency-Key was used with another request"),
     ErrorCode.IDEMPOTENCY_KEY_BUSY: (409, "a request with this Idempotency-Key is in progress"),
+    ErrorCode.TABLE_NOT_FOUND: (404, "no such table"),
+    ErrorCode.TABLE_CHANGED: (409, "the table was closed or moved while the round opened; retry"),
+    ErrorCode.STAKE_CHANGED: (409, "the pool's stake changed while the round opened; retry"),
+    ErrorCode.TABLE_OPEN: (409, "a table moves to another pool only while closed"),
+    ErrorCode.TABLE_HAS_OPEN_ROUNDS: (409, "the table has open rounds: settle or void them first"),
+    ErrorCode.POOL_NOT_FOR_STUD: (400, "only an Ultimate Texas Hold'em table feeds a pool"),
     ErrorCode.POOL_NOT_FOUND: (404, "no such pool"),
     ErrorCode.AWARD_NOT_FOUND: (404, "no such award"),
     ErrorCode.AWARD_WRONG_STATUS: (409, "the award's status does not allow this step"),

@@ -2,6 +2,10 @@
 
 A transaction takes the locks it needs in this order, never going back to an earlier one:
 
+0. `TABLE` - the table's row (`tables_table`): shared (`FOR KEY SHARE`) by a round's open, which
+   so reads the pool the table feeds as committed last and keeps the table from moving until the
+   round is written; exclusive (`FOR UPDATE`) by the table's administration (`table_row`), which
+   so waits for every open in flight and then sees its round.
 1. `ROUND` - the round's row (`tables_round`): the INSERT of a new round on open, `SELECT ...
    FOR UPDATE` on settle and void (`round_row`). Only its own table's terminal ever waits on it.
 2. `AWARD` - the award's row (`jackpot_award`), one step of an award's way to payment
@@ -20,10 +24,11 @@ Why no two transactions can wait on each other: every path below takes its locks
 order, so a cycle of waits would need some transaction to wait for a lower lock while holding a
 higher one.
 
-- open a round: ROUND (insert), TABLE_CHAIN, POOL (stakes);
+- open a round: TABLE (shared), ROUND (insert), TABLE_CHAIN, POOL (stakes);
 - settle a round: ROUND, TABLE_CHAIN, POOL (only when it grants awards);
 - void a round: ROUND, TABLE_CHAIN;
 - an award's step: AWARD, POOL (the award version; a voided jackpot's return), POOL_CHAIN;
+- change a table: TABLE (exclusive), ADMIN_CHAIN;
 - create or change a pool: POOL, POOL_CHAIN; issue a token or a table: ADMIN_CHAIN.
 
 `tests/concurrency/test_lock_order.py` records the SQL of these paths and checks the order.
@@ -47,12 +52,21 @@ M = TypeVar("M", bound=Model)
 class Lock(IntEnum):
     """The locks in the order a transaction takes them."""
 
+    TABLE = 0
     ROUND = 1
     AWARD = 2
     TABLE_CHAIN = 3
     POOL = 4
     POOL_CHAIN = 5
     ADMIN_CHAIN = 6
+
+
+def table_row(model: type[M], *, table_pk: int, exclusive: bool) -> M | None:
+    """Lock a table's row (`Lock.TABLE`) and load it: shared for a round's open, exclusive for a
+    change of the table; None if there is no such table."""
+    return rows.select_one(
+        model, "id = %s", [table_pk], for_update=exclusive, key_share=not exclusive
+    )
 
 
 def round_row(model: type[M], *, table_pk: int, round_id: str) -> M | None:

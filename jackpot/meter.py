@@ -64,8 +64,10 @@ def crossed_cents(after_units: int, added_units: int) -> int:
     return after_units // U - (after_units - added_units) // U
 
 
-def add_stakes(*, pool_id: int, stakes: int, now: datetime) -> Split:
-    """Add `stakes` progressive stakes to the meter and the reserve and return the split.
+def add_stakes(*, pool_id: int, stakes: int, stake_cents: int, now: datetime) -> Split | None:
+    """Add `stakes` progressive stakes of `stake_cents` to the meter and the reserve and return
+    the split; None, changing nothing, when the pool's stake is no longer `stake_cents` (the
+    stake the round was validated and recorded with: the row refuses a stale one).
 
     The meter gains exactly `stakes * stake_cents * meter_share_bp` units and the reserve
     likewise; each journal account gains the whole cents its counter crossed. The house gets the
@@ -74,16 +76,21 @@ def add_stakes(*, pool_id: int, stakes: int, now: datetime) -> Split:
     shows exactly `seed + N * stake_cents * meter_share_bp // 10000` cents; after a hit, the
     sub-cent remainder the hit left on the meter counts too.
     """
-    meter_units, reserve_units, stake_cents, meter_bp, reserve_bp, version = _one_row(
-        "UPDATE jackpot_pool SET"
-        " meter_units = meter_units + %s * stake_cents * meter_share_bp,"
-        " reserve_units = reserve_units + %s * stake_cents * reserve_share_bp,"
-        " meter_version = meter_version + 1, meter_changed_at = %s"
-        " WHERE id = %s"
-        " RETURNING meter_units, reserve_units, stake_cents, meter_share_bp, reserve_share_bp,"
-        " meter_version",
-        [stakes, stakes, now, pool_id],
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE jackpot_pool SET"
+            " meter_units = meter_units + %s * stake_cents * meter_share_bp,"
+            " reserve_units = reserve_units + %s * stake_cents * reserve_share_bp,"
+            " meter_version = meter_version + 1, meter_changed_at = %s"
+            " WHERE id = %s AND stake_cents = %s"
+            " RETURNING meter_units, reserve_units, meter_share_bp, reserve_share_bp,"
+            " meter_version",
+            [stakes, stakes, now, pool_id, stake_cents],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    meter_units, reserve_units, meter_bp, reserve_bp, version = (int(value) for value in row)
     stakes_cents = stakes * stake_cents
     meter_cents = crossed_cents(meter_units, stakes * stake_cents * meter_bp)
     reserve_cents = crossed_cents(reserve_units, stakes * stake_cents * reserve_bp)

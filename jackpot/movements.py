@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from config.errors import Conflict
 from jackpot import display, meter
 from jackpot.accounting import Posting
 from jackpot.bodies import Meter
@@ -81,10 +82,20 @@ class StakesTaken:
     postings: tuple[Posting, ...]
 
 
-def take_stakes(*, pool: Pool, round_pk: int, stakes: int, now: datetime) -> StakesTaken:
-    """Raise the meter and the reserve by `stakes` stakes of the pool (the pool row lock, held
-    to commit) and say where each cent went."""
-    split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, now=now)
+def take_stakes(
+    *, pool: Pool, round_pk: int, stakes: int, stake_cents: int, now: datetime
+) -> StakesTaken:
+    """Raise the meter and the reserve by `stakes` stakes of `stake_cents`, the stake the round
+    was validated and recorded with (the pool row lock, held to commit), and say where each cent
+    went. A 409 `stake_changed` when the pool's stake changed since: nothing is taken."""
+    split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents, now=now)
+    if split is None:
+        raise Conflict(
+            "stake_changed",
+            f"pool {pool.pk}'s progressive stake is no longer {stake_cents} cents; nothing was "
+            "taken: read the pool and post the round again",
+            param="seats",
+        )
     postings = [Posting(TransferCode.CONTRIBUTION_METER, split.meter_cents, round_pk)]
     if split.house_cents >= 0:
         postings += [
@@ -102,7 +113,7 @@ def take_stakes(*, pool: Pool, round_pk: int, stakes: int, now: datetime) -> Sta
     body = _meter_changed(pool, split.meter_after_cents, split.meter_version, now)
     return StakesTaken(
         stakes=stakes,
-        stake_cents=pool.stake_cents,
+        stake_cents=stake_cents,
         meter_cents=split.meter_cents,
         reserve_cents=split.reserve_cents,
         house_cents=split.house_cents,

@@ -68,14 +68,18 @@ def select_one(
     params: Sequence[Any],
     *,
     for_update: bool,
+    key_share: bool = False,
     only: tuple[str, ...] | None = None,
 ) -> M | None:
-    """The row of `model` matching the SQL condition `where`, optionally locked FOR UPDATE.
+    """The row of `model` matching the SQL condition `where`, optionally locked FOR UPDATE or
+    FOR KEY SHARE (which only a FOR UPDATE waits for; see jackpot.locks).
 
     `only` names the fields to load (attnames; the primary key always); reading another one
     later costs a query, as with the ORM's `only()`.
     """
-    lock = " FOR UPDATE" if for_update and connection.features.has_select_for_update else ""
+    lock = " FOR UPDATE" if for_update else " FOR KEY SHARE" if key_share else ""
+    if not connection.features.has_select_for_update:  # SQLite: the database lock serializes
+        lock = ""
     sql = f"SELECT {columns(model, None, only)} FROM {model._meta.db_table} WHERE {where}{lock}"
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -96,8 +96,8 @@ def _events(chain: str) -> Iterator[AuditEvent]:
         after = batch[-1].sequence
 
 
-def _verify_chain(chain: str, pool: int | None, report: Report) -> None:
-    """Walk one chain; `pool` is the only pool whose money its events may move."""
+def _verify_chain(chain: str, pools: frozenset[int], report: Report) -> None:
+    """Walk one chain; `pools` are the only pools whose money its events may move."""
     head = AuditChain.objects.filter(key=chain).first()
     prev_hash, expected = GENESIS_HASH, 1
     for event in _events(chain):
@@ -116,7 +116,7 @@ def _verify_chain(chain: str, pool: int | None, report: Report) -> None:
                 f"{where}: content does not match its hash", chain=chain, sequence=event.sequence
             )
             return
-        if any(t.pool_id != pool for t in transfers):
+        if any(t.pool_id not in pools for t in transfers):
             report.fail(
                 f"{where}: a transfer of another pool", chain=chain, sequence=event.sequence
             )
@@ -179,19 +179,17 @@ def _verify_pool(pool: Pool, report: Report, pool_checks: Sequence[PoolCheck]) -
             report.fail(f"{name}: {label}: {actual} != {wanted}")
 
 
-def _chain_pools(more: Mapping[str, int | None]) -> dict[str, int | None]:
-    """Which pool each chain may move money of: a pool's own chain, and the chains named by the
-    caller (each table's chain, its table's pool). Any other chain may move no money."""
-    chains: dict[str, int | None] = {
-        pool_chain(pk): pk for pk in Pool.objects.values_list("pk", flat=True)
-    }
+def _chain_pools(more: Mapping[str, frozenset[int]]) -> dict[str, frozenset[int]]:
+    """Which pools each chain may move money of: a pool's own chain its pool, and the chains the
+    caller names (each table's chain, its rounds' pools). Any other chain may move no money."""
+    chains = {pool_chain(pk): frozenset([pk]) for pk in Pool.objects.values_list("pk", flat=True)}
     chains.update(more)
     return chains
 
 
 def verify_journal(
     *,
-    chain_pools: Callable[[], Mapping[str, int | None]] = dict,
+    chain_pools: Callable[[], Mapping[str, frozenset[int]]] = dict,
     pool_checks: Sequence[PoolCheck] = (),
 ) -> Report:
     """Verify everything in one consistent snapshot, so live traffic cannot cause false alarms.
@@ -207,13 +205,13 @@ def verify_journal(
         return _verify(chain_pools(), pool_checks)
 
 
-def _verify(more_chains: Mapping[str, int | None], pool_checks: Sequence[PoolCheck]) -> Report:
+def _verify(more_chains: Mapping[str, frozenset[int]], pool_checks: Sequence[PoolCheck]) -> Report:
     report = Report()
     chains = list(AuditEvent.objects.values_list("chain", flat=True).distinct().order_by("chain"))
     report.chains = len(chains)
     pools = _chain_pools(more_chains)
     for chain in chains:
-        _verify_chain(chain, pools.get(chain), report)
+        _verify_chain(chain, pools.get(chain, frozenset()), report)
     orphans = Transfer.objects.filter(event__isnull=True).count()
     if orphans:
         report.fail(f"{orphans} transfers without an audit event")

@@ -368,6 +368,26 @@ class VoidAnswer(Body):
     meter: Meter | None
 
 
+class TableChange(Body):
+    """What the club's systems may change of a table: the pool it feeds (null: none) and whether
+    it is open for play. A field left out, or `enabled` null, stays as it is."""
+
+    pool: Annotated[int, Field(ge=1)] | None = None
+    enabled: bool | None = None
+
+
+class TableAnswer(Body):
+    """A table as its administration sees it."""
+
+    id: int
+    name: str
+    game: Literal["uth", "stud"]
+    pool: int | None
+    enabled: bool
+    seats: Annotated[int, Field(ge=1, le=7)]
+    open_rounds: Annotated[int, Field(ge=0, description="rounds opened and not yet closed")]
+
+
 class RoundDetail(Body):
     """A round as stored: its open's answer, and its result's or void's once closed."""
 
@@ -389,6 +409,8 @@ __all__ = [
     "RoundDetail",
     "SeatBets",
     "SeatPlay",
+    "TableAnswer",
+    "TableChange",
     "VoidAnswer",
     "VoidBody",
     "parse_open",

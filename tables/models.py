@@ -2,7 +2,9 @@
 
 Invariants: a table has 1 to 7 seats; only an Ultimate Texas Hold'em table feeds a pool;
 `(table, round_id)` is unique, which makes a terminal's retry of a round safe; a seat's bets are
-non-negative cents and never change after the round opens (bets lock before the cards are dealt).
+non-negative cents and never change after the round opens (bets lock before the cards are dealt);
+a round records the pool its table fed when it opened and that pool's stake (its pool of record),
+and settles or voids against them whatever happens to the table afterwards.
 """
 
 from django.db import models
@@ -59,6 +61,17 @@ class RoundState(models.TextChoices):
 class Round(models.Model):
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="rounds")
     round_id = models.CharField(max_length=64, help_text="The terminal's id for the round.")
+    pool = models.ForeignKey(
+        "jackpot.Pool",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="rounds",
+        help_text="The pool of record: the one the table fed when the round opened.",
+    )
+    stake_cents = models.BigIntegerField(
+        default=0, help_text="The pool's progressive stake when the round opened (0: no pool)."
+    )
     state = models.CharField(max_length=8, choices=RoundState.choices, default=RoundState.OPEN)
     opened_at = models.DateTimeField()
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -78,6 +91,11 @@ class Round(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["table", "round_id"], name="round_unique_per_table"),
+            models.CheckConstraint(
+                condition=Q(pool__isnull=True, stake_cents=0)
+                | Q(pool__isnull=False, stake_cents__gt=0),
+                name="round_stake_of_its_pool",
+            ),
         ]
         indexes = [models.Index(fields=["opened_at"])]
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from jackpot import ledger
+from config.errors import ApiError, Conflict, NotFound
+from jackpot import ledger, locks
 from jackpot.models import Pool
 from jackpot.tokens import issue_token
-from tables.models import Game, Table, Terminal
+from tables.models import Game, Round, RoundState, Table, Terminal
 
 
 @transaction.atomic
@@ -59,18 +60,25 @@ TABLE_FIELDS = ("name", "enabled", "seats", "pool")
 
 @transaction.atomic
 def table_update(*, table_id: int, changes: dict[str, object], actor: str) -> Table:
-    """Change a table (open or close it for play, rename it...), with before and after.
+    """Change a table (open or close it for play, move it to another pool...), with its audit
+    event (before and after).
 
-    A table's game cannot change, and it can be moved to another pool only while closed.
+    A table's game cannot change. It moves to another pool, or is unlinked, only while closed
+    (409 `table_open`) and with no round open (409 `table_has_open_rounds`): a round settles
+    against the pool it opened with. The table's row is locked exclusively first
+    (`jackpot.locks`), so every open in flight has written its round before the check, and no
+    round opens on the old pool after it.
     """
-    table = Table.objects.select_for_update().get(pk=table_id)
+    table = locks.table_row(Table, table_pk=table_id, exclusive=True)
+    if table is None:
+        raise NotFound("table_not_found", f"no table {table_id}", param="table")
     unknown = set(changes) - set(TABLE_FIELDS)
     if unknown:
         raise ValueError(f"these fields cannot be changed here: {', '.join(sorted(unknown))}")
     before = {field: getattr(table, field) for field in changes}
     changed = {field: value for field, value in changes.items() if before[field] != value}
-    if "pool" in changed and (table.enabled or changed.get("enabled")):
-        raise ValueError("close the table (disable it) before linking it to another pool")
+    if "pool" in changed:
+        _check_move(table, changed)
     if not changed:
         return table
     for field, value in changed.items():
@@ -92,6 +100,27 @@ def table_update(*, table_id: int, changes: dict[str, object], actor: str) -> Ta
         },
     )
     return table
+
+
+def _check_move(table: Table, changed: dict[str, object]) -> None:
+    if changed["pool"] is not None and table.game != Game.UTH:
+        raise ApiError(
+            "pool_not_for_stud", "only an Ultimate Texas Hold'em table feeds a pool", param="pool"
+        )
+    if table.enabled or changed.get("enabled"):
+        raise Conflict(
+            "table_open",
+            "close the table (disable it) before linking it to another pool",
+            param="pool",
+        )
+    open_rounds = Round.objects.filter(table=table, state=RoundState.OPEN)
+    if open_rounds.exists():
+        ids = ", ".join(open_rounds.order_by("pk").values_list("round_id", flat=True)[:10])
+        raise Conflict(
+            "table_has_open_rounds",
+            f"table {table.pk} has open rounds ({ids}): settle or void them before moving it",
+            param="pool",
+        )
 
 
 @transaction.atomic

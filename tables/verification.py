@@ -2,10 +2,12 @@
 
 `jackpot.verification` and `jackpot.reports` know the journal alone; the tables sit above the
 progressive and add what only they know, in the same snapshot:
-- each table's chain may move the money of its table's pool, and of no other;
-- per pool: the `stakes` account equals minus the progressive stakes of every round that was
-  not voided (a voided round's stakes were refunded by the house);
-- the report's stake count: every progressive stake of the pool's tables, voided rounds
+- each table's chain may move the money of the pools of record of its table's rounds, and of no
+  other; a transfer for a round moves the money of that round's pool of record (a table moved
+  to another pool keeps its old rounds' journal where it was);
+- per pool: the `stakes` account equals minus the progressive stakes of every round of the pool
+  that was not voided (a voided round's stakes were refunded by the house);
+- the report's stake count: every progressive stake of the pool's rounds, voided rounds
   included (the meter keeps its share of those).
 The command `verify_journal`, `GET /api/v1/journal/verify` and the pool report call these.
 """
@@ -20,17 +22,29 @@ from jackpot import reports
 from jackpot import verification as journal
 from jackpot.bodies import PoolReport
 from jackpot.ledger import table_chain
-from jackpot.models import Pool
-from tables.models import RoundSeat, RoundState, Table
+from jackpot.models import Pool, Transfer
+from tables.models import Round, RoundSeat, RoundState, Table
 
 
-def _table_chains() -> dict[str, int | None]:
-    return {table_chain(table): pool for table, pool in Table.objects.values_list("pk", "pool_id")}
+def _table_chains() -> dict[str, frozenset[int]]:
+    pools: dict[str, set[int]] = {
+        table_chain(pk): set() for pk in Table.objects.values_list("pk", flat=True)
+    }
+    for table, pool in (
+        Round.objects.filter(pool__isnull=False).values_list("table_id", "pool_id").distinct()
+    ):
+        pools[table_chain(table)].add(pool)
+    return {chain: frozenset(found) for chain, found in pools.items()}
+
+
+def _rounds_own_pool(pool: Pool, balances: Mapping[str, int]) -> list[tuple[str, int, int]]:
+    strays = Transfer.objects.filter(pool=pool, round__isnull=False).exclude(round__pool=pool)
+    return [("transfers for rounds of another pool", strays.count(), 0)]
 
 
 def _round_stakes(pool: Pool, balances: Mapping[str, int]) -> list[tuple[str, int, int]]:
     stakes = (
-        RoundSeat.objects.filter(round__table__pool=pool)
+        RoundSeat.objects.filter(round__pool=pool)
         .exclude(round__state=RoundState.VOID)
         .aggregate(s=Sum("progressive_cents"))["s"]
         or 0
@@ -40,10 +54,12 @@ def _round_stakes(pool: Pool, balances: Mapping[str, int]) -> list[tuple[str, in
 
 def verify_journal() -> journal.Report:
     """The journal's chains and balances, crossed with the tables' chains and rounds."""
-    return journal.verify_journal(chain_pools=_table_chains, pool_checks=[_round_stakes])
+    return journal.verify_journal(
+        chain_pools=_table_chains, pool_checks=[_round_stakes, _rounds_own_pool]
+    )
 
 
 def pool_report(pool: Pool) -> PoolReport:
     """The pool's reconciliation (`jackpot.reports`) with the stakes its tables took."""
-    stakes = RoundSeat.objects.filter(round__table__pool=pool, progressive_cents__gt=0)
+    stakes = RoundSeat.objects.filter(round__pool=pool, progressive_cents__gt=0)
     return reports.pool_report(pool, stakes_count=stakes.count())

@@ -1,8 +1,9 @@
 from django.urls import path
 
-from tables.api import rules_views, views
+from tables.api import administration, rules_views, views
 
 urlpatterns = [
+    path("tables/<int:table>", administration.TableView.as_view(), name="table-detail"),
     path("tables/<int:table>/rounds", views.RoundOpenView.as_view(), name="round-open"),
     path(
         "tables/<int:table>/rounds/<str:round_id>",

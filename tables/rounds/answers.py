@@ -33,7 +33,7 @@ from tables.bodies import (
     UthSeatSettlement,
     VoidAnswer,
 )
-from tables.models import RoundState, Table
+from tables.models import Round, RoundState, Table
 from tables.render import decision_body, hand_body, settlement_body
 from tables.rounds.replay import JsonObject
 from tables.rules.stud import StudSettlement
@@ -190,12 +190,12 @@ def _answer_seats(answer: JsonObject) -> list[JsonObject]:
 
 
 def settled_event(
-    *, table: Table, round_pk: int, answer: JsonObject, granted: AwardsGranted | None
+    *, table: Table, found: Round, answer: JsonObject, granted: AwardsGranted | None
 ) -> JsonObject:
     return {
         "table": table.pk,
-        "pool": table.pool_id,
-        "round": round_pk,
+        "pool": found.pool_id,  # the round's pool of record
+        "round": found.pk,
         "round_id": answer["round_id"],
         "board": answer["board"],
         "dealer": answer["dealer"],

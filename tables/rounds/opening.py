@@ -1,8 +1,10 @@
 """Open a round: the bets lock, and each progressive stake raises the pool's meter at once.
 
 One transaction: the round and its seats' rows, the stakes taken (`jackpot.movements`), the audit
-event with its transfers and the stored answer. Locks, in `jackpot.locks`'s order: the new round
-row, the table's chain head, then the pool row, last, held only for the final write and commit.
+event with its transfers and the stored answer. Locks, in `jackpot.locks`'s order: the table's
+row (shared: it cannot change pool until the round is written), the new round row, the table's
+chain head, then the pool row, last, held only for the final write and commit. The round belongs
+to the pool its table feeds now, at that pool's stake, whatever happens to the table later.
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ def round_open(*, table: Table, request: OpenRequest, fingerprint: str, actor: s
 
 def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> Answer:
     now = timezone.now()
-    round_pk = store.insert_round(table, request, fingerprint, now)
+    committed = store.locked_table(table)
+    round_pk = store.insert_round(table, request, fingerprint, now)  # a replay fails here
+    pool = store.pool_of_record(table, committed)
     slot = locks.chain_slot(ledger.table_chain(table.pk))
-    pool = table.pool
     stakes = sum(
         1
         for seat in request.seats
@@ -49,7 +52,9 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> A
     )
     taken = None
     if pool is not None and stakes:
-        taken = movements.take_stakes(pool=pool, round_pk=round_pk, stakes=stakes, now=now)
+        taken = movements.take_stakes(
+            pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=pool.stake_cents, now=now
+        )
     meter = taken.meter if taken else pool_meter(pool_id=pool.pk) if pool else None
     answer = answers.opened(table=table, request=request, now=now, stakes=taken, meter=meter)
     ledger.record(

@@ -50,7 +50,7 @@ def _settle(
             f"got {posted}",
             param="seats",
         )
-    pool = table.pool
+    pool = store.round_pool(found, table)
     paytables = movements.pool_paytables(pool) if pool else CURRENT
     settlements: dict[int, Settlement] = {}
     for play in request.seats:
@@ -64,7 +64,7 @@ def _settle(
                 bets=seat_bets,
                 decision=play.decision,
                 paytables=paytables,
-                progressive_stake_cents=pool.stake_cents if pool else 0,
+                progressive_stake_cents=found.stake_cents,
             )
         else:
             assert isinstance(seat_bets, StudBets) and isinstance(play.decision, StudDecision)
@@ -102,12 +102,10 @@ def _settle(
         chain=slot,
         kind="round.settled",
         actor=actor,
-        pool_id=table.pool_id,
+        pool_id=found.pool_id,
         occurred_at=now,
         postings=granted.postings if granted else (),
-        payload=answers.settled_event(
-            table=table, round_pk=found.pk, answer=answer, granted=granted
-        ),
+        payload=answers.settled_event(table=table, found=found, answer=answer, granted=granted),
         also=store.answered(
             found.pk,
             {

@@ -12,8 +12,9 @@ from datetime import datetime
 
 from django.db import connection
 
-from config.errors import NotFound
+from config.errors import Conflict, NotFound
 from jackpot import locks, rows
+from jackpot.models import Pool
 from tables.bodies import OpenRequest
 from tables.models import Game, Round, RoundSeat, RoundState, Table
 from tables.rules.stud import StudBets
@@ -22,17 +23,41 @@ from tables.rules.uth import UthBets
 Bets = UthBets | StudBets
 
 
-def insert_round(table: Table, request: OpenRequest, fingerprint: str, now: datetime) -> int:
-    """Write a new open round and its seats' bets; returns the round's primary key.
+def locked_table(table: Table) -> Table | None:
+    """The table's row as committed last, share-locked (`jackpot.locks`): it cannot be moved to
+    another pool, unlinked or closed until the round opening now is written."""
+    return locks.table_row(Table, table_pk=table.pk, exclusive=False)
 
-    A replay fails here, on the unique (table, round_id), before any lock is waited for.
+
+def pool_of_record(table: Table, committed: Table | None) -> Pool | None:
+    """The pool a round opening now at `table` belongs to: the table's pool as the terminal's
+    authentication read it (`table`), if the table still feeds it (`committed`, from
+    `locked_table`); a change committed in between is a 409 `table_changed`."""
+    if committed is None or committed.pool_id != table.pool_id or not committed.enabled:
+        raise Conflict(
+            "table_changed",
+            f"table {table.pk} was changed (closed, or linked to another pool) while this round "
+            "was being opened; nothing was written: post it again",
+            param=None,
+        )
+    return table.pool
+
+
+def insert_round(table: Table, request: OpenRequest, fingerprint: str, now: datetime) -> int:
+    """Write a new open round, with its pool of record (the table's, `pool_of_record` checks it
+    is still) and that pool's stake, and its seats' bets; returns the round's primary key.
+
+    A replay fails here, on the unique (table, round_id), before the pool row is waited for.
     """
+    pool = table.pool
     (round_pk,) = rows.insert(
         Round,
         [
             {
                 "table_id": table.pk,
                 "round_id": request.round_id,
+                "pool_id": pool.pk if pool else None,
+                "stake_cents": pool.stake_cents if pool else 0,
                 "state": RoundState.OPEN,
                 "opened_at": now,
                 "open_fingerprint": fingerprint,
@@ -62,6 +87,16 @@ def bets_columns(bets: Bets) -> dict[str, int]:
             "progressive_cents": bets.progressive_cents,
         }
     return {"ante_cents": bets.ante_cents, "bonus_cents": bets.bonus_cents}
+
+
+def round_pool(found: Round, table: Table) -> Pool | None:
+    """The round's pool of record, which it settles or voids against whatever its table feeds
+    now (the authenticated table's pool object when it is the same one)."""
+    if found.pool_id is None:
+        return None
+    if table.pool is not None and table.pool.pk == found.pool_id:
+        return table.pool
+    return Pool.objects.get(pk=found.pool_id)
 
 
 def locked_round(table: Table, round_id: str) -> Round:

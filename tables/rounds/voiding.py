@@ -32,13 +32,13 @@ def round_void(*, table: Table, round_id: str, reason: str, fingerprint: str, ac
             reason=reason,
             now=now,
             refund_cents=refund,
-            meter=pool_meter(pool_id=table.pool_id) if table.pool_id else None,
+            meter=pool_meter(pool_id=found.pool_id) if found.pool_id else None,
         )
         ledger.record(
             chain=ledger.table_chain(table.pk),
             kind="round.voided",
             actor=actor,
-            pool_id=table.pool_id,
+            pool_id=found.pool_id,
             occurred_at=now,
             postings=movements.refund_stakes(round_pk=found.pk, refund_cents=refund),
             payload=answers.voided_event(table=table, round_pk=found.pk, answer=answer),

@@ -194,6 +194,18 @@ SEMANTIC_REFUSALS = [
     Refusal(409, "idempotency_key_busy", "a request with the same Idempotency-Key is running"),
     Refusal(409, "award_wrong_status", "the award is not in the status this step needs"),
     Refusal(403, "four_eyes", "the approver verified this award himself"),
+    Refusal(
+        404,
+        "pool_not_found",
+        "a pool id that does not exist",
+        operations=frozenset({"table_change"}),
+    ),
+    Refusal(
+        409,
+        "table_open",
+        "a table moves to another pool only while closed: its state, not its shape",
+        operations=frozenset({"table_change"}),
+    ),
 ]
 
 
@@ -239,6 +251,7 @@ class World:
 
     terminal: Terminal  # a UTH table of the pool
     stud: Terminal  # the Stud table
+    spare: Terminal  # a UTH table the table administration may close and move
     pool_id: int
     staff: dict[str, str]  # role -> bearer token
     rounds: list[str]  # one round in each state: settled, open, void
@@ -297,7 +310,8 @@ class World:
         terminal = self.stud if _is_stud(operation_id, case.body) else self.terminal
         if params is not None:
             if "table" in params:
-                params["table"] = terminal.table_id
+                administered = operation_id in {"table_detail", "table_change"}
+                params["table"] = (self.spare if administered else terminal).table_id
             if "pool" in params:
                 params["pool"] = self.pool_id
             real = _coin(case)
@@ -363,7 +377,12 @@ def world(transactional_db, django_user_model, settings) -> World:
         user.groups.add(role_group(role))
         staff[role] = staff_token_issue(user=user, revoke_others=False, actor="test")
     world = World(
-        terminal=floor.uth[0], stud=floor.stud, pool_id=floor.pool_id, staff=staff, rounds=[]
+        terminal=floor.uth[0],
+        stud=floor.stud,
+        spare=floor.uth[1],
+        pool_id=floor.pool_id,
+        staff=staff,
+        rounds=[],
     )
     settled, _, _ = world.hit()
     world.rounds = [settled, world.open_round(), world.open_round()]

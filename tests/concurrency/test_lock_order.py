@@ -33,10 +33,11 @@ def _lock_of(sql: str) -> Lock | None:
     flat = " ".join(sql.split()).replace('"', "")
     if re.match(r"INSERT INTO tables_round \(", flat):
         return Lock.ROUND
-    if flat.startswith("SELECT") and "FOR UPDATE" in flat:
+    if flat.startswith("SELECT") and ("FOR UPDATE" in flat or "FOR KEY SHARE" in flat):
         table = re.search(r" FROM (\w+)", flat)
         assert table is not None, flat
         return {
+            "tables_table": Lock.TABLE,
             "tables_round": Lock.ROUND,
             "jackpot_award": Lock.AWARD,
             "jackpot_pool": Lock.POOL,
@@ -80,7 +81,7 @@ def test_open_settle_and_award_steps_take_their_locks_in_the_one_order(django_us
     with CaptureQueriesContext(connection) as voiding:
         award_void(award_id=jackpot.pk, user=supervisor, reason="the cards were marked")
 
-    assert sorted(set(_locks(opening))) == [Lock.ROUND, Lock.TABLE_CHAIN, Lock.POOL]
+    assert sorted(set(_locks(opening))) == [Lock.TABLE, Lock.ROUND, Lock.TABLE_CHAIN, Lock.POOL]
     assert sorted(set(_locks(settling))) == [Lock.ROUND, Lock.TABLE_CHAIN, Lock.POOL]
     assert sorted(set(_locks(voiding))) == [Lock.AWARD, Lock.POOL, Lock.POOL_CHAIN]
     for path in (opening, settling, voiding):

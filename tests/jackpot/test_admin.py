@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
+from config.errors import Conflict
 from jackpot.models import AuditEvent, Pool
 from jackpot.services import PoolChangeRefused, pool_update
 from tables.models import Table, Terminal
@@ -43,7 +44,7 @@ def test_money_parameters_wait_for_the_tables_to_close(floor):
 
 def test_a_table_changes_pool_only_when_closed(floor):
     table = floor.uth[0].table_id
-    with pytest.raises(ValueError, match="close the table"):
+    with pytest.raises(Conflict, match="close the table"):
         table_update(table_id=table, changes={"pool": None}, actor="test")
 
 
