@@ -42,6 +42,7 @@ def _text(value: object, *, param: str) -> str:
     return value.strip()
 
 
+@locks.retried
 def _take_step(
     award_id: int,
     user: User,

@@ -32,21 +32,76 @@ higher one.
 - create or change a pool: POOL, POOL_CHAIN; issue a token or a table: ADMIN_CHAIN.
 
 `tests/concurrency/test_lock_order.py` records the SQL of these paths and checks the order.
+
+Where PostgreSQL still gives up on a transaction (a deadlock it detected, a serialization
+failure: SQLSTATE 40P01 and 40001), the whole transaction is run again, a bounded number of
+times (`retried`): the round and award paths are idempotent units, so a second run after a
+rollback is the first one done again, never twice.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
-from django.db import connection
+from django.db import OperationalError, connection
 from django.db.models import Model
 
 from jackpot import rows
 from jackpot.models import AuditChain, Award
 
 M = TypeVar("M", bound=Model)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+logger = logging.getLogger(__name__)
+
+#: How many times a transaction PostgreSQL gave up on is run in all, and the longest pause
+#: between two runs (a random part of it, so two transactions that collided do not again).
+ATTEMPTS = 3
+MAX_PAUSE_SECONDS = 0.05
+_RETRYABLE = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
+
+
+def retryable(error: OperationalError) -> bool:
+    """Whether PostgreSQL rolled the transaction back and asks for it to be run again."""
+    return getattr(error.__cause__, "sqlstate", None) in _RETRYABLE
+
+
+def retried(operation: Callable[P, R]) -> Callable[P, R]:
+    """Run `operation` (one whole transaction) again when PostgreSQL rolled it back for a
+    deadlock or a serialization failure, up to `ATTEMPTS` runs in all.
+
+    Only where the call opens the transaction: inside a caller's transaction a retry would run
+    half of it again, so the error goes up to whoever opened it.
+    """
+
+    @functools.wraps(operation)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        outermost = not connection.in_atomic_block
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return operation(*args, **kwargs)
+            except OperationalError as error:
+                if not (outermost and retryable(error)) or attempt == ATTEMPTS:
+                    raise
+                logger.warning(
+                    "%s: run %s of %s rolled back by PostgreSQL (%s); running it again",
+                    operation.__qualname__,
+                    attempt,
+                    ATTEMPTS,
+                    getattr(error.__cause__, "sqlstate", "?"),
+                )
+                time.sleep(random.uniform(0, MAX_PAUSE_SECONDS))
+        raise AssertionError("unreachable")
+
+    return run
 
 
 class Lock(IntEnum):

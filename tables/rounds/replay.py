@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 
 from config.errors import Conflict
+from jackpot import locks
 from tables.models import IdempotencyRecord, Round, RoundState, Table
 
 #: A JSON object as the API answers it.
@@ -71,6 +72,7 @@ def already_closed(found: Round, fingerprint: str, *, closing: RoundState) -> An
     return replayed(found.close_fingerprint, fingerprint, found.close_response or {}, 200, what)
 
 
+@locks.retried
 def idempotent(table: Table, key: IdempotencyKey | None, operation: Callable[[], Answer]) -> Answer:
     """Run `operation` at most once per (table, Idempotency-Key); replay its first answer.
 
