@@ -5,6 +5,9 @@ throttles keep a request history in the cache (a read and a write per request) a
 the cache is unreachable; Redis is a cache here, never the truth, so when it is down these
 throttles let requests through and log it. Without REDIS_URL (the embedded `make run`) the
 counters live in the process.
+
+`FailureCounter` counts failures rather than requests (the admin's failed logins): read before an
+attempt, added to after a failure, with the same counters and the same failing open.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import logging
 import threading
 import time
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import redis
 from django.conf import settings
@@ -106,3 +110,55 @@ class AddressThrottle(WindowThrottle):
 
 class RulesThrottle(AddressThrottle):
     scope = "rules"
+
+
+class FailureCounter:
+    """At most `limit` failures per key in a fixed window of `window` seconds.
+
+    `wait(keys)` is 0 while every key is under its limit, else the seconds left in the window;
+    `add(keys)` counts one failure for each key. When Redis is down both let everything through
+    and log a warning: a lockout must not depend on a cache.
+    """
+
+    def __init__(self, scope: str, rate: str) -> None:
+        self.scope = scope
+        self.limit, self.window = parse_rate(rate)
+
+    def _counters(self, keys: Sequence[str]) -> tuple[list[str], int]:
+        now = int(time.time())
+        window = now // self.window
+        prefix = settings.CACHES["default"].get("KEY_PREFIX", "jackpot")
+        counters = [f"{prefix}:failures:{self.scope}:{key}:{window}" for key in keys]
+        return counters, (window + 1) * self.window - now
+
+    def wait(self, keys: Sequence[str]) -> int:
+        counters, left = self._counters(keys)
+        client = _redis()
+        if client is None:
+            with _local_lock:
+                counts = [_local_counts[counter] for counter in counters]
+        else:
+            try:
+                values = cast("list[bytes | None]", client.mget(counters))
+                counts = [int(value or 0) for value in values]
+            except redis.RedisError as error:
+                logger.warning("%s: Redis unavailable (%s); attempt let through", self.scope, error)
+                return 0
+        return max(1, left) if any(count >= self.limit for count in counts) else 0
+
+    def add(self, keys: Sequence[str]) -> None:
+        counters, _ = self._counters(keys)
+        client = _redis()
+        if client is None:
+            with _local_lock:
+                for counter in counters:
+                    _local_counts[counter] += 1
+            return
+        try:
+            pipe = client.pipeline(transaction=False)
+            for counter in counters:
+                pipe.incr(counter)
+                pipe.expire(counter, self.window + 1)
+            pipe.execute()
+        except redis.RedisError as error:
+            logger.warning("%s: Redis unavailable (%s); failure not counted", self.scope, error)

@@ -7,6 +7,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config import openapi  # noqa: F401  (registers the schema extensions)
+from config.admin_login import admin_login
 from config.handlers import json_404
 from config.health import healthz
 from jackpot.views import display_sign
@@ -18,6 +19,7 @@ urlpatterns = [
     path("api/v1/", include("jackpot.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("admin/login/", admin_login),  # throttled and logged; before the admin's own
     path("admin/", admin.site.urls),
     # Every unknown API path answers in the API's error shape, DEBUG or not.
     re_path(r"^api/", csrf_exempt(json_404)),

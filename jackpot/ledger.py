@@ -8,15 +8,21 @@ transaction, so money and its audit record commit or roll back together. Invaria
 - an event's hash covers its fields and the transfers it wrote, chained to the previous event of
   its chain: editing either afterwards is detected by `verify_journal`;
 - the chain head is locked by `jackpot.locks.chain_slot`, in the order `jackpot.locks` states.
+
+The events that change what a pool pays or who may do what (`SECURITY_KINDS`: pools, tables,
+tokens, staff), whether made in the admin or by a service, are also written to the security log
+(`jackpot.security`) once their transaction commits: what the operator ships is what happened.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from jackpot import rows
@@ -26,6 +32,21 @@ from jackpot.locks import ChainSlot, chain_slot
 from jackpot.models import Account, AccountKind, AuditEvent, Transfer
 
 _account_ids: dict[tuple[int, str], int] = {}
+security_log = logging.getLogger("jackpot.security")
+
+#: Parameter and access changes: also written to the security log after their commit.
+SECURITY_KINDS = frozenset(
+    {
+        "pool.created",
+        "pool.changed",
+        "table.created",
+        "table.changed",
+        "terminal.issued",
+        "terminal.revoked",
+        "staff_token.issued",
+        "staff.changed",
+    }
+)
 
 
 def account_id(pool_id: int, kind: AccountKind) -> int:
@@ -216,4 +237,17 @@ def record(
     )
     event.hash = chain_hash(slot.prev_hash, event_content(event, transfers))
     _insert(event, transfers, also)
+    if kind in SECURITY_KINDS:
+        line = json.dumps(payload, sort_keys=True, default=str)
+        transaction.on_commit(
+            lambda: security_log.info(
+                "%s by %s at %s (audit %s #%s): %s",
+                kind,
+                actor,
+                now.isoformat(),
+                event.chain,
+                event.sequence,
+                line,
+            )
+        )
     return event

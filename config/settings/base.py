@@ -8,7 +8,9 @@ Where things run is read from the environment:
   local memory. Redis is never the truth: money moves the same with it down.
 """
 
+import time
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -17,7 +19,9 @@ from config.settings.env import env_bool, env_list, env_str
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
 
-SECRET_KEY = env_str("SECRET_KEY", "insecure-development-key-never-used-in-production")
+# Production refuses this key (config.settings.production): it is public.
+DEVELOPMENT_SECRET_KEY = "insecure-development-key-never-used-in-production"
+SECRET_KEY = env_str("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
 DEBUG = env_bool("DEBUG", default=False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
@@ -154,10 +158,46 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-LOGGING = {
+# The admin's failed logins allowed per user name and per address (config.admin_login).
+THROTTLE_ADMIN_LOGIN = env_str("THROTTLE_ADMIN_LOGIN", "5/min")
+
+# The security log (`jackpot.security`): refusals of the API (config.handlers) and of Django
+# (`django.security`: hosts not allowed, CSRF failures), the admin's logins and failed logins
+# (config.admin_login), changes of parameters and access (jackpot.ledger).
+# SECURITY_LOG=stderr (the default) writes it with the other logs, to stderr (the journal under
+# systemd); a file path writes it there alone, reopened when logrotate moves it. Times are UTC.
+SECURITY_LOG = env_str("SECURITY_LOG", "stderr").strip() or "stderr"
+_security_handlers: dict[str, dict[str, object]] = {}
+if SECURITY_LOG != "stderr":
+    _security_handlers["security_file"] = {
+        "class": "logging.handlers.WatchedFileHandler",
+        "filename": SECURITY_LOG,
+        "formatter": "plain",
+    }
+
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {
+            "()": "logging.Formatter",
+            "fmt": "%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s %(message)s",
+            "datefmt": "%Y-%m-%dT%H:%M:%S",
+            ".": {"converter": time.gmtime},
+        }
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+        **_security_handlers,
+    },
+    "loggers": {
+        # Django's own refusals (a host not allowed, a CSRF failure, a suspicious request) too.
+        name: {
+            "level": "INFO",
+            "handlers": list(_security_handlers),
+            "propagate": not _security_handlers,
+        }
+        for name in ("jackpot.security", "django.security")
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

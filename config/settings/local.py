@@ -7,4 +7,7 @@ DEBUG = env_bool("DEBUG", default=True)
 
 # `make run` starts the floor simulator, two requests a second: the development server's console
 # lists only the requests that failed (4xx and 5xx), so what matters stays in sight.
-LOGGING = {**LOGGING, "loggers": {"django.server": {"level": "WARNING"}}}  # noqa: F405
+LOGGING = {
+    **LOGGING,  # noqa: F405
+    "loggers": {**LOGGING["loggers"], "django.server": {"level": "WARNING"}},  # noqa: F405
+}

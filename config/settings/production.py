@@ -1,17 +1,58 @@
-"""Production: refuses to start with DEBUG on or without a real SECRET_KEY and DATABASE_URL."""
+"""Production: refuses to start on an unsafe value, so a mistake stops the service loudly at start
+instead of serving with it.
+
+Refused (ImproperlyConfigured, the message says what to set):
+- DEBUG on;
+- a SECRET_KEY that is missing, the example shipped in deploy/env.example, the development key of
+  the other settings, or weak (under 50 characters, under 5 different characters, Django's
+  "django-insecure-" prefix): `python -c "import secrets; print(secrets.token_urlsafe(50))"`;
+- no ALLOWED_HOSTS, or "*";
+- a database other than PostgreSQL;
+- a CSRF_TRUSTED_ORIGINS entry that is not an https:// origin, a SECURE_PROXY_SSL_HEADER that is
+  not a header name.
+
+HTTPS is assumed (a TLS proxy in front, docs/operations.md): plain HTTP is redirected (but
+/healthz, for the load balancer's probes), HSTS for a year with subdomains and preload, secure
+cookies. The proxy's X-Forwarded-Proto is trusted only when SECURE_PROXY_SSL_HEADER names it: a
+client could send it itself otherwise, and Django would believe a plain request is HTTPS.
+"""
+
+import re
 
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import DATABASES
-from config.settings.env import env_bool, env_str
+from config.settings.base import DATABASES, DEVELOPMENT_SECRET_KEY
+from config.settings.env import env_bool, env_int, env_list, env_str
 
 DEBUG = env_bool("DEBUG", default=False)
 if DEBUG:
     raise ImproperlyConfigured("DEBUG must be off in production.")
+
+# The example of deploy/env.example: an operator who copied the file and forgot to change it.
+EXAMPLE_SECRET_KEYS = frozenset({"change-me-to-50-random-characters", DEVELOPMENT_SECRET_KEY})
 SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     raise ImproperlyConfigured("SECRET_KEY must be set in production.")
+if SECRET_KEY in EXAMPLE_SECRET_KEYS:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is the example shipped with the service: set your own (50 random characters: "
+        'python -c "import secrets; print(secrets.token_urlsafe(50))").'
+    )
+if len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5 or SECRET_KEY.startswith("django-insecure-"):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is too weak: at least 50 characters, not a repeated pattern "
+        '(python -c "import secrets; print(secrets.token_urlsafe(50))").'
+    )
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
+if not ALLOWED_HOSTS:
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS must be set in production: the host names clients use (comma-separated)."
+    )
+if "*" in ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS must name the hosts, not '*'.")
+
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured("Production runs on PostgreSQL: set DATABASE_URL.")
 
@@ -20,6 +61,33 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
 DATABASES["default"]["CONN_MAX_AGE"] = 600
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
+# --- HTTPS ----------------------------------------------------------------------------------
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the load balancer probes the instance itself
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)
+
+_proxy_header = env_str("SECURE_PROXY_SSL_HEADER").strip()
+if _proxy_header and not re.fullmatch(r"[A-Za-z0-9-]+", _proxy_header):
+    raise ImproperlyConfigured(
+        f"SECURE_PROXY_SSL_HEADER={_proxy_header!r} is not a header name (X-Forwarded-Proto)."
+    )
+# ("HTTP_X_FORWARDED_PROTO", "https"): a request is HTTPS when the proxy says so in that header.
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _proxy_header.upper().replace("-", "_"), "https") if _proxy_header else None
+)
+
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+for _origin in CSRF_TRUSTED_ORIGINS:
+    if not re.fullmatch(r"https://[^/\s]+", _origin):
+        raise ImproperlyConfigured(
+            f"CSRF_TRUSTED_ORIGINS: {_origin!r} is not an https:// origin "
+            "(https://jackpot.club.example, no path)."
+        )
+
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=True)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"

@@ -31,6 +31,22 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 )
 
 
+REPLAYED = "Idempotent-Replayed"
+
+
+def replayed_header(status: int) -> OpenApiParameter:
+    """The response header of a round step's replay, declared on its success status."""
+    return OpenApiParameter(
+        REPLAYED,
+        str,
+        OpenApiParameter.HEADER,
+        enum=["true"],
+        description="`true` when this is the stored first answer of an earlier request (a retry "
+        "by round_id or by Idempotency-Key), not this request's own; absent on a first answer.",
+        response=[status],
+    )
+
+
 ROUND_ID_PATH = OpenApiParameter(
     "round_id",
     str,
@@ -82,13 +98,15 @@ class TerminalView(APIView):
             self.idempotency_key(request),
             lambda: operation(principal.table, body, principal.actor),
         )
-        return Response(answer.body, status=answer.status)
+        # A terminal that restarted its round numbering learns here that it got an old answer.
+        headers = {REPLAYED: "true"} if answer.replayed else None
+        return Response(answer.body, status=answer.status, headers=headers)
 
 
 class RoundOpenView(TerminalView):
     @extend_schema(
         operation_id="round_open",
-        parameters=[IDEMPOTENCY_HEADER],
+        parameters=[IDEMPOTENCY_HEADER, replayed_header(201)],
         request=bodies.OpenBody,
         responses={201: bodies.OpenAnswer},
         summary="Open a round: lock each seat's bets (progressive stakes raise the meter)",
@@ -112,7 +130,7 @@ class RoundOpenView(TerminalView):
 class RoundResultView(TerminalView):
     @extend_schema(
         operation_id="round_result",
-        parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER],
+        parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER, replayed_header(200)],
         request=bodies.ResultBody,
         responses={200: bodies.ResultAnswer},
         summary="Post a round's cards and decisions: every box and progressive award is settled",
@@ -132,7 +150,7 @@ class RoundResultView(TerminalView):
 class RoundVoidView(TerminalView):
     @extend_schema(
         operation_id="round_void",
-        parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER],
+        parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER, replayed_header(200)],
         request=bodies.VoidBody,
         responses={200: bodies.VoidAnswer},
         summary="Void an open round (misdeal): progressive stakes are refunded by the house",

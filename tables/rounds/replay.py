@@ -8,6 +8,8 @@ Invariants:
 - a request sent with an `Idempotency-Key` runs at most once per (table, key): the same key with
   the same request replays the first answer, with another request it is a 409
   (`idempotency_key_reused`). The key's record is written in the operation's own transaction.
+- a replayed answer says so (`Answer.replayed`, the `Idempotent-Replayed: true` header): a
+  terminal that restarted its round numbering learns it got an old answer, not a new round.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ JsonObject = dict[str, object]
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What a round step answers the terminal: an HTTP status and a JSON body."""
+    """What a round step answers the terminal: an HTTP status and a JSON body, and whether it is
+    the stored first answer of an earlier request (a replay) rather than this request's own."""
 
     status: int
     body: JsonObject
+    replayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +55,7 @@ def replayed(
             f"this round was already {what} with a different payload; nothing was changed",
             param="round_id",
         )
-    return Answer(status, body)
+    return Answer(status, body, replayed=True)
 
 
 # A closed round: how its step is named, and the refusal of the other step.
@@ -91,7 +95,7 @@ def idempotent(table: Table, key: IdempotencyKey | None, operation: Callable[[],
                     "this Idempotency-Key was used with a different request; nothing was changed",
                     param="Idempotency-Key",
                 )
-            return Answer(stored.status_code, stored.response)
+            return Answer(stored.status_code, stored.response, replayed=True)
         try:
             with transaction.atomic():
                 answer = operation()

@@ -1,0 +1,351 @@
+"""Production as an operator runs it: the commands of deploy/systemd with the environment of
+deploy/env.example, run in subprocesses and checked from outside.
+
+- `gunicorn -c deploy/gunicorn.conf.py config.wsgi` with no DJANGO_SETTINGS_MODULE runs the
+  production settings: DEBUG off (an unknown URL is the JSON 404, no debug page), persistent
+  database connections (one backend serves every request), HTTPS enforced, the security log in
+  the file SECURITY_LOG names;
+- it refuses to start with the example SECRET_KEY, with DEBUG=1, without ALLOWED_HOSTS;
+- `celery -A config` runs the web's settings, `manage.py` the local ones unless told;
+- `manage.py check --deploy` finds nothing to fix.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+HOST = "jackpot.club.internal"  # deploy/env.example's ALLOWED_HOSTS
+EXAMPLE_KEY = "change-me-to-50-random-characters"
+
+
+def env_example() -> dict[str, str]:
+    """deploy/env.example as systemd's EnvironmentFile reads it."""
+    values = {}
+    for line in (ROOT / "deploy" / "env.example").read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            values[name] = value
+    return values
+
+
+def operator_env(**changes: str | None) -> dict[str, str]:
+    """The environment of deploy/env.example on this machine: our database and Redis, a real
+    secret key, one worker; `changes` set (or, as None, remove) variables. Nothing is inherited
+    from the test run but PATH and HOME: DJANGO_SETTINGS_MODULE is the test's there."""
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
+    env.update(env_example())
+    env.update(
+        SECRET_KEY=secrets.token_urlsafe(50),
+        DATABASE_URL=os.environ["DATABASE_URL"],
+        REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+        WEB_WORKERS="1",
+        SECURITY_LOG="stderr",  # systemd's LogsDirectory makes /var/log/jackpot; not here
+    )
+    for name, value in changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_gunicorn(env: dict[str, str]) -> subprocess.Popen[str]:
+    # deploy/systemd/jackpot-web.service's ExecStart, word for word but the path of the venv.
+    return subprocess.Popen(
+        [str(BIN / "gunicorn"), "-c", "deploy/gunicorn.conf.py", "config.wsgi"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def refused_start(env: dict[str, str]) -> str:
+    """gunicorn's exit with `env`, which must come without serving; its output."""
+    env = {**env, "BIND": f"127.0.0.1:{free_port()}"}
+    server = start_gunicorn(env)
+    try:
+        output, _ = server.communicate(timeout=60)
+    finally:
+        server.kill()
+    assert server.returncode != 0, output
+    return output
+
+
+class Gunicorn:
+    """A started gunicorn; `get` asks it over a new connection, as a proxy or a probe would."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.port = free_port()
+        self.process = start_gunicorn({**env, "BIND": f"127.0.0.1:{self.port}"})
+        deadline = time.monotonic() + 30
+        while True:
+            if self.process.poll() is not None:
+                raise AssertionError(self.process.communicate()[0])
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def get(self, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            connection.request("GET", path, headers={"Host": HOST, **headers})
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            connection.close()
+
+    def stop(self) -> str:
+        self.process.terminate()
+        try:
+            return self.process.communicate(timeout=30)[0]
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.communicate()[0]
+
+
+def _with_application_name(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    query = f"{parts.query}&" if parts.query else ""
+    return urlunsplit(parts._replace(query=f"{query}application_name={name}"))
+
+
+def _backends(database_url: str, name: str) -> list[int]:
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s ORDER BY pid", [name]
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+@pytest.fixture
+def test_database_url(db) -> str:
+    """DATABASE_URL pointed at the test database pytest-django created (it exists)."""
+    from django.db import connection
+
+    name = connection.settings_dict["NAME"]
+    return urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{name}"))
+
+
+def test_gunicorn_config_wsgi_runs_the_production_settings(tmp_path, test_database_url):
+    # Given the operator's environment without DJANGO_SETTINGS_MODULE, its proxy trusted for
+    # X-Forwarded-Proto, the security log in a file, and a name to find its database backends
+    application = f"prod-test-{uuid.uuid4().hex[:12]}"
+    security_log = tmp_path / "security.log"
+    env = operator_env(
+        DJANGO_SETTINGS_MODULE=None,
+        DATABASE_URL=_with_application_name(test_database_url, application),
+        SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto",
+        SECURITY_LOG=str(security_log),
+    )
+    server = Gunicorn(env)
+    try:
+        # When an unknown URL is asked through the proxy (HTTPS)
+        status, headers, body = server.get("/no/such/page", **{"X-Forwarded-Proto": "https"})
+        # Then DEBUG is off: the JSON 404, no debug page; and HSTS is sent
+        assert status == 404
+        assert headers["Content-Type"] == "application/json"
+        assert json.loads(body)["error"]["code"] == "not_found"
+        assert b"DEBUG" not in body and b"Traceback" not in body and b"urlpatterns" not in body
+        assert headers["Strict-Transport-Security"] == (
+            "max-age=31536000; includeSubDomains; preload"
+        )
+
+        # Plain HTTP is redirected to HTTPS, but for the load balancer's probe of /healthz
+        status, headers, _ = server.get("/no/such/page")
+        assert (status, headers["Location"]) == (301, f"https://{HOST}/no/such/page")
+        # A host that is not ALLOWED_HOSTS' is refused
+        status, _, _ = server.get("/healthz", Host="evil.example")
+        assert status == 400
+
+        # Persistent connections: one database backend answers every request, and stays
+        pids = []
+        for _ in range(4):
+            status, _, body = server.get("/healthz")
+            assert (status, json.loads(body)["database"]) == (200, "ok")
+            pids.append(_backends(test_database_url, application))
+        assert len(pids[0]) == 1 and pids == [pids[0]] * 4, pids
+
+        # The security log is in the file the operator named, with who and from where
+        status, _, _ = server.get(
+            "/api/v1/journal", Authorization="Bearer not-a-token", **{"X-Forwarded-Proto": "https"}
+        )
+        assert status == 401
+        logged = security_log.read_text()
+        assert "jackpot.security refused GET /api/v1/journal" in logged
+        assert "from=127.0.0.1" in logged
+        assert "django.security.DisallowedHost Invalid HTTP_HOST header: 'evil.example'" in logged
+    finally:
+        output = server.stop()
+    assert "Booting worker" in output and "Worker failed to boot" not in output, output
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"SECRET_KEY": EXAMPLE_KEY}, "SECRET_KEY is the example shipped with the service"),
+        ({"DEBUG": "1"}, "DEBUG must be off in production"),
+        ({"ALLOWED_HOSTS": None}, "ALLOWED_HOSTS must be set in production"),
+    ],
+    ids=["example-secret-key", "debug", "no-allowed-hosts"],
+)
+def test_gunicorn_refuses_to_start_on_an_unsafe_environment(changes, message):
+    assert env_example()["SECRET_KEY"] == EXAMPLE_KEY  # the file ships the key refused here
+    output = refused_start(operator_env(DJANGO_SETTINGS_MODULE=None, **changes))
+    assert message in output
+    assert "Worker failed to boot" in output
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"SECRET_KEY": ""}, "SECRET_KEY must be set"),
+        ({"SECRET_KEY": "short-but-random-9f8e7d"}, "SECRET_KEY is too weak"),
+        ({"SECRET_KEY": "ab" * 40}, "SECRET_KEY is too weak"),
+        ({"SECRET_KEY": "django-insecure-" + "x1y2z3" * 10}, "SECRET_KEY is too weak"),
+        (
+            {"SECRET_KEY": "insecure-development-key-never-used-in-production"},
+            "SECRET_KEY is the example",
+        ),
+        ({"ALLOWED_HOSTS": "*"}, "not '*'"),
+        ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS must be set"),
+        ({"CSRF_TRUSTED_ORIGINS": "http://jackpot.club.internal"}, "not an https:// origin"),
+        ({"SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto: https"}, "is not a header name"),
+        ({"SECURE_HSTS_SECONDS": "a year"}, "is not a whole number"),
+        ({"DATABASE_URL": ""}, "Production runs on PostgreSQL"),
+    ],
+)
+def test_production_settings_refuse_unsafe_values(changes, message):
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env=operator_env(**changes),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_production_settings_read_https_from_the_environment():
+    code = (
+        "import django; django.setup(); from django.conf import settings as s;"
+        "print(s.SECURE_PROXY_SSL_HEADER, s.CSRF_TRUSTED_ORIGINS, s.SECURE_HSTS_SECONDS,"
+        " s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_PRELOAD)"
+    )
+    untold = operator_env(SECURE_PROXY_SSL_HEADER=None)
+    defaults = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=untold, capture_output=True, text=True
+    )
+    assert defaults.stdout.split() == ["None", "[]", "31536000", "True", "True"], defaults.stderr
+    told = operator_env(
+        SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto",
+        CSRF_TRUSTED_ORIGINS="https://jackpot.club.internal,https://admin.club.internal",
+        SECURE_HSTS_SECONDS="3600",
+        SECURE_SSL_REDIRECT="0",
+        SECURE_HSTS_PRELOAD="0",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=told, capture_output=True, text=True
+    )
+    assert result.stdout.strip() == (
+        "('HTTP_X_FORWARDED_PROTO', 'https') "
+        "['https://jackpot.club.internal', 'https://admin.club.internal'] 3600 False False"
+    ), result.stderr
+
+
+def test_check_deploy_finds_nothing_to_fix():
+    # jackpot-web.service's ExecStartPre runs manage.py with the same environment file
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=operator_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_celery_worker_runs_the_webs_settings_unless_told():
+    command = [str(BIN / "celery"), "-A", "config", "report"]
+    report = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=operator_env(DJANGO_SETTINGS_MODULE=None),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "SETTINGS_MODULE: 'config.settings.production'" in report.stdout, report.stderr
+    assert "\nDEBUG: False\n" in report.stdout
+    local = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=operator_env(DJANGO_SETTINGS_MODULE="config.settings.local", DEBUG=None),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "SETTINGS_MODULE: 'config.settings.local'" in local.stdout, local.stderr
+
+
+def test_manage_py_runs_the_local_settings_unless_told():
+    code = "from django.conf import settings; print(settings.SETTINGS_MODULE, settings.DEBUG)"
+    command = [sys.executable, "manage.py", "shell", "-c", code]
+    local = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=operator_env(DJANGO_SETTINGS_MODULE=None, DEBUG=None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert local.stdout.split()[-2:] == ["config.settings.local", "True"], local.stderr
+    told = subprocess.run(
+        command, cwd=ROOT, env=operator_env(), capture_output=True, text=True, timeout=60
+    )
+    assert told.stdout.split()[-2:] == ["config.settings.production", "False"], told.stderr
+
+
+def test_asgi_runs_the_production_settings():
+    code = "import config.asgi; from django.conf import settings; print(settings.SETTINGS_MODULE)"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=operator_env(DJANGO_SETTINGS_MODULE=None),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stdout.strip() == "config.settings.production", result.stderr
