@@ -3,8 +3,9 @@
 A fixed-window counter per client (`INCR` + `EXPIRE` in one pipelined round trip). DRF's own
 throttles keep a request history in the cache (a read and a write per request) and raise when
 the cache is unreachable; Redis is a cache here, never the truth, so when it is down these
-throttles let requests through and log it. Without REDIS_URL (the embedded `make run`) the
-counters live in the process.
+throttles let requests through and log it, and skip Redis for a while (`config.circuit`), so a
+black-holed Redis does not cost every request a timeout. Without REDIS_URL (the embedded
+`make run`) the counters live in the process.
 """
 
 from __future__ import annotations
@@ -21,22 +22,12 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
+from config.circuit import redis_circuit, redis_client
+
 logger = logging.getLogger(__name__)
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_client: redis.Redis | None = None
 _local_counts: Counter[str] = Counter()
 _local_lock = threading.Lock()
-
-
-def _redis() -> redis.Redis | None:
-    global _client
-    if not settings.REDIS_URL:
-        return None
-    if _client is None:
-        _client = redis.Redis.from_url(
-            settings.REDIS_URL, socket_connect_timeout=0.25, socket_timeout=0.25
-        )
-    return _client
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -72,13 +63,15 @@ class WindowThrottle(BaseThrottle):
         return False
 
     def _count(self, counter: str) -> int | None:
-        client = _redis()
-        if client is None:
+        if not settings.REDIS_URL:
             with _local_lock:
                 if len(_local_counts) > 100_000:  # old windows: forget them wholesale
                     _local_counts.clear()
                 _local_counts[counter] += 1
                 return _local_counts[counter]
+        client = redis_client()
+        if client is None:  # Redis failed a moment ago: let through without asking it
+            return None
         try:
             pipe = client.pipeline(transaction=False)
             pipe.incr(counter)
@@ -86,6 +79,7 @@ class WindowThrottle(BaseThrottle):
             count, _ = pipe.execute()
             return int(count)
         except redis.RedisError as error:
+            redis_circuit.failed(error)
             logger.warning(
                 "throttle %s: Redis unavailable (%s); request let through", self.scope, error
             )
