@@ -14,7 +14,7 @@ import time
 
 import pytest
 from django.db import connection, transaction
-from django.test import Client
+from django.test import Client, override_settings
 
 from config import circuit
 from jackpot.models import Pool, Transfer
@@ -60,6 +60,17 @@ def test_a_terminals_open_against_an_unreachable_database_is_closed_within_2s(
         elapsed = _closed(response, started)
     assert elapsed < PATIENCE_S, f"{elapsed:.2f} s"
     assert not Round.objects.exists()
+
+
+def test_the_meter_against_an_unreachable_database_is_closed_not_cached(
+    transactional_db, client, floor, black_hole
+):
+    url = f"/api/v1/pools/{floor.pool_id}/meter"
+    assert client.get(url).status_code == 200  # the figure is now in Redis
+    with database_at(black_hole.port):
+        started = time.monotonic()
+        elapsed = _closed(client.get(url), started)
+    assert elapsed < PATIENCE_S, f"{elapsed:.2f} s"
 
 
 def test_the_sign_page_too_is_a_503_not_a_500(transactional_db, floor, black_hole):
@@ -117,6 +128,25 @@ def test_a_round_stuck_on_a_lock_is_refused_whole_and_can_be_retried(transaction
     # And the terminal's retry of the same round goes through.
     retried = terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]})
     assert retried.status_code == 201, retried.content
+
+
+@pytest.mark.parametrize("kind", ["accepts", "full"])
+def test_a_black_holed_redis_costs_one_timeout_not_one_per_request(
+    db, client, floor, black_hole, kind
+):
+    if kind == "full":
+        black_hole.full()
+    url = f"/api/v1/pools/{floor.pool_id}/meter"
+    reads = 20
+    with override_settings(REDIS_URL=f"redis://127.0.0.1:{black_hole.port}/0"):
+        started = time.monotonic()
+        answers = [client.get(url) for _ in range(reads)]
+        elapsed = time.monotonic() - started
+    assert [answer.status_code for answer in answers] == [200] * reads
+    assert {answer.json()["amount_cents"] for answer in answers} == {1_000_000}  # PostgreSQL's
+    # One failed call opens the circuit; waiting on Redis at each read would take 20 x 0.25 s.
+    assert elapsed < reads * circuit.TIMEOUT / 4, f"{elapsed:.2f} s"
+    assert circuit.redis_circuit.open
 
 
 def test_the_circuit_tries_redis_again_after_its_period(settings):
