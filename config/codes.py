@@ -63,6 +63,7 @@ class ErrorCode(StrEnum):
     BAD_REQUEST = "bad_request"
     INVALID = "invalid"
     INTERNAL_ERROR = "internal_error"
+    PROGRESSIVE_CLOSED = "progressive_closed"
 
 
 #: code -> (HTTP status, meaning). docs/api.md's "Error codes" table says the same.
@@ -112,4 +113,8 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.BAD_REQUEST: (400, "a request Django itself refuses (a bad Host header...)"),
     ErrorCode.INVALID: (400, "any other refusal of the framework (rare)"),
     ErrorCode.INTERNAL_ERROR: (500, "a bug; it has been logged"),
+    ErrorCode.PROGRESSIVE_CLOSED: (
+        503,
+        "the database cannot be reached: nothing was recorded; retry after Retry-After seconds",
+    ),
 }

@@ -1,17 +1,27 @@
 """Renders every refusal in the one error shape of `config.errors`, and never a stack trace or
 SQL: anything unexpected is a logged 500 with a generic message. Refusals of authentication and
 permission are logged to the security log with who and from where.
+
+The progressive fails closed (compliance requirement 28): when PostgreSQL cannot be reached or
+does not answer in time (a connection refused or past its deadline, a statement or lock timeout,
+a connection lost), any request gets 503 `progressive_closed` with a Retry-After, at once, never
+a generic 500. Nothing is half-written: the transaction that failed was rolled back when the
+error left its `atomic` block, and any request-wide transaction is marked for rollback here.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
+import psycopg
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
+from rest_framework.views import exception_handler, set_rollback
 
 from config.errors import ApiError, error_body
 from tables.rules.errors import RulesError
@@ -76,7 +86,34 @@ def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
     )
 
 
+# Django wraps the driver's errors in its own; the driver's are listed too, for code that meets
+# them unwrapped. psycopg's statement and lock timeouts (QueryCanceled, LockNotAvailable) are
+# OperationalErrors.
+DATABASE_UNAVAILABLE = (
+    OperationalError,
+    InterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
+
+
+def _closed() -> tuple[dict[str, Any], dict[str, str]]:
+    body = error_body(
+        "api_error",
+        "progressive_closed",
+        "The progressive is closed: its database cannot be reached. Nothing was recorded; "
+        "retry after Retry-After seconds.",
+        None,
+    )
+    return body, {"Retry-After": str(settings.PROGRESSIVE_CLOSED_RETRY_AFTER)}
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DATABASE_UNAVAILABLE):
+        set_rollback()
+        logger.error("progressive closed: database unavailable: %s", exc)
+        body, headers = _closed()
+        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers=headers)
     if isinstance(
         exc,
         (exceptions.NotAuthenticated, exceptions.AuthenticationFailed, exceptions.PermissionDenied),
@@ -120,6 +157,10 @@ def json_404(request: Any, exception: Exception | None = None) -> JsonResponse:
 
 
 def json_500(request: Any) -> JsonResponse:
+    """Django's last resort (outside DRF's views): the database's absence is still a 503."""
+    if isinstance(sys.exc_info()[1], DATABASE_UNAVAILABLE):
+        body, headers = _closed()
+        return JsonResponse(body, status=503, headers=headers)
     body = error_body("api_error", "internal_error", "Internal error; it has been logged.", None)
     return JsonResponse(body, status=500)
 

@@ -9,6 +9,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from config.circuit import fail_fast_client
+
 
 def _database_state() -> str:
     try:
@@ -23,10 +25,7 @@ def _redis_state() -> str:
     if not settings.REDIS_URL:
         return "disabled"
     try:
-        client = redis.Redis.from_url(
-            settings.REDIS_URL, socket_connect_timeout=0.25, socket_timeout=0.25
-        )
-        client.ping()
+        fail_fast_client(settings.REDIS_URL).ping()  # asked each time, whatever the circuit says
     except redis.RedisError:
         return "down"
     return "ok"

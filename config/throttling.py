@@ -3,8 +3,9 @@
 A fixed-window counter per client (`INCR` + `EXPIRE` in one pipelined round trip). DRF's own
 throttles keep a request history in the cache (a read and a write per request) and raise when
 the cache is unreachable; Redis is a cache here, never the truth, so when it is down these
-throttles let requests through and log it. Without REDIS_URL (the embedded `make run`) the
-counters live in the process.
+throttles let requests through and log it, and skip Redis for a while (`config.circuit`), so a
+black-holed Redis does not cost every request a timeout. Without REDIS_URL (the embedded
+`make run`) the counters live in the process.
 
 `FailureCounter` counts failures rather than requests (the admin's failed logins): read before an
 attempt, added to after a failure, with the same counters and the same failing open.
@@ -25,22 +26,12 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
+from config.circuit import redis_circuit, redis_client
+
 logger = logging.getLogger(__name__)
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_client: redis.Redis | None = None
 _local_counts: Counter[str] = Counter()
 _local_lock = threading.Lock()
-
-
-def _redis() -> redis.Redis | None:
-    global _client
-    if not settings.REDIS_URL:
-        return None
-    if _client is None:
-        _client = redis.Redis.from_url(
-            settings.REDIS_URL, socket_connect_timeout=0.25, socket_timeout=0.25
-        )
-    return _client
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -76,13 +67,15 @@ class WindowThrottle(BaseThrottle):
         return False
 
     def _count(self, counter: str) -> int | None:
-        client = _redis()
-        if client is None:
+        if not settings.REDIS_URL:
             with _local_lock:
                 if len(_local_counts) > 100_000:  # old windows: forget them wholesale
                     _local_counts.clear()
                 _local_counts[counter] += 1
                 return _local_counts[counter]
+        client = redis_client()
+        if client is None:  # Redis failed a moment ago: let through without asking it
+            return None
         try:
             pipe = client.pipeline(transaction=False)
             pipe.incr(counter)
@@ -90,6 +83,7 @@ class WindowThrottle(BaseThrottle):
             count, _ = pipe.execute()
             return int(count)
         except redis.RedisError as error:
+            redis_circuit.failed(error)
             logger.warning(
                 "throttle %s: Redis unavailable (%s); request let through", self.scope, error
             )
@@ -133,26 +127,32 @@ class FailureCounter:
 
     def wait(self, keys: Sequence[str]) -> int:
         counters, left = self._counters(keys)
-        client = _redis()
-        if client is None:
+        if not settings.REDIS_URL:
             with _local_lock:
                 counts = [_local_counts[counter] for counter in counters]
         else:
+            client = redis_client()
+            if client is None:  # Redis failed a moment ago: let through without asking it
+                return 0
             try:
                 values = cast("list[bytes | None]", client.mget(counters))
                 counts = [int(value or 0) for value in values]
             except redis.RedisError as error:
+                redis_circuit.failed(error)
                 logger.warning("%s: Redis unavailable (%s); attempt let through", self.scope, error)
                 return 0
         return max(1, left) if any(count >= self.limit for count in counts) else 0
 
     def add(self, keys: Sequence[str]) -> None:
         counters, _ = self._counters(keys)
-        client = _redis()
-        if client is None:
+        if not settings.REDIS_URL:
             with _local_lock:
                 for counter in counters:
                     _local_counts[counter] += 1
+            return
+        client = redis_client()
+        if client is None:
+            logger.warning("%s: Redis skipped after a failure; failure not counted", self.scope)
             return
         try:
             pipe = client.pipeline(transaction=False)
@@ -161,4 +161,5 @@ class FailureCounter:
                 pipe.expire(counter, self.window + 1)
             pipe.execute()
         except redis.RedisError as error:
+            redis_circuit.failed(error)
             logger.warning("%s: Redis unavailable (%s); failure not counted", self.scope, error)

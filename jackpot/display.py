@@ -1,4 +1,5 @@
-"""The meter as jackpot signs see it: from Redis, written after each commit, never ahead.
+"""The meter as jackpot signs see it: from Redis, written after each commit, never ahead, never
+behind, never from another database.
 
 What a sign shows has two parts, each with its own version from the pool row:
 - the meter (`meter_version`): amount in whole cents, currency, time;
@@ -7,27 +8,44 @@ What a sign shows has two parts, each with its own version from the pool row:
 
 Both are published to one Redis hash by `transaction.on_commit`, so nothing uncommitted is ever
 shown, and with a compare-and-set on the version, so a late publisher cannot put an older value
-over a newer one; a held version above the committed one (Redis kept across a database restore)
-is dropped by the next publisher. The meter part is built from the values the transaction itself
-computed; the awards part is read back from PostgreSQL after the commit (awards change rarely).
-Each part is its model's JSON (`jackpot.bodies.Meter`, `SignAwards`; together a `DisplayMeter`).
+over a newer one. The meter part is built from the values the transaction itself computed; the
+awards part is read back from PostgreSQL after the commit (awards change rarely). Each part is
+its model's JSON (`jackpot.bodies.Meter`, `SignAwards`; together a `DisplayMeter`).
+
+Redis is a cache, and a cache can lie: restored from an older snapshot it holds figures older
+than the committed ones; kept across a database made anew or restored, it holds another
+database's figures, possibly under the very same versions. So (compliance requirements 30, 45):
+- the hash is keyed by the database's identity (`_IDENTITY`): this database's random token
+  (`jackpot.models.DatabaseIdentity`), its OID and the server's start time, which a restore
+  always changes. Another life of the database reads and writes other keys (the old ones
+  expire after a day), and the ETag carries the identity too;
+- every read first asks PostgreSQL for the pool's two committed versions and the identity, in
+  one query by primary key (`_committed`); the cached parts are served only when they hold
+  exactly those versions, else the figures are read from PostgreSQL and published again. A sign
+  therefore converges at its next poll after any Redis or database restore, and with PostgreSQL
+  unreachable the read fails (503 `progressive_closed`, `config.handlers`) instead of serving a
+  figure the database may not hold.
 When Redis is down or does not hold both parts, `display_meter` reads PostgreSQL and refills the
-cache. Redis is a cache here: losing it costs a query, never a wrong number.
+cache; after a Redis failure, Redis is skipped for a few seconds (`config.circuit`). Losing Redis
+costs a query, never a wrong number.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import uuid
 from typing import Any
 
 import redis
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
+from config.circuit import redis_circuit, redis_client
 from jackpot.bodies import Hit, Meter, SignAwards
 from jackpot.meter import pool_meter
-from jackpot.models import Award, AwardKind, AwardStatus, Pool
+from jackpot.models import Award, AwardKind, AwardStatus, DatabaseIdentity, Pool
 
 logger = logging.getLogger(__name__)
 
@@ -45,38 +63,76 @@ end
 return tonumber(held)
 """
 _VERSION_FIELDS = {"meter": "meter_version", "awards": "award_version"}
-_client: redis.Redis | None = None
 _publish_script: Any = None
 
 
 def _redis() -> redis.Redis | None:
-    global _client, _publish_script
-    if not settings.REDIS_URL:
+    """The Redis client, or None: no Redis, or it failed a moment ago (`config.circuit`)."""
+    global _publish_script
+    client = redis_client()
+    if client is not None and _publish_script is None:
+        _publish_script = client.register_script(_PUBLISH)  # EVALSHA: the text is sent once
+    return client
+
+
+# The pool's committed versions and what identifies this life of the database, by primary key.
+# On PostgreSQL the identity adds the database's OID (a database made anew or restored by
+# pg_restore gets another) and the server's start time (a physical restore, a failover or a
+# copied data directory starts the server anew); the token tells a database emptied and
+# migrated anew in place.
+_COMMITTED = {
+    "postgresql": (
+        "SELECT p.meter_version, p.award_version, i.token::text,"
+        " (SELECT oid FROM pg_database WHERE datname = current_database())::text"
+        " || '@' || extract(epoch FROM pg_postmaster_start_time())::text"
+        " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
+    ),
+    "sqlite": (
+        "SELECT p.meter_version, p.award_version, i.token, ''"
+        " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
+    ),
+}
+
+
+def _committed(pool_id: int) -> tuple[int, int, str] | None:
+    """(meter_version, award_version, the database's identity) of a pool; None: no such pool."""
+    sql = _COMMITTED.get(connection.vendor, _COMMITTED["sqlite"])
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pool_id])
+        row = cursor.fetchone()
+        if row is not None and row[2] is None:  # emptied by flush: this database's token, now
+            DatabaseIdentity.objects.get_or_create(pk=1, defaults={"token": uuid.uuid4()})
+            cursor.execute(sql, [pool_id])
+            row = cursor.fetchone()
+    if row is None:
         return None
-    if _client is None:
-        _client = redis.Redis.from_url(
-            settings.REDIS_URL, socket_connect_timeout=0.25, socket_timeout=0.25
-        )
-        _publish_script = _client.register_script(_PUBLISH)  # EVALSHA: the text is sent once
-    return _client
+    meter_version, award_version, token, server = row
+    identity = hashlib.sha256(f"{token}|{server}".encode()).hexdigest()[:16]
+    return int(meter_version), int(award_version), identity
 
 
-def _key(pool_id: int) -> str:
+def _key(identity: str, pool_id: int) -> str:
     # The version in the key changes with the shape of the parts, so an upgrade never serves a
     # part cached by the previous release (v2: the awards part gained recent_hits and
-    # pending_jackpot).
-    return f"{settings.CACHES['default'].get('KEY_PREFIX', 'jackpot')}:display:v2:{pool_id}"
+    # pending_jackpot; v3: keyed by the database's identity).
+    prefix = settings.CACHES["default"].get("KEY_PREFIX", "jackpot")
+    return f"{prefix}:display:v3:{identity}:{pool_id}"
 
 
 def _publish(pool_id: int, part: str, version: int, body: dict[str, Any]) -> None:
     client = _redis()
     if client is None:
         return
+    committed = _committed(pool_id)
+    if committed is None:
+        return
+    key = _key(committed[2], pool_id)
     try:
-        held = _publish_script(keys=[_key(pool_id)], args=[part, version, json.dumps(body)])
+        held = _publish_script(keys=[key], args=[part, version, json.dumps(body)], client=client)
         if held >= 0 and _stale(pool_id, part, held):
-            client.delete(_key(pool_id))  # the next reader refills it from PostgreSQL
+            client.delete(key)  # the next reader refills it from PostgreSQL
     except redis.RedisError as error:
+        redis_circuit.failed(error)
         logger.warning("display cache for pool %s not written: %s", pool_id, error)
 
 
@@ -84,9 +140,10 @@ def _stale(pool_id: int, part: str, held: int) -> bool:
     """Whether Redis holds a version this database never committed.
 
     A publisher refused by the compare-and-set is usually late: a newer committed value is
-    already shown. But versions only grow within one database, so a held version above the
-    committed one can only come from another database (a restored backup, a database made
-    anew): its figures are wrong, and no publisher of this database could ever replace them.
+    already shown. But versions only grow within one database, and the key carries the
+    database's identity, so a held version above the committed one should never be seen; if it
+    is, its figures are wrong (readers already refuse them), and no publisher of this database
+    could ever replace them.
     """
     committed = Pool.objects.filter(pk=pool_id).values_list(_VERSION_FIELDS[part], flat=True)
     current = committed.first()
@@ -166,18 +223,34 @@ def _from_database(pool_id: int) -> tuple[dict[str, Any], int, dict[str, Any]] |
 
 
 def display_meter(pool_id: int) -> tuple[dict[str, Any], str] | None:
-    """The sign's body and its ETag; None when there is no such pool."""
+    """The sign's body and its ETag; None when there is no such pool.
+
+    PostgreSQL is asked first, always (one query by primary key): the cached parts are served
+    only when they hold the committed versions of this database, so neither a Redis restored
+    from an older snapshot nor a database restored or made anew can show a sign another figure.
+    With PostgreSQL unreachable, this raises (503 `progressive_closed`): no cached figure is
+    served that the database cannot vouch for.
+    """
+    committed = _committed(pool_id)
+    if committed is None:
+        return None
+    meter_version, award_version, identity = committed
     client = _redis()
     held: dict[bytes, bytes] = {}
     if client is not None:
         try:
-            held = client.hgetall(_key(pool_id))  # type: ignore[assignment]
+            held = client.hgetall(_key(identity, pool_id))  # type: ignore[assignment]
         except redis.RedisError as error:
+            redis_circuit.failed(error)
             logger.warning("display cache for pool %s not read: %s", pool_id, error)
             client = None
-    if b"meter" in held and b"awards" in held:
+    if (
+        b"meter" in held
+        and b"awards" in held
+        and int(held[b"meter:version"]) == meter_version
+        and int(held[b"awards:version"]) == award_version
+    ):
         meter, awards = json.loads(held[b"meter"]), json.loads(held[b"awards"])
-        award_version = int(held[b"awards:version"])
     else:
         found = _from_database(pool_id)
         if found is None:
@@ -186,5 +259,5 @@ def display_meter(pool_id: int) -> tuple[dict[str, Any], str] | None:
         if client is not None:
             _publish(pool_id, "meter", meter["sequence"], meter)
             _publish(pool_id, "awards", award_version, awards)
-    etag = f'"{pool_id}-{meter["sequence"]}-{award_version}"'
+    etag = f'"{identity}-{pool_id}-{meter["sequence"]}-{award_version}"'
     return {**meter, **awards}, etag

@@ -4,7 +4,9 @@ The page is a shell; everything it shows comes from the public API, polled by it
 `GET /api/v1/pools/{pool}/meter` every second with If-None-Match (a 304 costs the server
 nothing), and `GET /api/v1/pools/{pool}` (the fixed awards) every few minutes. What it promises:
 - it never shows a number as live that it has not just read: when no answer has come for
-  `OFFLINE_AFTER_MS`, the amount is taken off the screen and the sign says it is offline;
+  `OFFLINE_AFTER_MS`, or at once when the meter answers 503 (the progressive is closed: its
+  database cannot be reached), the amount is taken off the screen and the sign says it is
+  offline;
 - it needs nothing from outside the service: its style and script are inlined, and the page's
   Content-Security-Policy allows those two blocks (by hash) and requests to this origin only;
 - French by default, English with `?lang=en`.

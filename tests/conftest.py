@@ -31,6 +31,51 @@ def python_subprocess():
     return run_python
 
 
+@pytest.fixture(autouse=True)
+def _redis_circuit_closed():
+    """Each test starts and ends with Redis asked again: a test that made it fail must not make
+    the next one skip it (config.circuit)."""
+    from config.circuit import redis_circuit
+
+    redis_circuit.close()
+    yield
+    redis_circuit.close()
+
+
+@pytest.fixture
+def black_hole():
+    """An address that takes TCP connections and never answers: a listening socket that is
+    never accepted from. `black_hole.full()` fills its queue, so that later connections are not
+    even accepted (their SYN goes unanswered)."""
+    import contextlib
+    import socket
+
+    class BlackHole:
+        def __init__(self) -> None:
+            self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.socket.bind(("127.0.0.1", 0))
+            self.socket.listen(0)
+            self.port = self.socket.getsockname()[1]
+            self.fillers: list[socket.socket] = []
+
+        def full(self) -> BlackHole:
+            for _ in range(2):  # a backlog of 0 still queues one; the next SYN is dropped
+                filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                filler.settimeout(0.2)
+                with contextlib.suppress(OSError):
+                    filler.connect(("127.0.0.1", self.port))
+                self.fillers.append(filler)
+            return self
+
+        def close(self) -> None:
+            for each in [*self.fillers, self.socket]:
+                each.close()
+
+    hole = BlackHole()
+    yield hole
+    hole.close()
+
+
 # --- the floor: pools, tables and terminals made through the services -----------------------
 
 from dataclasses import dataclass  # noqa: E402

@@ -6,6 +6,22 @@ Where things run is read from the environment:
   locking stays correct), the embedded default for a first `make run`.
 - REDIS_URL: the Celery broker and the cache. Unset: tasks run eagerly in-process and the cache is
   local memory. Redis is never the truth: money moves the same with it down.
+
+Failing closed (compliance requirement 28): with PostgreSQL unreachable or stuck, a terminal gets
+503 `progressive_closed` within its 2 s of patience (`config.handlers`), never a wait without end.
+The bounds, each from the environment (0 turns one off):
+- DATABASE_CONNECT_DEADLINE_MS (1500): how long a request waits for a new connection in all
+  (`config.database`; libpq's own `connect_timeout` cannot go under 2 s);
+- DATABASE_CONNECT_TIMEOUT (2, seconds): libpq's `connect_timeout`, for each address tried, and
+  for connections made outside requests;
+- DATABASE_STATEMENT_TIMEOUT_MS (1500): the server cancels a statement that runs longer (give
+  long commands more: `DATABASE_STATEMENT_TIMEOUT_MS=0 manage.py migrate`);
+- DATABASE_LOCK_TIMEOUT_MS (1000): the server gives up waiting for a row lock, before the
+  statement's own limit;
+- DATABASE_TCP_USER_TIMEOUT_MS (1500): the kernel drops a connection whose data the server has
+  not acknowledged for that long (a server gone from the network mid-request);
+- PROGRESSIVE_CLOSED_RETRY_AFTER (2, seconds): the 503's Retry-After;
+- REDIS_BREAKER_SECONDS (5): how long Redis is skipped after it failed (`config.circuit`).
 """
 
 import time
@@ -14,7 +30,7 @@ from typing import Any
 
 import dj_database_url
 
-from config.settings.env import env_bool, env_list, env_str
+from config.settings.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -26,6 +42,7 @@ DEBUG = env_bool("DEBUG", default=False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
+    "config.database.FailClosedDatabase",  # a deadline on new database connections
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -68,9 +85,25 @@ TEMPLATES = [
     },
 ]
 
+DATABASE_CONNECT_DEADLINE_MS = env_int("DATABASE_CONNECT_DEADLINE_MS", 1500)
+DATABASE_CONNECT_TIMEOUT = env_int("DATABASE_CONNECT_TIMEOUT", 2)
+DATABASE_STATEMENT_TIMEOUT_MS = env_int("DATABASE_STATEMENT_TIMEOUT_MS", 1500)
+DATABASE_LOCK_TIMEOUT_MS = env_int("DATABASE_LOCK_TIMEOUT_MS", 1000)
+DATABASE_TCP_USER_TIMEOUT_MS = env_int("DATABASE_TCP_USER_TIMEOUT_MS", 1500)
+PROGRESSIVE_CLOSED_RETRY_AFTER = env_int("PROGRESSIVE_CLOSED_RETRY_AFTER", 2)
+
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        _options = DATABASES["default"].setdefault("OPTIONS", {})
+        _server = (
+            f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}"
+            f" -c lock_timeout={DATABASE_LOCK_TIMEOUT_MS}"
+        )
+        _options["options"] = f"{_options.get('options', '')} {_server}".strip()
+        _options.setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
+        _options.setdefault("tcp_user_timeout", DATABASE_TCP_USER_TIMEOUT_MS)
 else:
     VAR_DIR.mkdir(exist_ok=True)
     DATABASES = {
@@ -83,6 +116,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
+REDIS_BREAKER_SECONDS = env_int("REDIS_BREAKER_SECONDS", 5)
 if REDIS_URL:
     CACHES = {
         "default": {

@@ -179,6 +179,27 @@ def test_a_silent_server_takes_the_amount_off_the_screen(live_service, floor, pa
         back.stop()
 
 
+def test_a_closed_progressive_takes_the_amount_off_the_screen_at_once(
+    live_service, floor, page, screenshot
+):
+    open_sign(page, live_service, floor.pool_id)
+    amount = page.locator("#amount")
+    expect(amount).to_have_attribute("data-cents", str(SEED_CENTS))
+
+    # The service answers, but the progressive is closed (its database is unreachable).
+    closed = json.dumps({"error": {"type": "api_error", "code": "progressive_closed"}})
+    page.route("**/meter", lambda route: route.fulfill(status=503, body=closed))
+    # Offline at the first 503: well before the five seconds of silence that also say it.
+    expect(page.locator("body")).to_have_attribute("data-state", "offline", timeout=2_500)
+    assert not re.search(r"\d", amount.inner_text()), "no number is shown once closed"
+    expect(page.locator("#status")).to_contain_text("HORS LIGNE")
+    screenshot("display-closed")
+
+    page.unroute("**/meter")
+    expect(page.locator("body")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
+    expect(amount).to_have_attribute("data-cents", str(SEED_CENTS))
+
+
 def test_english_and_nothing_fetched_from_elsewhere(live_service, floor, page, screenshot):
     requested = []
     page.on("request", lambda request: requested.append(request.url))

@@ -1,7 +1,9 @@
 /* The jackpot sign's script: poll the meter, count up to each new value, and never show a number
    as live that was not just read. States (on <body data-state>): "connecting" until the first
-   answer, "live" while answers come, "offline" when none has come for offlineAfterMs; then the
-   amount is taken off the screen until the next full answer. Money stays in integer cents: it is
+   answer, "live" while answers come, "offline" when none has come for offlineAfterMs, or at once
+   when the service answers 503 (the progressive is closed: its database cannot be reached, so no
+   figure is committed to show); then the amount is taken off the screen until the next full
+   answer. Money stays in integer cents: it is
    formatted digit by digit, never divided into a float. */
 (function () {
   "use strict";
@@ -210,6 +212,11 @@
         if (response.status === 304 && meter) {
           lastAnswerAt = Date.now();
           setState("live");
+          return null;
+        }
+        if (response.status === 503) {
+          // Closed, not merely slow: no figure may stay on the screen as if it were live.
+          setState("offline");
           return null;
         }
         if (!response.ok) throw new Error("meter answered " + response.status);
