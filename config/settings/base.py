@@ -42,7 +42,6 @@ DEBUG = env_bool("DEBUG", default=False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
-    "config.database.FailClosedDatabase",  # a deadline on new database connections
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -92,10 +91,13 @@ DATABASE_LOCK_TIMEOUT_MS = env_int("DATABASE_LOCK_TIMEOUT_MS", 1000)
 DATABASE_TCP_USER_TIMEOUT_MS = env_int("DATABASE_TCP_USER_TIMEOUT_MS", 1500)
 PROGRESSIVE_CLOSED_RETRY_AFTER = env_int("PROGRESSIVE_CLOSED_RETRY_AFTER", 2)
 
+POSTGRESQL = "config.database"
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Django's backend with a deadline on new connections (config.database).
+        DATABASES["default"]["ENGINE"] = POSTGRESQL
         _options = DATABASES["default"].setdefault("OPTIONS", {})
         _server = (
             f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}"

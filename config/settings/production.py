@@ -22,7 +22,7 @@ import re
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import DATABASES, DEVELOPMENT_SECRET_KEY
+from config.settings.base import DATABASES, DEVELOPMENT_SECRET_KEY, POSTGRESQL
 from config.settings.env import env_bool, env_int, env_list, env_str
 
 DEBUG = env_bool("DEBUG", default=False)
@@ -53,7 +53,7 @@ if not ALLOWED_HOSTS:
 if "*" in ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS must name the hosts, not '*'.")
 
-if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+if DATABASES["default"]["ENGINE"] != POSTGRESQL:
     raise ImproperlyConfigured("Production runs on PostgreSQL: set DATABASE_URL.")
 
 # Persistent connections: a gunicorn worker keeps its connection instead of paying a connect

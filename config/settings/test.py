@@ -5,9 +5,9 @@ import uuid
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import DATABASES
+from config.settings.base import DATABASES, POSTGRESQL
 
-if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+if DATABASES["default"]["ENGINE"] != POSTGRESQL:
     raise ImproperlyConfigured(
         "The test suite runs on PostgreSQL: set DATABASE_URL (make test does)."
     )

@@ -1,4 +1,5 @@
-"""A deadline on opening a PostgreSQL connection, so that a request fails closed in time.
+"""Django's PostgreSQL backend with a deadline on opening a connection, so a request fails closed
+in time.
 
 libpq's `connect_timeout` cannot be set under 2 s (psycopg raises 1 to 2, as libpq does), and it
 counts for each address tried; a terminal's patience is 2 s in all (compliance requirement 28).
@@ -7,38 +8,52 @@ So a new connection is opened in a helper thread and waited for `DATABASE_CONNEC
 which `config.handlers` answers with 503 `progressive_closed`), and the helper, bounded by
 `connect_timeout`, closes whatever it gets late. Statements on an open connection are bounded by
 the server (`statement_timeout`, `lock_timeout`) and the kernel (`tcp_user_timeout`): see
-`config.settings.base`.
-
-Django's PostgreSQL backend is kept (the settings check its name); its `get_new_connection` is
-wrapped once, when the app registry is ready. Connections from pools and SQLite are untouched.
+`config.settings.base`. Everything else is Django's backend, unchanged (its vendor stays
+"postgresql"); a connection pool's connections are left to the pool.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from django.apps import AppConfig
 from django.conf import settings
-from django.db.backends.postgresql.base import DatabaseWrapper
+from django.db.backends.postgresql import base
 from django.utils.asyncio import async_unsafe
 
-_connect = DatabaseWrapper.get_new_connection
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    @contextmanager
+    def _nodb_cursor(self) -> Iterator[Any]:
+        """The maintenance connection (creating or dropping a database, as the test runner
+        does): not a request, so the requests' statement and lock timeouts do not bound it."""
+        with super()._nodb_cursor() as cursor:
+            cursor.execute("SET statement_timeout = 0")
+            cursor.execute("SET lock_timeout = 0")
+            yield cursor
+
+    @async_unsafe
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        deadline_ms = int(getattr(settings, "DATABASE_CONNECT_DEADLINE_MS", 0))
+        connect = super().get_new_connection
+        if deadline_ms <= 0 or getattr(self, "pool", None) is not None:
+            return connect(conn_params)
+        return _within(deadline_ms, lambda: connect(conn_params))
 
 
-@async_unsafe
-def connect_within_deadline(wrapper: DatabaseWrapper, conn_params: dict[str, Any]) -> Any:
-    deadline_ms = int(getattr(settings, "DATABASE_CONNECT_DEADLINE_MS", 0))
-    if deadline_ms <= 0 or getattr(wrapper, "pool", None) is not None:
-        return _connect(wrapper, conn_params)
+def _within(deadline_ms: int, connect: Any) -> Any:
+    """`connect()`'s connection if it comes within `deadline_ms`; else `ConnectionTimeout`, and
+    the connection that comes late is closed by the helper that opened it."""
     lock = threading.Lock()
     outcome: dict[str, Any] = {}
     done = threading.Event()
 
-    def connect() -> None:
+    def run() -> None:
         try:
-            connection = _connect(wrapper, conn_params)
+            connection = connect()
         except BaseException as error:
             outcome["error"] = error
             connection = None
@@ -49,7 +64,7 @@ def connect_within_deadline(wrapper: DatabaseWrapper, conn_params: dict[str, Any
         if abandoned and connection is not None:
             connection.close()  # the request gave up on it: nobody else will
 
-    threading.Thread(target=connect, name="database-connect", daemon=True).start()
+    threading.Thread(target=run, name="database-connect", daemon=True).start()
     done.wait(deadline_ms / 1000)
     with lock:
         if not done.is_set():
@@ -60,19 +75,3 @@ def connect_within_deadline(wrapper: DatabaseWrapper, conn_params: dict[str, Any
     if "error" in outcome:
         raise outcome["error"]
     return outcome["connection"]
-
-
-def install() -> None:
-    if DatabaseWrapper.get_new_connection is _connect:
-        DatabaseWrapper.get_new_connection = connect_within_deadline  # type: ignore[method-assign, assignment]
-
-
-class FailClosedDatabase(AppConfig):
-    """Installs the deadline when Django starts (listed first in INSTALLED_APPS)."""
-
-    name = "config"
-    label = "config_database"
-    verbose_name = "Database deadline"
-
-    def ready(self) -> None:
-        install()
