@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     ROUND_ID_REUSED = "round_id_reused"
     ROUND_SETTLED = "round_settled"
     ROUND_VOID = "round_void"
+    ROUND_IN_PROGRESS = "round_in_progress"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     IDEMPOTENCY_KEY_BUSY = "idempotency_key_busy"
     # A table's administration, and a round opening while it changes
@@ -90,6 +91,7 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.ROUND_ID_REUSED: (409, "the round id was opened with another body"),
     ErrorCode.ROUND_SETTLED: (409, "the round is already settled (with another body)"),
     ErrorCode.ROUND_VOID: (409, "the round is void"),
+    ErrorCode.ROUND_IN_PROGRESS: (409, "another round is open at the table: settle or void it"),
     ErrorCode.IDEMPOTENCY_KEY_REUSED: (409, "the Idempotency-Key was used with another request"),
     ErrorCode.IDEMPOTENCY_KEY_BUSY: (409, "a request with this Idempotency-Key is in progress"),
     ErrorCode.TABLE_NOT_FOUND: (404, "no such table"),

@@ -255,8 +255,30 @@ class MeterIdentity(Body):
     holds: bool
 
 
+class StaleRound(Body):
+    """A round of the pool open for too long: its result is not coming."""
+
+    table: Annotated[Id, Field(description="the table's id (a supervisor's void names it)")]
+    table_name: str
+    round_id: str
+    opened_at: Instant
+    age_seconds: Annotated[int, Field(ge=0)]
+    progressive_cents: Annotated[Cents, Field(ge=0, description="what a void refunds")]
+
+
+class OpenRounds(Body):
+    """The pool's rounds still open (their stakes are in the meter), and the stale ones: open
+    for `stale_after_seconds` or longer (the setting ROUND_STALE_AFTER_SECONDS)."""
+
+    count: Annotated[int, Field(ge=0)]
+    stale_after_seconds: Annotated[int, Field(ge=1)]
+    stale_count: Annotated[int, Field(ge=0)]
+    oldest_stale: list[StaleRound] = Field(max_length=10, description="oldest first")
+
+
 class PoolReport(Body):
-    """A pool's reconciliation: balances, stakes, awards by kind, the last hits, the identity."""
+    """A pool's reconciliation: balances, stakes, awards by kind, the last hits, the identity,
+    the rounds still open."""
 
     pool: Id
     currency: Currency
@@ -269,6 +291,7 @@ class PoolReport(Body):
     hit_count: Annotated[int, Field(ge=0)]
     last_hits: list[ReportHit]
     meter_identity: MeterIdentity
+    open_rounds: OpenRounds
 
 
 # --- query strings ----------------------------------------------------------------------------

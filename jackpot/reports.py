@@ -8,14 +8,22 @@ unit while the pool's stake and shares have not changed since its creation, whic
 guarantees while tables are open.
 
 The stakes are counted from the rounds' seats, which the tables own: the caller passes their
-count (`tables.verification.pool_report` is the whole report, the one the API serves).
+count, and the pool's rounds still open (`tables.verification.pool_report` is the whole report,
+the one the API serves).
 """
 
 from __future__ import annotations
 
 from django.db.models import Count, Q, Sum
 
-from jackpot.bodies import AwardTotal, MeterIdentity, PoolReport, ReportHit, StakeTotals
+from jackpot.bodies import (
+    AwardTotal,
+    MeterIdentity,
+    OpenRounds,
+    PoolReport,
+    ReportHit,
+    StakeTotals,
+)
 from jackpot.models import (
     UNITS_PER_CENT,
     AccountKind,
@@ -48,9 +56,9 @@ def _hit(hit: Award) -> ReportHit:
     )
 
 
-def pool_report(pool: Pool, *, stakes_count: int) -> PoolReport:
+def pool_report(pool: Pool, *, stakes_count: int, open_rounds: OpenRounds) -> PoolReport:
     """The reconciliation; `stakes_count` is every progressive stake the pool's tables ever took,
-    voided rounds included."""
+    voided rounds included; `open_rounds` the pool's rounds still open, as the tables count them."""
     balances = pool_balances(pool)
     by_code = _by_code(pool)
 
@@ -97,4 +105,5 @@ def pool_report(pool: Pool, *, stakes_count: int) -> PoolReport:
             holds=expected_units == pool.meter_units
             and balances["meter"] == pool.meter_units // UNITS_PER_CENT,
         ),
+        open_rounds=open_rounds,
     )

@@ -12,7 +12,10 @@ is checked here; what needs the stored round (the result's seats are the open's)
 
 The answers (`OpenAnswer`, `ResultAnswer`, `VoidAnswer`) are built from these models by
 `tables.rounds.answers` (hands, settlements and decisions by `tables.render`) and stored as their
-JSON; `RoundDetail` puts the stored answers of a round together.
+JSON; `RoundDetail` puts the stored answers of a round together. A table's rounds are listed
+(`RoundListQuery`, answered with a `RoundPage` by `tables.selectors`) so that a terminal that
+lost its round id finds the round it left open; a supervisor's void of a stuck round takes the
+terminal's `VoidBody`.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from config.codes import ErrorCode
-from config.wire import Body, Exact, Instant, NonBlank, Refusal, read
+from config.wire import DIGITS, Body, Exact, Instant, NonBlank, Query, Refusal, read
 from jackpot.bodies import Award as AwardRecord
-from jackpot.bodies import Meter
+from jackpot.bodies import Meter, Offset
 from jackpot.models import AwardKind, AwardStatus
 from tables.models import Game
 from tables.rules.boxes import MAX_BET_CENTS
@@ -398,6 +401,48 @@ class RoundDetail(Body):
     closed: ResultAnswer | VoidAnswer | None
 
 
+RoundStateName = Literal["open", "settled", "void"]
+
+
+class RoundListQuery(Query):
+    """A table's rounds, newest first: `state=open` finds the round a terminal left open."""
+
+    state: Annotated[RoundStateName | None, Field(description="only rounds in this state")] = None
+    limit: Annotated[int, Field(ge=1, le=200, description="1 to 200 (default 50)"), DIGITS] = 50
+    offset: Offset = 0
+
+
+class RoundSummary(Body):
+    """A round as a terminal recovering after a crash needs it: its id and state, when it
+    opened by the service's clock, and the bets it locked."""
+
+    round_id: RoundId
+    state: RoundStateName
+    opened_at: Instant
+    closed_at: Instant | None
+    age_seconds: Annotated[
+        int, Field(ge=0, description="whole seconds since it opened, by the service's clock")
+    ]
+    stale: bool = Field(
+        description="open for ROUND_STALE_AFTER_SECONDS or longer (`stale_after_seconds`): its "
+        "result is not coming; void it, or have a supervisor void it"
+    )
+    seats: list[UthSeatBets | StudSeatBets]
+    progressive_stakes: Annotated[int, Field(ge=0, description="seats that staked it")]
+    progressive_cents: Annotated[
+        int, Field(ge=0, description="what they staked; a void refunds it in full")
+    ]
+
+
+class RoundPage(Body):
+    table: int
+    stale_after_seconds: Annotated[int, Field(ge=1)]
+    count: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=1, le=200)]
+    offset: Annotated[int, Field(ge=0)]
+    results: list[RoundSummary]
+
+
 __all__ = [
     "AwardRecord",
     "OpenAnswer",
@@ -407,6 +452,9 @@ __all__ = [
     "ResultBody",
     "ResultRequest",
     "RoundDetail",
+    "RoundListQuery",
+    "RoundPage",
+    "RoundSummary",
     "SeatBets",
     "SeatPlay",
     "TableAnswer",

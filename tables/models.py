@@ -4,7 +4,9 @@ Invariants: a table has 1 to 7 seats; only an Ultimate Texas Hold'em table feeds
 `(table, round_id)` is unique, which makes a terminal's retry of a round safe; a seat's bets are
 non-negative cents and never change after the round opens (bets lock before the cards are dealt);
 a round records the pool its table fed when it opened and that pool's stake (its pool of record),
-and settles or voids against them whatever happens to the table afterwards.
+and settles or voids against them whatever happens to the table afterwards; a table has at most
+one open round at a time (a partial unique index: a table deals one hand at a time, and two
+terminals' opens racing cannot both pass it, whatever locks they hold).
 """
 
 from django.db import models
@@ -58,6 +60,10 @@ class RoundState(models.TextChoices):
     VOID = "void", "Void"
 
 
+#: The partial unique index that keeps a table to one open round.
+ONE_OPEN_ROUND = "round_one_open_per_table"
+
+
 class Round(models.Model):
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="rounds")
     round_id = models.CharField(max_length=64, help_text="The terminal's id for the round.")
@@ -87,17 +93,34 @@ class Round(models.Model):
         help_text="What the terminal dealt: board, dealer, seats' cards and decisions.",
     )
     void_reason = models.CharField(max_length=200, blank=True, default="")
+    closed_by = models.CharField(
+        max_length=120,
+        blank=True,
+        default="",
+        help_text="Who settled or voided it: terminal:<id>, or user:<name> (a supervisor's void).",
+    )
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["table", "round_id"], name="round_unique_per_table"),
+            # One hand at a time per table (docs/api.md 2.10): the second open waits on the first
+            # one's uncommitted row in this index, then fails, so no count under a lock is needed.
+            models.UniqueConstraint(
+                fields=["table"],
+                condition=Q(state=RoundState.OPEN),
+                name=ONE_OPEN_ROUND,
+            ),
             models.CheckConstraint(
                 condition=Q(pool__isnull=True, stake_cents=0)
                 | Q(pool__isnull=False, stake_cents__gt=0),
                 name="round_stake_of_its_pool",
             ),
         ]
-        indexes = [models.Index(fields=["opened_at"])]
+        indexes = [
+            models.Index(fields=["opened_at"]),
+            # A table's rounds listed by state, newest first (GET /tables/{table}/rounds).
+            models.Index(fields=["table", "state", "-opened_at"], name="round_table_state_opened"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.table_id}/{self.round_id}"

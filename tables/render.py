@@ -14,20 +14,38 @@ from tables.bodies import (
     Hand,
     ProgressiveResult,
     Settlement,
+    StudBetsBody,
     StudBuy,
     StudFold,
     StudRaise,
+    StudSeatBets,
+    UthBetsBody,
     UthFold,
     UthPlayFlop,
     UthPlayPreflop,
     UthPlayRiver,
+    UthSeatBets,
 )
 from tables.rules.hands import HandValue
-from tables.rules.stud import StudAction, StudDecision, StudSettlement
-from tables.rules.uth import Street, UthDecision, UthSettlement
+from tables.rules.stud import StudAction, StudBets, StudDecision, StudSettlement
+from tables.rules.uth import Street, UthBets, UthDecision, UthSettlement
 
 H = TypeVar("H", bound=Hand)
 S = TypeVar("S", bound=Settlement)
+
+
+def seat_bets_body(seat: int, bets: UthBets | StudBets) -> UthSeatBets | StudSeatBets:
+    """A seat's bets as an open's answer and the round list show them (every box, 0 included)."""
+    if isinstance(bets, UthBets):
+        uth = UthBetsBody.model_construct(
+            ante_cents=bets.ante_cents,
+            blind_cents=bets.blind_cents,
+            trips_cents=bets.trips_cents,
+            progressive_cents=bets.progressive_cents,
+        )
+        return UthSeatBets.model_construct(seat=seat, bets=uth)
+    stud = StudBetsBody.model_construct(ante_cents=bets.ante_cents, bonus_cents=bets.bonus_cents)
+    return StudSeatBets.model_construct(seat=seat, bets=stud)
 
 
 def hand_body(hand: HandValue, model: type[H], **more: object) -> H:

@@ -8,7 +8,8 @@ progressive and add what only they know, in the same snapshot:
 - per pool: the `stakes` account equals minus the progressive stakes of every round of the pool
   that was not voided (a voided round's stakes were refunded by the house);
 - the report's stake count: every progressive stake of the pool's rounds, voided rounds
-  included (the meter keeps its share of those).
+  included (the meter keeps its share of those); and the pool's rounds still open, the stale
+  ones named (`tables.selectors.pool_open_rounds`).
 The command `verify_journal`, `GET /api/v1/journal/verify` and the pool report call these.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.db.models import Sum
+from django.utils import timezone
 
 from jackpot import reports
 from jackpot import verification as journal
@@ -24,6 +26,7 @@ from jackpot.bodies import PoolReport
 from jackpot.ledger import table_chain
 from jackpot.models import Pool, Transfer
 from tables.models import Round, RoundSeat, RoundState, Table
+from tables.selectors import pool_open_rounds
 
 
 def _table_chains() -> dict[str, frozenset[int]]:
@@ -60,6 +63,11 @@ def verify_journal() -> journal.Report:
 
 
 def pool_report(pool: Pool) -> PoolReport:
-    """The pool's reconciliation (`jackpot.reports`) with the stakes its tables took."""
+    """The pool's reconciliation (`jackpot.reports`) with the stakes its tables took and its
+    rounds still open."""
     stakes = RoundSeat.objects.filter(round__pool=pool, progressive_cents__gt=0)
-    return reports.pool_report(pool, stakes_count=stakes.count())
+    return reports.pool_report(
+        pool,
+        stakes_count=stakes.count(),
+        open_rounds=pool_open_rounds(pool, now=timezone.now()),
+    )

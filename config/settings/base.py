@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.env import env_bool, env_int, env_list, env_str
 
@@ -187,12 +188,24 @@ SPECTACULAR_SETTINGS = {
         "config.schema.add_error_responses",
     ],
     # A decision's `action` is a one-value enum in each of its shapes: one name per value.
-    "ENUM_NAME_OVERRIDES": {"FoldActionEnum": ["fold"], "PlayActionEnum": ["play"]},
+    # A round's state is one enum wherever it appears (a round, the round list and its filter).
+    "ENUM_NAME_OVERRIDES": {
+        "FoldActionEnum": ["fold"],
+        "PlayActionEnum": ["play"],
+        "RoundStateEnum": ["open", "settled", "void"],
+    },
     # Swagger UI's files are served from the installed package: no internet at run time.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# How long a round may stay open before it is "stale" (its result is not coming): the table's
+# round list marks it and the pool report counts it (docs/api.md 2.10). A UTH hand takes a few
+# minutes; 15 by default.
+ROUND_STALE_AFTER_SECONDS = env_int("ROUND_STALE_AFTER_SECONDS", 15 * 60)
+if ROUND_STALE_AFTER_SECONDS < 1:
+    raise ImproperlyConfigured("ROUND_STALE_AFTER_SECONDS must be 1 or more (seconds)")
 
 # The admin's failed logins allowed per user name and per address (config.admin_login).
 THROTTLE_ADMIN_LOGIN = env_str("THROTTLE_ADMIN_LOGIN", "5/min")

@@ -1,6 +1,10 @@
 """Table administration for the club's systems (admins): read a table, open or close it for play,
 move it to another pool or unlink it. Thin: the refusals (409 while it is open for play or has
-open rounds) are `tables.services.table_update`'s."""
+open rounds) are `tables.services.table_update`'s.
+
+And the supervisors' void of a stuck round (its terminal crashed, its result never came): the
+terminal's own void (`tables.rounds.round_void`) run as `user:<name>`, so the refund, the audit
+event and the stored answer are the same, and the terminal's void afterwards is a replay."""
 
 from __future__ import annotations
 
@@ -11,10 +15,15 @@ from rest_framework.views import APIView
 
 from config.errors import NotFound
 from config.wire import read
+from jackpot import locks
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
+from jackpot.canonical import fingerprint
 from jackpot.models import Pool
 from tables import bodies
+from tables.api.views import REPLAYED, ROUND_ID_PATH, replayed_header
+from tables.bodies import parse_void, round_id_of
 from tables.models import Game, Round, RoundState, Table
+from tables.rounds import round_void
 from tables.services import table_update
 
 
@@ -72,3 +81,36 @@ def _pool(pool: int) -> Pool:
     if found is None:
         raise NotFound("pool_not_found", f"no pool {pool}", param="pool")
     return found
+
+
+class RoundSupervisorVoidView(APIView):
+    authentication_classes = STAFF_AUTHENTICATION
+    permission_classes = [require_roles("supervisor", "admin")]
+
+    @extend_schema(
+        operation_id="round_supervisor_void",
+        parameters=[ROUND_ID_PATH, replayed_header(200)],
+        request=bodies.VoidBody,
+        responses={200: bodies.VoidAnswer},
+        summary="Void a stuck open round, with a reason (supervisors): its stakes are refunded",
+        description="The terminal's void, run for a supervisor (the audit event's actor is "
+        "`user:<name>`), on an open or a closed table. A void of the round afterwards, the "
+        "terminal's or another supervisor's, gets this stored answer with "
+        "`Idempotent-Replayed: true`; a settled round is a 409 `round_settled`.",
+    )
+    def post(self, request: Request, table: int, round_id: str) -> Response:
+        found = Table.objects.select_related("pool").filter(pk=table).first()
+        if found is None:
+            raise NotFound("table_not_found", f"no table {table}", param="table")
+        round_id_of(round_id)
+        reason = parse_void(request.data)
+        answer = locks.retried(round_void)(
+            table=found,
+            round_id=round_id,
+            reason=reason,
+            fingerprint=fingerprint(request.data),
+            actor=f"user:{request.user.get_username()}",
+            by_supervisor=True,
+        )
+        headers = {REPLAYED: "true"} if answer.replayed else None
+        return Response(answer.body, status=answer.status, headers=headers)

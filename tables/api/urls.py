@@ -4,7 +4,7 @@ from tables.api import administration, rules_views, views
 
 urlpatterns = [
     path("tables/<int:table>", administration.TableView.as_view(), name="table-detail"),
-    path("tables/<int:table>/rounds", views.RoundOpenView.as_view(), name="round-open"),
+    path("tables/<int:table>/rounds", views.TableRoundsView.as_view(), name="table-rounds"),
     path(
         "tables/<int:table>/rounds/<str:round_id>",
         views.RoundDetailView.as_view(),
@@ -19,6 +19,11 @@ urlpatterns = [
         "tables/<int:table>/rounds/<str:round_id>/void",
         views.RoundVoidView.as_view(),
         name="round-void",
+    ),
+    path(
+        "tables/<int:table>/rounds/<str:round_id>/supervisor-void",
+        administration.RoundSupervisorVoidView.as_view(),
+        name="round-supervisor-void",
     ),
     path("rules/evaluate", rules_views.EvaluateView.as_view(), name="rules-evaluate"),
     path("rules/uth/settle", rules_views.UthSettleView.as_view(), name="rules-uth-settle"),

@@ -6,19 +6,23 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.errors import ApiError, NotFound
+from config.openapi import query_parameters
 from config.throttling import WindowThrottle
+from config.wire import read_query
 from jackpot.canonical import fingerprint
 from tables import bodies
 from tables.api.authentication import IsTableTerminal, TerminalAuthentication, TerminalPrincipal
 from tables.bodies import parse_open, parse_result, parse_void, round_id_of
 from tables.models import Game, Round, Table
 from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_settle, round_void
+from tables.selectors import round_page
 
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,128}")
 IDEMPOTENCY_HEADER = OpenApiParameter(
@@ -103,13 +107,29 @@ class TerminalView(APIView):
         return Response(answer.body, status=answer.status, headers=headers)
 
 
-class RoundOpenView(TerminalView):
+class TableRoundsView(TerminalView):
+    @extend_schema(
+        operation_id="round_list",
+        parameters=query_parameters(bodies.RoundListQuery),
+        responses={200: bodies.RoundPage},
+        summary="The table's rounds, newest first: state=open finds a round left open",
+        description="For a terminal recovering after a crash: its open round's `round_id` (then "
+        "GET it, post its result or void it). `stale` marks a round open for "
+        "ROUND_STALE_AFTER_SECONDS or longer. Ages are by the service's clock.",
+    )
+    def get(self, request: Request, table: int) -> Response:
+        query = read_query(bodies.RoundListQuery, request.query_params)
+        page = round_page(table=self.principal(request).table, query=query, now=timezone.now())
+        return Response(page.model_dump(mode="json"))
+
     @extend_schema(
         operation_id="round_open",
         parameters=[IDEMPOTENCY_HEADER, replayed_header(201)],
         request=bodies.OpenBody,
         responses={201: bodies.OpenAnswer},
         summary="Open a round: lock each seat's bets (progressive stakes raise the meter)",
+        description="One round at a time per table: while another round is open at the table, "
+        "an open is refused with 409 `round_in_progress` naming it.",
     )
     def post(self, request: Request, table: int) -> Response:
         table_obj = self.principal(request).table

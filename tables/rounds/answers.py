@@ -25,41 +25,23 @@ from tables.bodies import (
     ResultRequest,
     RoundAward,
     SeatPlay,
-    StudBetsBody,
     StudSeatBets,
     StudSeatSettlement,
-    UthBetsBody,
     UthSeatBets,
     UthSeatSettlement,
     VoidAnswer,
 )
 from tables.models import Round, RoundState, Table
-from tables.render import decision_body, hand_body, settlement_body
+from tables.render import decision_body, hand_body, seat_bets_body, settlement_body
 from tables.rounds.replay import JsonObject
 from tables.rules.stud import StudSettlement
-from tables.rules.uth import UthBets, UthSettlement
+from tables.rules.uth import UthSettlement
 
 Settlement = UthSettlement | StudSettlement
 
 
 def _seat_bets(request: OpenRequest) -> list[UthSeatBets | StudSeatBets]:
-    seats: list[UthSeatBets | StudSeatBets] = []
-    for entry in request.seats:
-        bets = entry.bets
-        if isinstance(bets, UthBets):
-            uth = UthBetsBody.model_construct(
-                ante_cents=bets.ante_cents,
-                blind_cents=bets.blind_cents,
-                trips_cents=bets.trips_cents,
-                progressive_cents=bets.progressive_cents,
-            )
-            seats.append(UthSeatBets.model_construct(seat=entry.seat, bets=uth))
-        else:
-            stud = StudBetsBody.model_construct(
-                ante_cents=bets.ante_cents, bonus_cents=bets.bonus_cents
-            )
-            seats.append(StudSeatBets.model_construct(seat=entry.seat, bets=stud))
-    return seats
+    return [seat_bets_body(entry.seat, entry.bets) for entry in request.seats]
 
 
 def _contribution(pool: Pool | None, stakes: StakesTaken | None) -> Contribution | None:

@@ -5,6 +5,11 @@ event with its transfers and the stored answer. Locks, in `jackpot.locks`'s orde
 row (shared: it cannot change pool until the round is written), the new round row, the table's
 chain head, then the pool row, last, held only for the final write and commit. The round belongs
 to the pool its table feeds now, at that pool's stake, whatever happens to the table later.
+
+A table has one open round at a time (`tables.models.ONE_OPEN_ROUND`, a partial unique index):
+an open while another round is open at the table is a 409 `round_in_progress` naming it. Two
+opens racing at one table cannot both pass: the second one's INSERT waits on the first one's
+uncommitted row in the index, and fails once it commits (or goes on if it rolls back).
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from config.errors import Conflict
 from jackpot import ledger, locks, movements
 from jackpot.meter import pool_meter
 from tables.bodies import OpenRequest
-from tables.models import Round, Table
+from tables.models import Round, RoundState, Table
 from tables.rounds import answers, store
 from tables.rounds.replay import Answer, replayed
 from tables.rules.uth import UthBets
@@ -25,18 +31,33 @@ def round_open(*, table: Table, request: OpenRequest, fingerprint: str, actor: s
     """Lock the bets of a new round; its progressive stakes feed the table's pool.
 
     No look-up first: the unique (table, round_id) finds a replay, whose transaction (stakes
-    included) rolls back whole before the first answer is returned again.
+    included) rolls back whole before the first answer is returned again; the unique open round
+    per table finds a round in progress the same way.
     """
-    try:
-        with transaction.atomic():
-            return _open(table, request, fingerprint, actor)
-    except IntegrityError:
-        existing = Round.objects.filter(table=table, round_id=request.round_id).first()
-        if existing is None:
-            raise
-        return replayed(
-            existing.open_fingerprint, fingerprint, existing.open_response, 201, "opened"
-        )
+    for attempt in (1, 2):
+        try:
+            with transaction.atomic():
+                return _open(table, request, fingerprint, actor)
+        except IntegrityError:
+            # A replay first: the round this id opened may well be the table's open round.
+            existing = Round.objects.filter(table=table, round_id=request.round_id).first()
+            if existing is not None:
+                return replayed(
+                    existing.open_fingerprint, fingerprint, existing.open_response, 201, "opened"
+                )
+            in_progress = Round.objects.filter(table=table, state=RoundState.OPEN).first()
+            if in_progress is None and attempt == 1:
+                continue  # the round in progress closed since the INSERT failed on it
+            if in_progress is None:
+                raise
+            raise Conflict(
+                "round_in_progress",
+                f"round {in_progress.round_id!r} is open at table {table.pk} (opened "
+                f"{in_progress.opened_at.isoformat()}): post its result or void it before "
+                "opening another; nothing was written",
+                param="round_id",
+            ) from None
+    raise AssertionError("unreachable")
 
 
 def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> Answer:

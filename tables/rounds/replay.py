@@ -9,7 +9,11 @@ Invariants:
   the same request replays the first answer, with another request it is a 409
   (`idempotency_key_reused`). The key's record is written in the operation's own transaction.
 - a replayed answer says so (`Answer.replayed`, the `Idempotent-Replayed: true` header): a
-  terminal that restarted its round numbering learns it got an old answer, not a new round.
+  terminal that restarted its round numbering learns it got an old answer, not a new round;
+- a supervisor's void stands for any void of the round: once a supervisor voided it, the
+  terminal's own void (whatever its reason) gets the supervisor's stored answer as a replay, and
+  a supervisor's void of a round already void gets the stored answer too. The refund is made
+  once, by whichever void came first.
 """
 
 from __future__ import annotations
@@ -65,14 +69,23 @@ _CLOSED = {
 }
 
 
-def already_closed(found: Round, fingerprint: str, *, closing: RoundState) -> Answer | None:
+#: The actor of a staff member's step (`user:<name>`), as against a terminal's (`terminal:<id>`).
+STAFF_ACTOR = "user:"
+
+
+def already_closed(
+    found: Round, fingerprint: str, *, closing: RoundState, by_supervisor: bool = False
+) -> Answer | None:
     """None while `found` is open. Once closed: the stored answer when the step `closing` closed
-    it (a retry), a 409 when the other step did."""
+    it (a retry), a 409 when the other step did. A void by a supervisor (`by_supervisor`), or of
+    a round a supervisor voided, replays the stored void whatever its reason."""
     if found.state == RoundState.OPEN:
         return None
     what, code, refusal = _CLOSED[RoundState(found.state)]
     if found.state != closing:
         raise Conflict(code, refusal, param="round_id")
+    if closing == RoundState.VOID and (by_supervisor or found.closed_by.startswith(STAFF_ACTOR)):
+        return Answer(200, found.close_response or {}, replayed=True)
     return replayed(found.close_fingerprint, fingerprint, found.close_response or {}, 200, what)
 
 

@@ -111,6 +111,7 @@ def _settle(
             {
                 "state": RoundState.SETTLED,
                 "closed_at": now,
+                "closed_by": actor,
                 "close_fingerprint": fingerprint,
                 "close_response": answer,
                 "result": answers.result_record(answer),

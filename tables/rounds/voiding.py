@@ -3,6 +3,11 @@
 One transaction: the round row locked, the refund (`jackpot.movements`), the audit event and the
 stored answer. Locks: the round row, then the table's chain head (`jackpot.locks`). The meter and
 the reserve keep the shares they got at open, since the meter never goes down but for a hit.
+
+The terminal voids a misdeal; a supervisor voids a round left open (its terminal crashed, its
+result never came) through the same function, as `user:<name>` with `by_supervisor`: the same
+refund, audit event and stored answer, which any later void of the round replays
+(`tables.rounds.replay.already_closed`).
 """
 
 from __future__ import annotations
@@ -17,11 +22,21 @@ from tables.rounds import answers, store
 from tables.rounds.replay import Answer, already_closed
 
 
-def round_void(*, table: Table, round_id: str, reason: str, fingerprint: str, actor: str) -> Answer:
+def round_void(
+    *,
+    table: Table,
+    round_id: str,
+    reason: str,
+    fingerprint: str,
+    actor: str,
+    by_supervisor: bool = False,
+) -> Answer:
     """Void an open round and refund its progressive stakes."""
     with transaction.atomic():
         found = store.locked_round(table, round_id)
-        closed = already_closed(found, fingerprint, closing=RoundState.VOID)
+        closed = already_closed(
+            found, fingerprint, closing=RoundState.VOID, by_supervisor=by_supervisor
+        )
         if closed is not None:
             return closed
         now = timezone.now()
@@ -48,6 +63,7 @@ def round_void(*, table: Table, round_id: str, reason: str, fingerprint: str, ac
                     "state": RoundState.VOID,
                     "closed_at": now,
                     "void_reason": reason,
+                    "closed_by": actor,
                     "close_fingerprint": fingerprint,
                     "close_response": answer,
                 },

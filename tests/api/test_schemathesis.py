@@ -11,6 +11,9 @@ The test fills in what a generator cannot know: the path's table and pool are th
 token is the one the operation's `security` names (the table's terminal, or an admin), and about
 three in four round and award ids point at a real row in the state the step needs (a fresh open
 round to void or settle, a fresh award to verify, approve, pay or void); the rest stay generated.
+A table has one open round at a time: the round left open at the table is voided (through the
+API, found by the round list) before a fresh round or a generated open, so that the open's 201
+is what gets checked.
 Bodies and query strings are all generated, with two dictionaries: card strings come from the deck
 most of the time (so the rules API and the round result get past the card parser), and free text
 often gets a hostile string (NUL and the like).
@@ -143,7 +146,9 @@ class Refusal:
         )
 
 
-ROUNDS = frozenset({"round_open", "round_result", "round_void", "round_detail"})
+ROUNDS = frozenset(
+    {"round_open", "round_result", "round_void", "round_detail", "round_supervisor_void"}
+)
 SEMANTIC_REFUSALS = [
     # Cross-field and cross-item rules.
     Refusal(
@@ -260,8 +265,17 @@ class World:
     def staff_client(self, role: str) -> Client:
         return Client(HTTP_AUTHORIZATION=f"Bearer {self.staff[role]}")
 
+    def clear(self, terminal: Terminal) -> None:
+        """Void the round left open at the terminal's table (one open round per table)."""
+        listed = terminal.client().get(f"/api/v1/tables/{terminal.table_id}/rounds?state=open")
+        assert listed.status_code == 200, _json(listed)
+        for found in listed.json()["results"]:
+            voided = terminal.post(f"/rounds/{found['round_id']}/void", {"reason": "next round"})
+            assert voided.status_code == 200, _json(voided)
+
     def open_round(self, terminal: Terminal | None = None) -> str:
         terminal = terminal or self.terminal
+        self.clear(terminal)
         round_id = f"fresh-{next(self.numbers)}"
         seat = (
             uth_seat(1) if terminal is self.terminal else {"seat": 1, "bets": {"ante_cents": 500}}
@@ -274,6 +288,7 @@ class World:
         """A settled round with a jackpot royal (seat 1, pending) and an envy (seat 2,
         approved at once): the round id and the two award ids."""
         round_id = f"hit-{next(self.numbers)}"
+        self.clear(self.terminal)
         self.terminal.post("/rounds", {"round_id": round_id, "seats": [uth_seat(1), uth_seat(2)]})
         settled = self.terminal.post(
             f"/rounds/{round_id}/result",
@@ -308,6 +323,8 @@ class World:
         case.body = case.body
         params = case.path_parameters
         terminal = self.stud if _is_stud(operation_id, case.body) else self.terminal
+        if operation_id == "round_open":
+            self.clear(terminal)
         if params is not None:
             if "table" in params:
                 administered = operation_id in {"table_detail", "table_change"}
@@ -385,9 +402,10 @@ def world(transactional_db, django_user_model, settings) -> World:
         rounds=[],
     )
     settled, _, _ = world.hit()
-    world.rounds = [settled, world.open_round(), world.open_round()]
-    voided = world.terminal.post(f"/rounds/{world.rounds[2]}/void", {"reason": "misdeal"})
-    assert voided.status_code == 200, _json(voided)
+    voided = world.open_round()
+    answer = world.terminal.post(f"/rounds/{voided}/void", {"reason": "misdeal"})
+    assert answer.status_code == 200, _json(answer)
+    world.rounds = [settled, world.open_round(), voided]  # settled, open, void
     return world
 
 

@@ -26,10 +26,11 @@ def tight(settings):
 def test_terminal_throttle_is_per_terminal(floor, tight):
     first, second = floor.uth
     statuses = [
-        first.post("/rounds", {"round_id": f"r-{n}", "seats": [uth_seat(1)]}).status_code
-        for n in range(3)
+        first.post("/rounds", {"round_id": "r-0", "seats": [uth_seat(1)]}).status_code,
+        first.post("/rounds/r-0/void", {"reason": "misdeal"}).status_code,
+        first.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code,
     ]
-    assert statuses == [201, 201, 429]
+    assert statuses == [201, 200, 429]
     limited = first.post("/rounds", {"round_id": "r-9", "seats": [uth_seat(1)]})
     assert limited.json()["error"]["type"] == "rate_limit"
     assert int(limited["Retry-After"]) >= 1
@@ -49,6 +50,8 @@ def test_money_moves_when_redis_is_down(floor, tight):
         for n in range(4):  # over the limit, but nothing can count: let through
             response = terminal.post("/rounds", {"round_id": f"d-{n}", "seats": [uth_seat(1)]})
             assert response.status_code == 201
+            voided = terminal.post(f"/rounds/d-{n}/void", {"reason": "misdeal"})
+            assert voided.status_code == 200
 
 
 def test_a_forged_forwarded_for_header_does_not_reset_the_budget(client, floor, tight):

@@ -51,13 +51,15 @@ def test_a_round_settles_and_voids_against_its_pool_of_record_after_its_table_mo
         ).status_code
         == 201
     )
-    assert terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(1)]}).status_code == 201
-    assert list(Round.objects.values_list("pool_id", "stake_cents")) == [(floor.pool_id, 500)] * 2
     # Someone moves the table behind the service's back (the database allows the row change).
     Table.objects.filter(pk=terminal.table_id).update(pool=other)
     meter_b = _meters(other)
-
     settled = terminal.post("/rounds/r-1/result", ROYAL)
+    # One round at a time per table: the second one opens on pool A too, then the table moves.
+    Table.objects.filter(pk=terminal.table_id).update(pool=floor.pool_id)
+    assert terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(1)]}).status_code == 201
+    assert list(Round.objects.values_list("pool_id", "stake_cents")) == [(floor.pool_id, 500)] * 2
+    Table.objects.filter(pk=terminal.table_id).update(pool=other)
     voided = terminal.post("/rounds/r-2/void", {"reason": "misdeal"})
 
     assert settled.status_code == 200 and voided.status_code == 200

@@ -277,10 +277,11 @@ def test_stud_round_settles_without_touching_any_pool(floor):
 
 def test_meter_after_n_stakes_is_exact_with_sub_cent_shares(db):
     # 1,234 bp of 500 cents is 61.7 cents: the meter keeps the tenths and shows whole cents.
-    floor = make_floor(1, meter_share_bp=1234, reserve_share_bp=777, seed_cents=100_000)
-    terminal = floor.uth[0]
+    # Seven tables of the pool: each keeps its round open (one open round per table).
+    floor = make_floor(7, meter_share_bp=1234, reserve_share_bp=777, seed_cents=100_000)
     stakes = 0
     for n in range(1, 8):
+        terminal = floor.uth[n - 1]
         _open(terminal, round_id=f"r-{n}", seats=[uth_seat(s) for s in range(1, n + 1)])
         stakes += n
         shown = Pool.objects.get(pk=floor.pool_id).meter_cents
@@ -291,10 +292,9 @@ def test_meter_after_n_stakes_is_exact_with_sub_cent_shares(db):
 
 
 def test_shares_adding_to_the_whole_stake_release_the_house_carry(db):
-    floor = make_floor(1, meter_share_bp=3333, reserve_share_bp=6667, seed_cents=0)
-    terminal = floor.uth[0]
+    floor = make_floor(6, meter_share_bp=3333, reserve_share_bp=6667, seed_cents=0)
     for n in range(1, 7):
-        _open(terminal, round_id=f"r-{n}", seats=[uth_seat(1)])
+        _open(floor.uth[n - 1], round_id=f"r-{n}", seats=[uth_seat(1)])
     balances = assert_journal_ok()["balances"][str(floor.pool_id)]
     assert balances["meter"] == 6 * 500 * 3333 // 10_000
     assert balances["reserve"] == 6 * 500 * 6667 // 10_000
