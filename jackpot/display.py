@@ -119,14 +119,33 @@ def _key(identity: str, pool_id: int) -> str:
     return f"{prefix}:display:v3:{identity}:{pool_id}"
 
 
+def _publisher_identity(pool_id: int) -> str | None:
+    """The database's identity for a publisher, read once per database connection.
+
+    A publisher only chooses the key it writes; every reader checks the identity and the
+    committed versions itself (`display_meter`), so an identity that went stale under an open
+    connection (a database flushed in place) costs a write nobody reads, never a wrong figure.
+    A restore or a database made anew closes the connections, and the next one reads it again.
+    """
+    raw = connection.connection
+    cached = getattr(connection, "_display_identity", None)
+    if cached is not None and cached[0] is raw:
+        return str(cached[1])
+    committed = _committed(pool_id)
+    if committed is None:
+        return None
+    connection._display_identity = (raw, committed[2])  # type: ignore[attr-defined]
+    return committed[2]
+
+
 def _publish(pool_id: int, part: str, version: int, body: dict[str, Any]) -> None:
     client = _redis()
     if client is None:
         return
-    committed = _committed(pool_id)
-    if committed is None:
+    identity = _publisher_identity(pool_id)
+    if identity is None:
         return
-    key = _key(committed[2], pool_id)
+    key = _key(identity, pool_id)
     try:
         held = _publish_script(keys=[key], args=[part, version, json.dumps(body)], client=client)
         if held >= 0 and _stale(pool_id, part, held):
