@@ -75,7 +75,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     pool = pool_create(name="CPU", actor="bench")
     table = table_create(name="CPU 1", game=Game.UTH, pool=pool, actor="bench")
-    token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="bench")
+    token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="bench").token
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     shuffler = random.Random(2026)
     base = f"/api/v1/tables/{table.pk}/rounds"

@@ -47,6 +47,7 @@ class ErrorCode(StrEnum):
     TABLE_OPEN = "table_open"
     TABLE_HAS_OPEN_ROUNDS = "table_has_open_rounds"
     POOL_NOT_FOR_STUD = "pool_not_for_stud"
+    TERMINAL_NOT_FOUND = "terminal_not_found"
     # Pools and awards
     POOL_NOT_FOUND = "pool_not_found"
     AWARD_NOT_FOUND = "award_not_found"
@@ -100,6 +101,7 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.TABLE_OPEN: (409, "a table moves to another pool only while closed"),
     ErrorCode.TABLE_HAS_OPEN_ROUNDS: (409, "the table has open rounds: settle or void them first"),
     ErrorCode.POOL_NOT_FOR_STUD: (400, "only an Ultimate Texas Hold'em table feeds a pool"),
+    ErrorCode.TERMINAL_NOT_FOUND: (404, "the table has no such terminal"),
     ErrorCode.POOL_NOT_FOUND: (404, "no such pool"),
     ErrorCode.AWARD_NOT_FOUND: (404, "no such award"),
     ErrorCode.AWARD_WRONG_STATUS: (409, "the award's status does not allow this step"),

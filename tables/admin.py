@@ -2,7 +2,9 @@
 
 Tables are opened and closed for play here (a pool's money parameters can change only while
 all its tables are closed). Terminal tokens are issued and revoked by actions; a new token is
-shown once, in the confirmation message, and stored only as its hash. Every change is an
+shown once, in the confirmation message, and stored only as its hash. Issuing beside the current
+tokens is the rotation (revoke the old one once the terminal uses the new); replacing them all at
+once is for a lost terminal. Every change is an
 audit event with before and after.
 """
 
@@ -28,7 +30,7 @@ from tables.services import (
 class TableAdmin(admin.ModelAdmin):
     list_display = ("name", "game", "pool", "seats", "enabled")
     list_filter = ("game", "enabled", "pool")
-    actions = ["issue_terminal_token"]
+    actions = ["issue_terminal_token", "replace_terminal_tokens"]
 
     def get_readonly_fields(
         self, request: HttpRequest, obj: Table | None = None
@@ -57,14 +59,25 @@ class TableAdmin(admin.ModelAdmin):
         )
 
     @admin.action(
-        description="Issue a terminal token (revokes the table's previous ones; shown once)"
+        description="Issue a new terminal token beside the current ones (rotation; shown once)"
     )
     def issue_terminal_token(self, request: HttpRequest, queryset: Any) -> None:
+        """The rotation: the old token keeps working until revoked (Terminals), so the terminal
+        switches between two rounds and is never cut off mid-round."""
+        self._issue(request, queryset, revoke_others=False)
+
+    @admin.action(
+        description="Issue a terminal token and revoke the table's others now (lost terminal)"
+    )
+    def replace_terminal_tokens(self, request: HttpRequest, queryset: Any) -> None:
+        self._issue(request, queryset, revoke_others=True)
+
+    def _issue(self, request: HttpRequest, queryset: Any, *, revoke_others: bool) -> None:
         for table in queryset:
-            token = terminal_token_issue(
-                table=table, name="terminal", revoke_others=True, actor=actor(request)
+            issued = terminal_token_issue(
+                table=table, name="terminal", revoke_others=revoke_others, actor=actor(request)
             )
-            self.message_user(request, f"{table.name}: {token}", messages.WARNING)
+            self.message_user(request, f"{table.name}: {issued.token}", messages.WARNING)
 
 
 @admin.register(Terminal)
@@ -84,5 +97,7 @@ class TerminalAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke these terminals' tokens")
     def revoke(self, request: HttpRequest, queryset: Any) -> None:
         for terminal in queryset:
-            terminal_revoke(terminal_id=terminal.pk, actor=actor(request))
+            terminal_revoke(
+                table_id=terminal.table_id, terminal_id=terminal.pk, actor=actor(request)
+            )
         self.message_user(request, f"{queryset.count()} terminal token(s) revoked")

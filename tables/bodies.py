@@ -391,6 +391,38 @@ class TableAnswer(Body):
     open_rounds: Annotated[int, Field(ge=0, description="rounds opened and not yet closed")]
 
 
+class TerminalIssue(Body):
+    """A new token for a terminal of the table. Left false, `revoke_others` is the rotation: the
+    table's other tokens keep working until each is revoked, so the terminal switches between two
+    rounds. True revokes them now: a lost or compromised terminal."""
+
+    name: Annotated[NonBlank, Field(max_length=80), Refusal(ErrorCode.INVALID_TEXT)]
+    revoke_others: bool = False
+
+
+class TerminalAnswer(Body):
+    """One of a table's terminal tokens, as stored: never the token itself, only its prefix."""
+
+    id: int
+    table: int
+    name: str
+    prefix: Annotated[str, Field(description="the token's first characters, to tell tokens apart")]
+    created_at: Instant
+    revoked_at: Annotated[Instant | None, Field(description="null: the token works")]
+
+
+class TerminalList(Body):
+    """A table's terminal tokens, newest first."""
+
+    terminals: list[TerminalAnswer]
+
+
+class TerminalIssued(TerminalAnswer):
+    """A token just issued: `token` is shown this once (only its SHA-256 is stored)."""
+
+    token: Annotated[str, Field(description="the bearer token; shown once, never again")]
+
+
 class RoundDetail(Body):
     """A round as stored: its open's answer, and its result's or void's once closed."""
 

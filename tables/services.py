@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -30,14 +32,32 @@ def table_create(*, name: str, game: Game, pool: Pool | None, actor: str, seats:
     return table
 
 
+@dataclass(frozen=True, slots=True)
+class IssuedToken:
+    """A terminal and its raw token: shown once, only its SHA-256 is stored."""
+
+    terminal: Terminal
+    token: str
+
+
 @transaction.atomic
-def terminal_token_issue(*, table: Table, name: str, revoke_others: bool, actor: str) -> str:
-    """Issue a terminal token for a table; returns the raw token (shown once, stored hashed)."""
+def terminal_token_issue(
+    *, table: Table, name: str, revoke_others: bool, actor: str
+) -> IssuedToken:
+    """Issue a terminal token for a table.
+
+    `revoke_others=False` is the rotation: the table's other tokens keep working until each is
+    revoked, so a terminal switches to the new one between two rounds and is never cut off
+    mid-round. `revoke_others=True` is for a lost or compromised terminal: the others stop now.
+    """
     now = timezone.now()
+    revoked: list[int] = []
     if revoke_others:
-        Terminal.objects.filter(table=table, revoked_at__isnull=True).update(revoked_at=now)
+        live = Terminal.objects.select_for_update().filter(table=table, revoked_at__isnull=True)
+        revoked = sorted(live.values_list("pk", flat=True))
+        Terminal.objects.filter(pk__in=revoked).update(revoked_at=now)
     token = issue_token("term")
-    Terminal.objects.create(
+    terminal = Terminal.objects.create(
         table=table, name=name, token_hash=token.token_hash, prefix=token.prefix
     )
     ledger.record(
@@ -47,12 +67,14 @@ def terminal_token_issue(*, table: Table, name: str, revoke_others: bool, actor:
         occurred_at=now,
         payload={
             "table": table.pk,
+            "terminal": terminal.pk,
             "name": name,
             "prefix": token.prefix,
             "revoked_others": revoke_others,
+            "revoked": revoked,
         },
     )
-    return token.raw
+    return IssuedToken(terminal, token.raw)
 
 
 TABLE_FIELDS = ("name", "enabled", "seats", "pool")
@@ -124,8 +146,13 @@ def _check_move(table: Table, changed: dict[str, object]) -> None:
 
 
 @transaction.atomic
-def terminal_revoke(*, terminal_id: int, actor: str) -> Terminal:
-    terminal = Terminal.objects.select_for_update().get(pk=terminal_id)
+def terminal_revoke(*, table_id: int, terminal_id: int, actor: str) -> Terminal:
+    """Revoke one of a table's terminal tokens (from now on a 401); revoking twice is a no-op."""
+    mine = Terminal.objects.select_for_update().filter(pk=terminal_id, table_id=table_id)
+    terminal = mine.first()
+    if terminal is None:
+        message = f"table {table_id} has no terminal {terminal_id}"
+        raise NotFound("terminal_not_found", message, param="terminal")
     if terminal.revoked_at is None:
         terminal.revoked_at = timezone.now()
         terminal.save(update_fields=["revoked_at"])

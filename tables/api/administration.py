@@ -2,6 +2,10 @@
 move it to another pool or unlink it. Thin: the refusals (409 while it is open for play or has
 open rounds) are `tables.services.table_update`'s.
 
+Terminal tokens, for the same systems: list a table's tokens (never the token, its prefix), issue
+one beside the current ones (the rotation: the old one works until revoked, so no terminal is cut
+off mid-round) or in their place (a lost terminal), revoke one.
+
 And the supervisors' void of a stuck round (its terminal crashed, its result never came): the
 terminal's own void (`tables.rounds.round_void`) run as `user:<name>`, so the refund, the audit
 event and the stored answer are the same, and the terminal's void afterwards is a replay."""
@@ -22,9 +26,9 @@ from jackpot.models import Pool
 from tables import bodies
 from tables.api.views import REPLAYED, ROUND_ID_PATH, replayed_header
 from tables.bodies import parse_void, round_id_of
-from tables.models import Game, Round, RoundState, Table
+from tables.models import Game, Round, RoundState, Table, Terminal
 from tables.rounds import round_void
-from tables.services import table_update
+from tables.services import table_update, terminal_revoke, terminal_token_issue
 
 
 def _table_answer(table: Table) -> bodies.TableAnswer:
@@ -74,6 +78,83 @@ class TableView(APIView):
             table_id=table, changes=changes, actor=f"user:{request.user.get_username()}"
         )
         return Response(_table_answer(updated).model_dump(mode="json"))
+
+
+def _table(table: int) -> Table:
+    found = Table.objects.filter(pk=table).first()
+    if found is None:
+        raise NotFound("table_not_found", f"no table {table}", param="table")
+    return found
+
+
+def _terminal_answer(terminal: Terminal) -> bodies.TerminalAnswer:
+    return bodies.TerminalAnswer.model_construct(
+        id=terminal.pk,
+        table=terminal.table_id,
+        name=terminal.name,
+        prefix=terminal.prefix,
+        created_at=terminal.created_at,
+        revoked_at=terminal.revoked_at,
+    )
+
+
+class TerminalsView(APIView):
+    authentication_classes = STAFF_AUTHENTICATION
+    permission_classes = [require_roles("admin")]
+
+    @extend_schema(
+        operation_id="terminal_list",
+        responses={200: bodies.TerminalList},
+        summary="A table's terminal tokens, newest first (admins): prefixes, never the tokens",
+    )
+    def get(self, request: Request, table: int) -> Response:
+        found = _table(table)
+        terminals = Terminal.objects.filter(table=found).order_by("-created_at", "-pk")
+        answer = bodies.TerminalList.model_construct(
+            terminals=[_terminal_answer(terminal) for terminal in terminals]
+        )
+        return Response(answer.model_dump(mode="json"))
+
+    @extend_schema(
+        operation_id="terminal_issue",
+        request=bodies.TerminalIssue,
+        responses={201: bodies.TerminalIssued},
+        summary="Issue a terminal token (admins): beside the current ones, or in their place",
+        description="The token is in this answer only. Rotation: issue with `revoke_others` "
+        "false, install the token on the terminal, let it switch between two rounds, then revoke "
+        "the old one. `revoke_others` true revokes the table's other tokens at once.",
+    )
+    def post(self, request: Request, table: int) -> Response:
+        issue = read(bodies.TerminalIssue, request.data)
+        issued = terminal_token_issue(
+            table=_table(table),
+            name=issue.name.strip(),
+            revoke_others=issue.revoke_others,
+            actor=f"user:{request.user.get_username()}",
+        )
+        answer = bodies.TerminalIssued.model_construct(
+            **dict(_terminal_answer(issued.terminal)), token=issued.token
+        )
+        return Response(answer.model_dump(mode="json"), status=201)
+
+
+class TerminalRevokeView(APIView):
+    authentication_classes = STAFF_AUTHENTICATION
+    permission_classes = [require_roles("admin")]
+
+    @extend_schema(
+        operation_id="terminal_revoke",
+        request=None,
+        responses={200: bodies.TerminalAnswer},
+        summary="Revoke a terminal token (admins): from now on it is a 401; again, a no-op",
+    )
+    def post(self, request: Request, table: int, terminal: int) -> Response:
+        revoked = terminal_revoke(
+            table_id=_table(table).pk,
+            terminal_id=terminal,
+            actor=f"user:{request.user.get_username()}",
+        )
+        return Response(_terminal_answer(revoked).model_dump(mode="json"))
 
 
 def _pool(pool: int) -> Pool:

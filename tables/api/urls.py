@@ -4,6 +4,16 @@ from tables.api import administration, rules_views, views
 
 urlpatterns = [
     path("tables/<int:table>", administration.TableView.as_view(), name="table-detail"),
+    path(
+        "tables/<int:table>/terminals",
+        administration.TerminalsView.as_view(),
+        name="table-terminals",
+    ),
+    path(
+        "tables/<int:table>/terminals/<int:terminal>/revoke",
+        administration.TerminalRevokeView.as_view(),
+        name="terminal-revoke",
+    ),
     path("tables/<int:table>/rounds", views.TableRoundsView.as_view(), name="table-rounds"),
     path(
         "tables/<int:table>/rounds/<str:round_id>",

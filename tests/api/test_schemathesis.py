@@ -60,6 +60,8 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from jackpot.services import role_group, staff_token_issue
+from tables.models import Table
+from tables.services import terminal_token_issue
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
 
 MAX_EXAMPLES = 30
@@ -192,6 +194,12 @@ SEMANTIC_REFUSALS = [
     ),
     Refusal(404, "round_not_found", "a well-formed round id never opened at this table"),
     Refusal(404, "award_not_found", "an award id that does not exist"),
+    Refusal(
+        404,
+        "terminal_not_found",
+        "a terminal id that is not one of the table's",
+        operations=frozenset({"terminal_revoke"}),
+    ),
     Refusal(409, "round_id_reused", "the round id was used with another body", operations=ROUNDS),
     Refusal(409, "round_settled", "the round is already settled", operations=ROUNDS),
     Refusal(409, "round_void", "the round was voided", operations=ROUNDS),
@@ -314,6 +322,12 @@ class World:
             assert verified.status_code == 200, _json(verified)
         return jackpot
 
+    def spare_terminal(self) -> int:
+        """A terminal of the spare table, issued beside its own, for a revocation to find."""
+        table = Table.objects.get(pk=self.spare.table_id)
+        issued = terminal_token_issue(table=table, name="fuzz", revoke_others=False, actor="test")
+        return issued.terminal.pk
+
     def prepare(self, case: schemathesis.Case) -> dict[str, str]:
         """Point the case's path at the floor; the Authorization header its security names."""
         operation_id = case.operation.definition.raw["operationId"]
@@ -327,7 +341,7 @@ class World:
             self.clear(terminal)
         if params is not None:
             if "table" in params:
-                administered = operation_id in {"table_detail", "table_change"}
+                administered = operation_id in ADMINISTERED
                 params["table"] = (self.spare if administered else terminal).table_id
             if "pool" in params:
                 params["pool"] = self.pool_id
@@ -337,6 +351,8 @@ class World:
                     params["round_id"] = self.rounds[real % len(self.rounds)]
                 else:
                     params["round_id"] = self.open_round(terminal)
+            if "terminal" in params and real is not None:
+                params["terminal"] = self.spare_terminal()
             if "award" in params and real is not None:
                 params["award"] = self.award_for(operation_id)
         schemes = {
@@ -347,6 +363,12 @@ class World:
         if "staffToken" in schemes:
             return {"Authorization": f"Bearer {self.staff['admin']}"}
         return {}
+
+
+#: The operations on a table that the table administration calls: they get the spare table.
+ADMINISTERED = frozenset(
+    {"table_detail", "table_change", "terminal_list", "terminal_issue", "terminal_revoke"}
+)
 
 
 def _is_stud(operation_id: str, body: Any) -> bool:

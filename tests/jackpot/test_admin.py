@@ -72,23 +72,32 @@ def test_admin_refuses_a_money_change_with_the_reason(admin_client, floor):
     assert Pool.objects.get(pk=pool.pk).stake_cents == 500
 
 
-def test_admin_issues_a_terminal_token_once_and_revokes(admin_client, floor):
-    table = floor.uth[0].table_id
+def _admin_action(admin_client, path: str, action: str, selected: list[int]) -> str:
     response = admin_client.post(
-        "/admin/tables/table/",
-        {"action": "issue_terminal_token", "_selected_action": [table]},
-        follow=True,
+        path, {"action": action, "_selected_action": selected}, follow=True
     )
-    text = response.content.decode()
+    return response.content.decode()
+
+
+def test_admin_rotates_a_terminal_token_with_an_overlap_then_revokes(admin_client, floor):
+    table = floor.uth[0].table_id
+    text = _admin_action(admin_client, "/admin/tables/table/", "issue_terminal_token", [table])
     token = text.split(": term_")[1].split("<")[0].split()[0]
-    assert Terminal.objects.filter(table_id=table, revoked_at__isnull=True).count() == 1
     assert not Terminal.objects.filter(token_hash__contains=token).exists()  # only its hash
-    live = Terminal.objects.get(table_id=table, revoked_at__isnull=True)
-    admin_client.post(
-        "/admin/tables/terminal/", {"action": "revoke", "_selected_action": [live.pk]}, follow=True
-    )
-    assert Terminal.objects.filter(table_id=table, revoked_at__isnull=True).count() == 0
+    # The rotation: the old token keeps working beside the new one until it is revoked.
+    live = Terminal.objects.filter(table_id=table, revoked_at__isnull=True)
+    assert live.count() == 2
+    old = live.order_by("pk").first()
+    _admin_action(admin_client, "/admin/tables/terminal/", "revoke", [old.pk])
+    assert live.count() == 1
     assert AuditEvent.objects.filter(kind="terminal.revoked").exists()
+
+
+def test_admin_replaces_a_lost_terminals_token_at_once(admin_client, floor):
+    table = floor.uth[0].table_id
+    _admin_action(admin_client, "/admin/tables/table/", "replace_terminal_tokens", [table])
+    assert Terminal.objects.filter(table_id=table, revoked_at__isnull=True).count() == 1
+    assert Terminal.objects.filter(table_id=table, revoked_at__isnull=False).count() == 1
 
 
 def test_the_journal_is_read_only_in_the_admin(admin_client, floor):

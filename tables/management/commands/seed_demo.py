@@ -61,7 +61,7 @@ class Command(BaseCommand):
                     "pool": table.pool_id,
                     "token": terminal_token_issue(
                         table=table, name="demo terminal", revoke_others=True, actor=ACTOR
-                    ),
+                    ).token,
                 }
                 for table in tables
             ],
