@@ -7,6 +7,9 @@ What this module guarantees:
 - **Clean stops.** A table stops between rounds, never between an open and its result while the
   service answers, so an interrupted run leaves no round open; a round whose state is in doubt
   (the service went away during it, or its result was refused) is listed in the summary.
+- **Clean starts.** A table begins as a restarted terminal does (docs/api.md 2.11): it lists its
+  table's open rounds and voids them, so a round an earlier run left open (the run was killed)
+  does not stop it on 409 `round_in_progress`. The voids are in the summary.
 - **Reproducible with a seed.** Each table has its own generator (`random.Random` seeded per
   table with `--seed`, else `random.SystemRandom`), so the same seed gives the same bets, cards
   and decisions at each table whatever the timing.
@@ -36,6 +39,7 @@ from tables.simulation.terminal import (
 )
 
 PROGRESS_INTERVAL_S = 0.2
+LEFT_OPEN_REASON = "simulator restarted: round left open by an earlier run"
 
 
 # --- pacing --------------------------------------------------------------------------------------
@@ -102,6 +106,10 @@ class _TablePlayer:
     def run(self) -> None:
         round_id, step = "", "open"
         try:
+            step = "recovery"
+            for round_id in self._left_open():
+                self.client.post(self._path(f"/{round_id}/void"), {"reason": LEFT_OPEN_REASON})
+                self.tally.record_left_open_voided(self.table, round_id)
             for number in range(1, self.rounds + 1):
                 if not self.pacer.wait_turn(self.stop):
                     return
@@ -139,6 +147,11 @@ class _TablePlayer:
 
     def _path(self, rest: str) -> str:
         return f"/api/v1/tables/{self.table.id}/rounds{rest}"
+
+    def _left_open(self) -> list[str]:
+        """The round ids open at this table (at most one: the service opens one at a time)."""
+        page = self.client.get(self._path("?state=open&limit=200"))
+        return [str(found["round_id"]) for found in page["results"]]
 
 
 def _table_rng(seed: int | None, index: int) -> random.Random:

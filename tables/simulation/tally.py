@@ -49,7 +49,7 @@ class TableError:
 
     table: FloorTable
     round_id: str
-    step: str  # "open" or "result"
+    step: str  # "recovery" (voiding what an earlier run left open), "open" or "result"
     status: int | None
     body: object
 
@@ -89,6 +89,9 @@ class Tally:
     )
     jackpots: list[dict[str, Any]] = field(default_factory=list)
     retries: int = 0
+    # Rounds an earlier run left open at these tables (killed, or cut off mid-round), voided at
+    # the start as a restarted terminal does: (table, round_id).
+    left_open_voided: list[tuple[int, str]] = field(default_factory=list)
     errors: list[TableError] = field(default_factory=list)
     # Rounds begun and not known settled; those left at the end are in doubt (the service went
     # away, or a result was refused) and are listed for the operator to read back.
@@ -98,6 +101,10 @@ class Tally:
     def record_retry(self) -> None:
         with self.lock:
             self.retries += 1
+
+    def record_left_open_voided(self, table: FloorTable, round_id: str) -> None:
+        with self.lock:
+            self.left_open_voided.append((table.id, round_id))
 
     def record_start(self, table: FloorTable, round_id: str) -> None:
         with self.lock:
@@ -228,6 +235,10 @@ class Summary:
             },
             "jackpots": list(tally.jackpots),
             "retries": tally.retries,
+            "left_open_voided": [
+                {"table": table_id, "round_id": round_id}
+                for table_id, round_id in tally.left_open_voided
+            ],
             "errors": [error.as_json() for error in tally.errors],
             "rounds_in_doubt": [
                 {"table": table_id, "round_id": round_id} for table_id, round_id in tally.in_play
@@ -267,6 +278,11 @@ class Summary:
                 f"seat {jackpot['seat']}: {eur(jackpot['amount_cents'])} ({jackpot['status']})"
             )
         lines.append(f"  retries             {tally.retries:,}")
+        if tally.left_open_voided:
+            lines.append(
+                f"  voided at start     {len(tally.left_open_voided):,} round(s) an earlier run "
+                "left open (their stakes refunded)"
+            )
         lines.append(f"  errors              {len(tally.errors):,}")
         lines.extend(f"    {error.describe()}" for error in tally.errors)
         for table_id, round_id in tally.in_play:

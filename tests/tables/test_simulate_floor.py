@@ -306,6 +306,40 @@ def test_an_interrupted_run_stops_between_rounds_and_leaves_no_round_open(live_s
     assert_journal_ok()
 
 
+def test_a_round_an_earlier_run_left_open_is_voided_first_and_the_run_plays_on(
+    live_service, tmp_path
+):
+    floor = _floor_file(tmp_path)
+    first = load_floor(floor, 3)[0]
+    # An earlier run was killed between an open and its result: the round stays open, and the
+    # service opens no other round at that table until it is closed (409 round_in_progress).
+    request = urllib.request.Request(
+        f"{live_service.url}/api/v1/tables/{first.id}/rounds",
+        data=json.dumps(
+            {
+                "round_id": "killed-run-1",
+                "seats": [
+                    {
+                        "seat": 1,
+                        "bets": {"ante_cents": 500, "blind_cents": 500, "progressive_cents": 500},
+                    }
+                ],
+            }
+        ).encode(),
+        headers={"Authorization": f"Bearer {first.token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request) as opened:
+        assert opened.status == 201
+
+    summary, _ = _simulate(live_service, floor)
+
+    assert summary["outcome"] == "completed", summary["errors"]
+    assert summary["left_open_voided"] == [{"table": first.id, "round_id": "killed-run-1"}]
+    assert Round.objects.get(round_id="killed-run-1").state == RoundState.VOID
+    assert Round.objects.filter(state=RoundState.SETTLED).count() == 30
+    assert_journal_ok()
+
+
 # --- the players' strategy (pure) ----------------------------------------------------------------
 
 PREFLOP = UthDecision.play(Street.PREFLOP, 4)
