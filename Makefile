@@ -19,7 +19,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-# The embedded default: SQLite and eager tasks, unless DATABASE_URL / REDIS_URL are set. The server
+# The embedded default: SQLite and eager tasks, unless DATABASE_URL / REDIS_URL are set; with
+# REDIS_URL a Celery worker with beat runs beside the server (var/worker.log). The server
 # runs in the background (var/server.log) and the floor simulator in the foreground, so its
 # progress bar shows the meter climbing; one Ctrl-C stops the simulator between rounds, then the
 # server (the EXIT trap).
@@ -34,7 +35,12 @@ run: install
 		"the API, its docs" "http://127.0.0.1:8000/api/docs/" \
 		"the admin" "http://127.0.0.1:8000/admin/  (user admin, the password above)"
 	@$(BIN)/python manage.py runserver --noreload 127.0.0.1:8000 > var/server.log 2>&1 & server=$$!; \
-	trap 'kill $$server 2>/dev/null' EXIT; \
+	worker=; if [ -n "$$REDIS_URL" ]; then \
+		DJANGO_SETTINGS_MODULE=config.settings.local $(BIN)/celery -A config worker --beat \
+			--schedule var/celerybeat-schedule --loglevel=INFO > var/worker.log 2>&1 & worker=$$!; \
+		echo "A Celery worker and beat run beside it (log: var/worker.log)."; \
+	fi; \
+	trap 'kill $$server $$worker 2>/dev/null' EXIT; \
 	echo "Serving http://127.0.0.1:8000 (log: var/server.log). The floor simulator plays a round a"; \
 	echo "second on the demo tables through the API; Ctrl-C stops both."; \
 	status=0; $(BIN)/python manage.py simulate_floor --tables 6 --rounds 100000 --rate 1 --wait 60 \

@@ -9,6 +9,8 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     from django.core.management import execute_from_command_line
 
+    import config.celery  # noqa: F401  (the Celery app tasks are sent with)
+
     execute_from_command_line(sys.argv)
 
 

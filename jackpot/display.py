@@ -241,6 +241,24 @@ def _from_database(pool_id: int) -> tuple[dict[str, Any], int, dict[str, Any]] |
     return meter.model_dump(mode="json"), version, awards.model_dump(mode="json")
 
 
+def refresh(pool_id: int) -> bool:
+    """Publish the pool's committed figures from PostgreSQL (the scheduled safety net beside the
+    publish after commit: a publish lost with Redis down is made good within a period). The
+    compare-and-set keeps it harmless: it never puts an older version over a newer one."""
+    found = _from_database(pool_id)
+    if found is None:
+        return False
+    meter, award_version, awards = found
+    _publish(pool_id, "meter", meter["sequence"], meter)
+    _publish(pool_id, "awards", award_version, awards)
+    return True
+
+
+def refresh_all() -> int:
+    """`refresh` every pool; how many were published."""
+    return sum(refresh(pool_id) for pool_id in Pool.objects.values_list("pk", flat=True))
+
+
 def display_meter(pool_id: int) -> tuple[dict[str, Any], str] | None:
     """The sign's body and its ETag; None when there is no such pool.
 

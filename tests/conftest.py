@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["tests.workers"]  # the `celery_worker` fixture: a real worker in a subprocess
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:

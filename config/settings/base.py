@@ -22,6 +22,11 @@ The bounds, each from the environment (0 turns one off):
   not acknowledged for that long (a server gone from the network mid-request);
 - PROGRESSIVE_CLOSED_RETRY_AFTER (2, seconds): the 503's Retry-After;
 - REDIS_BREAKER_SECONDS (5): how long Redis is skipped after it failed (`config.circuit`).
+
+Background work (Celery, docs/operations.md): CELERY_QUEUE (jackpot), the queue the web sends to
+and the worker takes from; CELERY_VISIBILITY_TIMEOUT_SECONDS (3600), after which Redis gives an
+unacknowledged task of a dead worker to another; BEAT_SCHEDULE_FILE (var/celerybeat-schedule);
+DISPLAY_REFRESH_SECONDS (30), how often beat republishes every sign's figures from PostgreSQL.
 """
 
 import time
@@ -137,9 +142,29 @@ else:
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
+# At least once: a task is acknowledged when it has run, and one whose worker died (kill -9, OOM)
+# is given back to the queue, so tasks must be idempotent (jackpot.tasks). Redis redelivers an
+# unacknowledged task after the visibility timeout: longer than any task runs.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600)
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True  # no result backend: a task's outcome is in PostgreSQL
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "jackpot")
+CELERY_BEAT_SCHEDULE_FILENAME = env_str("BEAT_SCHEDULE_FILE", str(VAR_DIR / "celerybeat-schedule"))
+# What beat starts, and how often (seconds).
+DISPLAY_REFRESH_SECONDS = env_int("DISPLAY_REFRESH_SECONDS", 30)
+CELERY_BEAT_SCHEDULE = {
+    "refresh-displays": {
+        "task": "jackpot.refresh_displays",
+        "schedule": float(DISPLAY_REFRESH_SECONDS),
+    },
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
