@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import config.celery  # noqa: F401  (the Celery app tasks are sent with, as every entry point)
+
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.workers"]  # the `celery_worker` fixture: a real worker in a subprocess
 

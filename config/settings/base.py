@@ -149,8 +149,13 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600)
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600),
+    # A web process sends a task once, and must not wait on a broker that is down
+    # (config.dispatch): connecting gives up as fast as the cache's Redis calls do.
+    "socket_connect_timeout": 0.25,
+    "max_retries": 0,
 }
+CELERY_BROKER_CONNECTION_TIMEOUT = 0.5
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
