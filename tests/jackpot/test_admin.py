@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from config.errors import Conflict
-from jackpot.models import AuditEvent, ParameterChange, Pool
 from jackpot.changes import change_approve, change_propose
+from jackpot.models import AuditEvent, ParameterChange, Pool
 from tables.models import Table, Terminal
 from tables.services import table_update
 
@@ -127,7 +127,7 @@ def test_saving_a_pool_in_the_admin_files_a_proposal_another_admin_approves(
     second = Client()
     second.force_login(other)
     page = second.post("/admin/jackpot/parameterchange/", approve, follow=True)
-    assert "#%d: done" % proposal.pk in page.content.decode()
+    assert f"#{proposal.pk}: done" in page.content.decode()
     assert Pool.objects.get(pk=pool.pk).verification_threshold_cents == 250_000
     applied = ParameterChange.objects.get()
     assert (applied.status, applied.decided_by, applied.proposed_by.username) == (

@@ -10,7 +10,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.test import Client
 
-from jackpot.models import AuditEvent, Award, Pool
+from jackpot.models import AuditEvent, Award
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
 
