@@ -53,6 +53,17 @@ class ErrorCode(StrEnum):
     AWARD_NOT_FOUND = "award_not_found"
     AWARD_WRONG_STATUS = "award_wrong_status"
     FOUR_EYES = "four_eyes"
+    VOID_REQUESTED = "void_requested"
+    VOID_NOT_REQUESTED = "void_not_requested"
+    METER_WOULD_GO_NEGATIVE = "meter_would_go_negative"
+    # A pool's parameters: proposed by one admin, approved by another
+    CHANGE_NOT_FOUND = "change_not_found"
+    CHANGE_WRONG_STATUS = "change_wrong_status"
+    CHANGE_STALE = "change_stale"
+    POOL_TABLES_OPEN = "pool_tables_open"
+    NO_CHANGE = "no_change"
+    INVALID_CHANGE = "invalid_change"
+    NOT_THE_PROPOSER = "not_the_proposer"
     # Who calls, how often, and the rest of HTTP
     NOT_AUTHENTICATED = "not_authenticated"
     AUTHENTICATION_FAILED = "authentication_failed"
@@ -105,7 +116,27 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.POOL_NOT_FOUND: (404, "no such pool"),
     ErrorCode.AWARD_NOT_FOUND: (404, "no such award"),
     ErrorCode.AWARD_WRONG_STATUS: (409, "the award's status does not allow this step"),
-    ErrorCode.FOUR_EYES: (403, "the supervisor who verified an award cannot also approve it"),
+    ErrorCode.FOUR_EYES: (
+        403,
+        "one person took both steps of a two-person control: verify and approve an award, "
+        "request and confirm a jackpot's void, propose and approve a pool's change",
+    ),
+    ErrorCode.VOID_REQUESTED: (
+        409,
+        "the jackpot's void is requested: confirm or cancel it before another step",
+    ),
+    ErrorCode.VOID_NOT_REQUESTED: (409, "no void of this award is requested to confirm or cancel"),
+    ErrorCode.METER_WOULD_GO_NEGATIVE: (
+        409,
+        "the meter cannot give back the voided jackpot's reset: nothing was changed",
+    ),
+    ErrorCode.CHANGE_NOT_FOUND: (404, "the pool has no such parameter change"),
+    ErrorCode.CHANGE_WRONG_STATUS: (409, "the change was already applied, rejected or withdrawn"),
+    ErrorCode.CHANGE_STALE: (409, "the pool changed since the proposal: propose again"),
+    ErrorCode.POOL_TABLES_OPEN: (409, "a pool's parameters change only with its tables closed"),
+    ErrorCode.NO_CHANGE: (400, "the proposal changes nothing: the pool has these values"),
+    ErrorCode.INVALID_CHANGE: (400, "a value the pool cannot take (a bound, the shares, a name)"),
+    ErrorCode.NOT_THE_PROPOSER: (403, "only the admin who proposed a change may withdraw it"),
     ErrorCode.NOT_AUTHENTICATED: (401, "no credentials"),
     ErrorCode.AUTHENTICATION_FAILED: (401, "unknown or revoked credentials"),
     ErrorCode.PERMISSION_DENIED: (403, "not allowed for these credentials"),

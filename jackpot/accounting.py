@@ -55,6 +55,8 @@ ROUTES: Mapping[TransferCode, Route] = MappingProxyType(
         TransferCode.AWARD_PAID: Route(_PAYABLE, _PAID),
         TransferCode.AWARD_VOID_METER: Route(_PENDING, _METER),
         TransferCode.AWARD_VOID_HOUSE: Route(_PENDING, _HOUSE),
+        TransferCode.VOID_RESET_RESERVE: Route(_METER, _RESERVE),
+        TransferCode.VOID_RESET_HOUSE: Route(_METER, _HOUSE),
     }
 )
 

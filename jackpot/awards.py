@@ -7,13 +7,22 @@ transfers do:
 
     approve   awards_pending -> payable        (award_approved)
     pay       payable        -> paid           (award_paid)
-    void      awards_pending -> meter          (award_void_meter: a jackpot goes back on the meter)
-              awards_pending -> house          (award_void_house: a fixed award or envy)
+    void      awards_pending -> house          (award_void_house: a fixed award or envy)
+              awards_pending -> meter          (award_void_meter: a jackpot goes back on the meter)
+              meter -> reserve, meter -> house (void_reset_reserve, void_reset_house: and the
+                                                reset its hit paid goes back where it came from)
 
-Invariants: the approver is never the verifier (checked here and by a database constraint);
-only `pending` and `verified` awards can be voided; nothing is deleted or edited in place but
-the award's status and who/when fields, whose history is the audit chain. Locks: the award row,
-the pool row, the pool's chain head, in the order `jackpot.locks` states.
+A fixed award or envy is voided by one supervisor. A jackpot's void takes two (compliance 24):
+one requests it with a reason (`award.void_requested`: the award keeps its status and its money,
+marked with who asked, when and why), a different one confirms it (`award.void`, the money
+moves) or anyone cancels the request (`award.void_cancelled`). While a void is requested the
+award can be neither verified nor approved: the request is settled first.
+
+Invariants: the approver is never the verifier, the confirmer of a jackpot's void never its
+requester (checked here, 403 `four_eyes`, and by database constraints); only `pending` and
+`verified` awards can be voided; nothing is deleted or edited in place but the award's status and
+who/when fields, whose history is the audit chain. Locks: the award row, the pool row, the pool's
+chain head, in the order `jackpot.locks` states.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from config.errors import ApiError, Conflict, Forbidden, NotFound
 from jackpot import display, ledger, locks, meter, movements
 from jackpot.accounting import Posting
 from jackpot.bodies import MAX_TEXT
-from jackpot.models import Award, AwardStatus
+from jackpot.models import Award, AwardKind, AwardStatus
 
 
 def _text(value: object, *, param: str) -> str:
@@ -42,22 +51,27 @@ def _text(value: object, *, param: str) -> str:
     return value.strip()
 
 
+Change = Callable[[Award, datetime], dict[str, object]]
+
+
 @locks.retried
 def _take_step(
     award_id: int,
     user: User,
     *,
     allowed: tuple[AwardStatus, ...],
-    to: AwardStatus,
+    to: AwardStatus | None,
     payload: dict[str, object],
-    changes: Callable[[datetime], dict[str, object]],
+    changes: Change,
+    kind: str | None = None,
     check: Callable[[Award], None] = lambda award: None,
     move: Callable[[Award, datetime], tuple[tuple[Posting, ...], dict[str, object]]] = (
         lambda award, now: ((), {})
     ),
 ) -> Award:
-    """Move one award from one of `allowed` to `to`: `check` may refuse; `move` gives the money
-    movement (`jackpot.movements`) and what the event records of it."""
+    """Move one award from one of `allowed` to `to` (None: it keeps its status), as the audit
+    event `kind` (default `award.<to>`): `check` may refuse; `move` gives the money movement
+    (`jackpot.movements`) and what the event records of it; `changes` the award's new fields."""
     with transaction.atomic():
         award = locks.award_row(award_id)
         if award is None:
@@ -70,12 +84,13 @@ def _take_step(
             )
         check(award)
         now = timezone.now()
+        status = to or AwardStatus(award.status)
         postings, moved = move(award, now)
         meter.bump_award_version(pool_id=award.pool_id)
         display.awards_changed(award.pool_id)
         ledger.record(
             chain=ledger.pool_chain(award.pool_id),
-            kind=f"award.{to}",
+            kind=kind or f"award.{status}",
             actor=f"user:{user.get_username()}",
             pool_id=award.pool_id,
             occurred_at=now,
@@ -87,16 +102,42 @@ def _take_step(
                 "kind": award.kind,
                 "amount_cents": award.amount_cents,
                 "from": award.status,
-                "to": to,
+                "to": status,
                 **payload,
                 **moved,
             },
         )
-        update = {"status": to, **changes(now)}
+        update = {"status": status, **changes(award, now)}
         for field, value in update.items():
             setattr(award, field, value)
         award.save(update_fields=list(update))
         return award
+
+
+def _no_void_requested(award: Award) -> None:
+    if award.void_requested_by_id is not None:
+        raise Conflict(
+            "void_requested",
+            f"a void of award {award.pk} is requested: a second supervisor confirms it "
+            f"(POST /api/v1/awards/{award.pk}/void/confirm) or it is cancelled "
+            f"(/void/cancel) before anything else",
+            param="award",
+        )
+
+
+def _void_requested(award: Award) -> None:
+    if award.void_requested_by_id is None:
+        raise Conflict(
+            "void_not_requested",
+            f"no void of award {award.pk} is requested: a supervisor requests it first "
+            f"(POST /api/v1/awards/{award.pk}/void with a reason)",
+            param="award",
+        )
+
+
+def _who(user_id: int | None) -> str | None:
+    found = User.objects.filter(pk=user_id).first() if user_id is not None else None
+    return None if found is None else found.get_username()
 
 
 def award_verify(*, award_id: int, user: User, note: object) -> Award:
@@ -108,7 +149,12 @@ def award_verify(*, award_id: int, user: User, note: object) -> Award:
         allowed=(AwardStatus.PENDING,),
         to=AwardStatus.VERIFIED,
         payload={"note": text},
-        changes=lambda now: {"verified_by": user, "verified_at": now, "verification_note": text},
+        check=_no_void_requested,
+        changes=lambda award, now: {
+            "verified_by": user,
+            "verified_at": now,
+            "verification_note": text,
+        },
     )
 
 
@@ -116,6 +162,7 @@ def award_approve(*, award_id: int, user: User) -> Award:
     """A second supervisor approves payment: the award becomes payable to the player."""
 
     def four_eyes(award: Award) -> None:
+        _no_void_requested(award)
         if award.verified_by_id == user.pk:
             raise Forbidden(
                 "four_eyes",
@@ -131,7 +178,7 @@ def award_approve(*, award_id: int, user: User) -> Award:
         payload={},
         check=four_eyes,
         move=lambda award, now: (movements.approve_award(award), {}),
-        changes=lambda now: {"approved_by": user, "approved_at": now},
+        changes=lambda award, now: {"approved_by": user, "approved_at": now},
     )
 
 
@@ -144,30 +191,120 @@ def award_pay(*, award_id: int, user: User) -> Award:
         to=AwardStatus.PAID,
         payload={},
         move=lambda award, now: (movements.pay_award(award), {}),
-        changes=lambda now: {"paid_by": user, "paid_at": now},
+        changes=lambda award, now: {"paid_by": user, "paid_at": now},
     )
 
 
+def _back(award: Award, now: datetime) -> tuple[tuple[Posting, ...], dict[str, object]]:
+    """The money of a void (`jackpot.movements.void_award`) and what its event records of it."""
+    voided = movements.void_award(award, now=now)
+    if voided.meter_version is None:
+        return voided.postings, {}
+    return voided.postings, {
+        "meter_after_cents": voided.meter_after_cents,
+        "meter_version": voided.meter_version,
+        "reset_returned": {
+            "reserve_cents": voided.reset_reserve_cents,
+            "house_cents": voided.reset_house_cents,
+        },
+        "requested_by": _who(award.void_requested_by_id),
+        "requested_at": None
+        if award.void_requested_at is None
+        else award.void_requested_at.isoformat(),
+    }
+
+
+VOIDABLE = (AwardStatus.PENDING, AwardStatus.VERIFIED)
+
+
 def award_void(*, award_id: int, user: User, reason: object) -> Award:
-    """Void an award awaiting payment. A jackpot goes back on the meter, a fixed award to the
-    house; both by new transfers."""
+    """Void an award awaiting payment, or for a jackpot request its void.
+
+    A fixed award or envy is void at once and goes back to the house. A jackpot is only marked
+    with the request (who, when, `reason`): its status and its money stay until a second
+    supervisor confirms (`award_void_confirm`). Whether a void was filed or done, the caller
+    reads from the award's status."""
+    text = _text(reason, param="reason")
+    # An award's kind never changes, so it can be read before the award is locked.
+    kind = Award.objects.filter(pk=award_id).values_list("kind", flat=True).first()
+    if kind == AwardKind.ROYAL_FLUSH:
+        return _take_step(
+            award_id,
+            user,
+            allowed=VOIDABLE,
+            to=None,
+            kind="award.void_requested",
+            payload={"reason": text},
+            check=_no_void_requested,
+            changes=lambda award, now: {
+                "void_requested_by": user,
+                "void_requested_at": now,
+                "void_request_reason": text,
+            },
+        )
+    return _take_step(
+        award_id,
+        user,
+        allowed=VOIDABLE,
+        to=AwardStatus.VOID,
+        payload={"reason": text},
+        move=_back,
+        changes=lambda award, now: {"voided_by": user, "voided_at": now, "void_reason": text},
+    )
+
+
+def award_void_confirm(*, award_id: int, user: User) -> Award:
+    """A second supervisor confirms a jackpot's requested void: the award is void, the jackpot
+    goes back on the meter and the hit's reset back to the reserve and the house."""
+
+    def four_eyes(award: Award) -> None:
+        _void_requested(award)
+        if award.void_requested_by_id == user.pk:
+            raise Forbidden(
+                "four_eyes",
+                "the supervisor who requested a jackpot's void cannot also confirm it",
+                param="award",
+            )
+
+    return _take_step(
+        award_id,
+        user,
+        allowed=VOIDABLE,
+        to=AwardStatus.VOID,
+        payload={},
+        check=four_eyes,
+        move=_back,
+        changes=lambda award, now: {
+            "voided_by": user,
+            "voided_at": now,
+            "void_reason": award.void_request_reason,
+        },
+    )
+
+
+def award_void_cancel(*, award_id: int, user: User, reason: object) -> Award:
+    """A supervisor (the requester or another) withdraws a jackpot's requested void, saying why:
+    the award goes on its way to payment; nothing moves."""
     text = _text(reason, param="reason")
 
-    def back(award: Award, now: datetime) -> tuple[tuple[Posting, ...], dict[str, object]]:
-        voided = movements.void_award(award, now=now)
-        if voided.meter_version is None:
-            return voided.postings, {}
-        return voided.postings, {
-            "meter_after_cents": voided.meter_after_cents,
-            "meter_version": voided.meter_version,
+    def requested(award: Award, now: datetime) -> tuple[tuple[Posting, ...], dict[str, object]]:
+        return (), {
+            "requested_by": _who(award.void_requested_by_id),
+            "request_reason": award.void_request_reason,
         }
 
     return _take_step(
         award_id,
         user,
-        allowed=(AwardStatus.PENDING, AwardStatus.VERIFIED),
-        to=AwardStatus.VOID,
+        allowed=VOIDABLE,
+        to=None,
+        kind="award.void_cancelled",
         payload={"reason": text},
-        move=back,
-        changes=lambda now: {"voided_by": user, "voided_at": now, "void_reason": text},
+        check=_void_requested,
+        move=requested,
+        changes=lambda award, now: {
+            "void_requested_by": None,
+            "void_requested_at": None,
+            "void_request_reason": "",
+        },
     )

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from config.codes import ErrorCode
 from config.wire import DIGITS, Body, Instant, Moment, NonBlank, Query, Refusal
-from jackpot.models import AccountKind, AwardKind, AwardStatus, TransferCode
+from jackpot.models import AccountKind, AwardKind, AwardStatus, ChangeStatus, TransferCode
 from tables.rules import paytables as rules
 
 MAX_TEXT = 500  # a note's or a reason's characters
@@ -68,7 +68,8 @@ class DisplayMeter(SignAwards, Meter):  # the meter's fields first (pydantic: th
 
 
 class Award(Body):
-    """An award and its way to payment: who verified, approved, paid or voided it, and when."""
+    """An award and its way to payment: who verified, approved, paid or voided it, and when; for
+    a jackpot whose void is requested and not yet confirmed, who requested it, when and why."""
 
     id: Id
     pool: Id
@@ -89,6 +90,11 @@ class Award(Body):
     voided_by: str | None
     voided_at: Instant | None
     void_reason: str
+    void_requested_by: str | None = Field(
+        description="a jackpot's void: the supervisor who requested it; a different one confirms"
+    )
+    void_requested_at: Instant | None
+    void_request_reason: str
 
 
 class AwardPage(Body):
@@ -294,6 +300,67 @@ class PoolReport(Body):
     open_rounds: OpenRounds
 
 
+# --- a pool's parameter changes (jackpot.changes) ---------------------------------------------
+
+
+class PoolParameters(Body):
+    """The parameters a proposal sets: each left out (or null) stays as it is."""
+
+    name: Annotated[NonBlank, Field(max_length=80)] | None = None
+    stake_cents: Annotated[int, Field(ge=1, le=2_147_483_647)] | None = None
+    meter_share_bp: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    reserve_share_bp: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    seed_cents: Annotated[int, Field(ge=0, le=2**62)] | None = None
+    verification_threshold_cents: Annotated[int, Field(ge=0, le=2**62)] | None = None
+    paytable_version: Annotated[NonBlank, Field(max_length=40)] | None = None
+
+
+class ChangeProposal(Body):
+    """A proposal: the new values and why. Another admin approves it."""
+
+    changes: PoolParameters
+    reason: Note
+
+
+class ChangeApproval(Body):
+    """An approval, with an optional note."""
+
+    note: Note | None = None
+
+
+class ChangeRejection(Body):
+    """A rejection says why."""
+
+    note: Note
+
+
+ParameterValue = int | str
+
+
+class ParameterChange(Body):
+    """A proposed change of a pool's parameters and what became of it: the new values, the
+    pool's values when it was proposed (`before`), who proposed it and who decided, when (UTC)."""
+
+    id: Id
+    pool: Id
+    status: ChangeStatus
+    changes: dict[str, ParameterValue]
+    before: dict[str, ParameterValue]
+    reason: str
+    proposed_by: str
+    proposed_at: Instant
+    decided_by: str | None = Field(description="who approved, rejected or withdrew it")
+    decided_at: Instant | None
+    decision_note: str
+
+
+class ParameterChangePage(Body):
+    count: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=1, le=200)]
+    offset: Page
+    results: list[ParameterChange]
+
+
 # --- query strings ----------------------------------------------------------------------------
 
 QueryId = Annotated[int, Field(ge=0, le=2**62), DIGITS]
@@ -325,4 +392,10 @@ class JournalQuery(Query):
     from_: From = None
     to: To = None
     limit: Annotated[int, Field(ge=1, le=500, description="1 to 500 (default 100)"), DIGITS] = 100
+    offset: Offset = 0
+
+
+class ParameterChangeQuery(Query):
+    status: ChangeStatus | None = None
+    limit: Annotated[int, Field(ge=1, le=200, description="1 to 200 (default 50)"), DIGITS] = 50
     offset: Offset = 0

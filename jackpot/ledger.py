@@ -39,6 +39,9 @@ SECURITY_KINDS = frozenset(
     {
         "pool.created",
         "pool.changed",
+        "pool.change_proposed",
+        "pool.change_rejected",
+        "pool.change_withdrawn",
         "table.created",
         "table.changed",
         "terminal.issued",

@@ -5,7 +5,9 @@ A transaction takes the locks it needs in this order, never going back to an ear
 0. `TABLE` - the table's row (`tables_table`): shared (`FOR KEY SHARE`) by a round's open, which
    so reads the pool the table feeds as committed last and keeps the table from moving until the
    round is written; exclusive (`FOR UPDATE`) by the table's administration (`table_row`), which
-   so waits for every open in flight and then sees its round.
+   so waits for every open in flight and then sees its round; exclusive, every table of a pool in
+   id order, by the approval of a change of the pool's parameters, so that none opens for play
+   until the change is committed.
 1. `ROUND` - the round's row (`tables_round`): the INSERT of a new round on open, `SELECT ...
    FOR UPDATE` on settle and void (`round_row`). Only its own table's terminal ever waits on it.
 2. `AWARD` - the award's row (`jackpot_award`), one step of an award's way to payment
@@ -15,7 +17,9 @@ A transaction takes the locks it needs in this order, never going back to an ear
 4. `POOL` - the pool's row (`jackpot_pool`), the progressive's one point of serialization and the
    only lock tables share. It is taken by the first statement of `jackpot.meter` a transaction
    runs (each is a single `UPDATE ... RETURNING`, or `SELECT ... FOR UPDATE` for a hit), never by
-   a read followed by a write.
+   a read followed by a write. A parameter change's row (`jackpot_parameterchange`) is taken
+   after it when both are (an approval), and alone otherwise (a rejection, a withdrawal): it is
+   never held while waiting for the pool row.
 5. `POOL_CHAIN` - the head of the pool's own chain (`pool-{id}`, `chain_slot`): pool events and
    award steps, after the pool row.
 6. `ADMIN_CHAIN` - the head of the `admin` chain (`chain_slot`): tables and tokens issued.
@@ -29,7 +33,10 @@ higher one.
 - void a round: ROUND, TABLE_CHAIN;
 - an award's step: AWARD, POOL (the award version; a voided jackpot's return), POOL_CHAIN;
 - change a table: TABLE (exclusive), ADMIN_CHAIN;
-- create or change a pool: POOL, POOL_CHAIN; issue a token or a table: ADMIN_CHAIN.
+- create a pool, propose a change of its parameters: POOL_CHAIN (creation: POOL first);
+- approve a change: TABLE (each of the pool's tables, exclusive, in id order), POOL, the change's
+  row, POOL_CHAIN; reject or withdraw it: the change's row, POOL_CHAIN;
+- issue a token or a table: ADMIN_CHAIN.
 
 `tests/concurrency/test_lock_order.py` records the SQL of these paths and checks the order.
 

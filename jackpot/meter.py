@@ -136,14 +136,33 @@ def take_jackpot(*, pool_id: int, now: datetime) -> Hit:
     )
 
 
-def return_to_meter(*, pool_id: int, amount_cents: int, now: datetime) -> tuple[int, int]:
-    """Put a voided jackpot back on the meter; returns (meter after in cents, meter version)."""
-    meter_units, meter_version = _one_row(
-        "UPDATE jackpot_pool SET meter_units = meter_units + %s,"
-        " meter_version = meter_version + 1, meter_changed_at = %s"
-        " WHERE id = %s RETURNING meter_units, meter_version",
-        [amount_cents * U, now, pool_id],
-    )
+def void_jackpot(
+    *,
+    pool_id: int,
+    jackpot_cents: int,
+    reset_reserve_cents: int,
+    reset_house_cents: int,
+    now: datetime,
+) -> tuple[int, int] | None:
+    """Undo a jackpot hit on the counters, in one statement: the jackpot goes back on the meter
+    and the reset the hit paid goes back where it came from, so the meter loses
+    `reset_reserve_cents + reset_house_cents` (the seed at the hit) and the reserve regains
+    `reset_reserve_cents`. Returns (meter after in cents, meter version); None, changing nothing,
+    when the meter would go below zero (possible only if the meter was reset again since, to a
+    lower seed, or has otherwise fallen below the voided hit's reset)."""
+    meter_delta = (jackpot_cents - reset_reserve_cents - reset_house_cents) * U
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE jackpot_pool SET meter_units = meter_units + %s,"
+            " reserve_units = reserve_units + %s,"
+            " meter_version = meter_version + 1, meter_changed_at = %s"
+            " WHERE id = %s AND meter_units + %s >= 0 RETURNING meter_units, meter_version",
+            [meter_delta, reset_reserve_cents * U, now, pool_id, meter_delta],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    meter_units, meter_version = (int(value) for value in row)
     return meter_units // U, meter_version
 
 

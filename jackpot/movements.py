@@ -2,9 +2,11 @@
 
 Every operation the progressive knows is here: seed a new pool, take a round's stakes, grant a
 round's awards (winning and resetting the jackpot on a royal), refund a voided round, and the
-award workflow's approve, pay and void. Each changes the pool's counters where it must (through
-`jackpot.meter`, which takes the pool row lock) and returns a typed result whose `postings` the
-caller records with `jackpot.ledger.record` in the same transaction, under its own audit event.
+award workflow's approve, pay and void (a voided jackpot undoes its hit: the jackpot back on the
+meter, the reset back to the reserve and the house). Each changes the pool's counters where it
+must (through `jackpot.meter`, which takes the pool row lock) and returns a typed result whose
+`postings` the caller records with `jackpot.ledger.record` in the same transaction, under its
+own audit event.
 Callers (the round lifecycle, `jackpot.awards`, `jackpot.services`) never name an account or a
 transfer code: the codes are chosen here and routed by `jackpot.accounting.ROUTES`.
 
@@ -30,7 +32,7 @@ from jackpot import display, meter
 from jackpot.accounting import Posting
 from jackpot.bodies import Meter
 from jackpot.meter import meter_body, pool_meter
-from jackpot.models import Award, AwardKind, AwardStatus, Pool, TransferCode
+from jackpot.models import Award, AwardKind, AwardStatus, Pool, Transfer, TransferCode
 from tables.rules.paytables import CURRENT, PaytableSet, get_progressive_paytable
 from tables.rules.progressive import ENVY, ProgressiveAward, RoundAward, fixed_award_cents
 
@@ -209,23 +211,61 @@ def pay_award(award: Award) -> tuple[Posting, ...]:
 
 @dataclass(frozen=True, slots=True)
 class AwardVoided:
-    """A voided award's postings; for a jackpot, the meter it went back onto."""
+    """A voided award's postings; for a jackpot, the meter it went back onto and the reset it
+    gave back (to the reserve, to the house)."""
 
     postings: tuple[Posting, ...]
     meter_after_cents: int | None = None
     meter_version: int | None = None
+    reset_reserve_cents: int = 0
+    reset_house_cents: int = 0
+
+
+def _hit_reset(award: Award) -> tuple[int, int]:
+    """What the hit of jackpot `award` took to reset the meter, as its own transfers recorded it:
+    (from the reserve, from the house). A zero part was never written, so it reads as zero."""
+    written = dict(
+        Transfer.objects.filter(
+            pool_id=award.pool_id,
+            award_id=award.pk,
+            code__in=(TransferCode.RESET_RESERVE, TransferCode.RESET_HOUSE),
+        ).values_list("code", "amount_cents")
+    )
+    return written.get(TransferCode.RESET_RESERVE, 0), written.get(TransferCode.RESET_HOUSE, 0)
 
 
 def void_award(award: Award, *, now: datetime) -> AwardVoided:
-    """Void an award awaiting payment: a jackpot goes back on the meter (the meter counter rises
-    by its cents under the pool row lock), a fixed award or envy back to the house."""
+    """Void an award awaiting payment. A fixed award or envy goes back to the house. A jackpot
+    puts the link back where it would be had the hit never happened (domain.md): the jackpot back
+    on the meter (`award_void_meter`), and the reset the hit paid back where it came from
+    (`void_reset_reserve`, `void_reset_house`, the hit's own `reset_*` amounts), each a transfer
+    referencing the award; the counters move in one statement under the pool row lock. A 409
+    `meter_would_go_negative`, nothing written, when the meter cannot give the reset back."""
     if award.kind != AwardKind.ROYAL_FLUSH:
         code = TransferCode.AWARD_VOID_HOUSE
         return AwardVoided((Posting(code, award.amount_cents, award.round_id, award.pk),))
-    meter_cents, version = meter.return_to_meter(
-        pool_id=award.pool_id, amount_cents=award.amount_cents, now=now
+    from_reserve, from_house = _hit_reset(award)
+    moved = meter.void_jackpot(
+        pool_id=award.pool_id,
+        jackpot_cents=award.amount_cents,
+        reset_reserve_cents=from_reserve,
+        reset_house_cents=from_house,
+        now=now,
     )
+    if moved is None:
+        raise Conflict(
+            "meter_would_go_negative",
+            f"voiding award {award.pk} would take its reset ({from_reserve + from_house} cents) "
+            f"back from a meter holding less than that less its {award.amount_cents} cents: "
+            "nothing was changed; see docs/accounting.md (voiding a jackpot)",
+            param="award",
+        )
+    meter_cents, version = moved
     display.meter_changed(award.pool_id, pool_meter(pool_id=award.pool_id))
-    code = TransferCode.AWARD_VOID_METER
-    postings = (Posting(code, award.amount_cents, award.round_id, award.pk),)
-    return AwardVoided(postings, meter_cents, version)
+    ids = (award.round_id, award.pk)
+    postings = (
+        Posting(TransferCode.AWARD_VOID_METER, award.amount_cents, *ids),
+        Posting(TransferCode.VOID_RESET_RESERVE, from_reserve, *ids),
+        Posting(TransferCode.VOID_RESET_HOUSE, from_house, *ids),
+    )
+    return AwardVoided(postings, meter_cents, version, from_reserve, from_house)

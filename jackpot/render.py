@@ -1,4 +1,5 @@
-"""Awards as the API shows them (`jackpot.bodies.Award`): rendering only, no reads and no writes.
+"""Awards and parameter changes as the API shows them (`jackpot.bodies.Award`,
+`ParameterChange`): rendering only, no reads and no writes.
 
 Kept apart from `jackpot.awards` (the award's way to payment) so that the reads in
 `jackpot.selectors` can render awards without importing the module that writes them.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 
 from jackpot import bodies
-from jackpot.models import Award, AwardKind, AwardStatus
+from jackpot.models import Award, AwardKind, AwardStatus, ChangeStatus, ParameterChange
 
 
 def _who(user: User | None) -> str | None:
@@ -17,7 +18,7 @@ def _who(user: User | None) -> str | None:
 
 
 def award_body(award: Award) -> bodies.Award:
-    """An award as the API shows it (select_related the four users when listing many)."""
+    """An award as the API shows it (select_related the five users when listing many)."""
     return bodies.Award.model_construct(
         id=award.pk,
         pool=award.pool_id,
@@ -38,4 +39,24 @@ def award_body(award: Award) -> bodies.Award:
         voided_by=_who(award.voided_by),
         voided_at=award.voided_at,
         void_reason=award.void_reason,
+        void_requested_by=_who(award.void_requested_by),
+        void_requested_at=award.void_requested_at,
+        void_request_reason=award.void_request_reason,
+    )
+
+
+def change_body(change: ParameterChange) -> bodies.ParameterChange:
+    """A parameter change as the API shows it (select_related its two users when listing)."""
+    return bodies.ParameterChange.model_construct(
+        id=change.pk,
+        pool=change.pool_id,
+        status=ChangeStatus(change.status),
+        changes=change.changes,
+        before=change.before,
+        reason=change.reason,
+        proposed_by=change.proposed_by.get_username(),
+        proposed_at=change.proposed_at,
+        decided_by=_who(change.decided_by),
+        decided_at=change.decided_at,
+        decision_note=change.decision_note,
     )

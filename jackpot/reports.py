@@ -3,7 +3,8 @@
 The meter identity recomputes the meter counter from first principles, independently of the
 counter itself: every stake ever taken adds exactly `stake_cents * meter_share_bp` units (voided
 rounds included: the meter keeps its share), and the only other movements are the seed and the
-resets (in), voided jackpots (in) and jackpots won (out), all in whole cents. It holds to the
+resets (in), voided jackpots (in), jackpots won (out) and the resets voided jackpots give back
+(out), all in whole cents. It holds to the
 unit while the pool's stake and shares have not changed since its creation, which the admin
 guarantees while tables are open.
 
@@ -66,7 +67,11 @@ def pool_report(pool: Pool, *, stakes_count: int, open_rounds: OpenRounds) -> Po
         by_code.get(code, 0)
         for code in (Code.POOL_SEED, Code.RESET_RESERVE, Code.RESET_HOUSE, Code.AWARD_VOID_METER)
     )
-    expected_units = (cents_in - by_code.get(Code.JACKPOT_HIT, 0)) * UNITS_PER_CENT + (
+    cents_out = sum(
+        by_code.get(code, 0)
+        for code in (Code.JACKPOT_HIT, Code.VOID_RESET_RESERVE, Code.VOID_RESET_HOUSE)
+    )
+    expected_units = (cents_in - cents_out) * UNITS_PER_CENT + (
         stakes_count * pool.stake_cents * pool.meter_share_bp
     )
     live = ~Q(status=AwardStatus.VOID)
@@ -98,7 +103,8 @@ def pool_report(pool: Pool, *, stakes_count: int, open_rounds: OpenRounds) -> Po
         hit_count=hits.count(),
         last_hits=[_hit(hit) for hit in hits.order_by("-sequence")[:LAST_HITS]],
         meter_identity=MeterIdentity.model_construct(
-            formula="units = (seed + resets + voided jackpots - jackpots won) x 10,000"
+            formula="units = (seed + resets + voided jackpots - jackpots won"
+            " - voided jackpots' resets) x 10,000"
             " + stakes x stake_cents x meter_share_bp",
             expected_units=expected_units,
             meter_units=pool.meter_units,

@@ -1,5 +1,5 @@
-"""Reads of the progressive: pool configuration, award and journal pages, each as the model of
-`jackpot.bodies` that declares it (the meter as terminals and signs see it is
+"""Reads of the progressive: pool configuration, award, journal and parameter-change pages, each
+as the model of `jackpot.bodies` that declares it (the meter as terminals and signs see it is
 `jackpot.meter.pool_meter`)."""
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from jackpot.bodies import (
     JournalPage,
     JournalQuery,
     JournalTransfer,
+    ParameterChangePage,
+    ParameterChangeQuery,
     PoolConfiguration,
     progressive_paytable_of,
 )
-from jackpot.models import AccountKind, Award, Pool, Transfer, TransferCode
-from jackpot.render import award_body
+from jackpot.models import AccountKind, Award, ParameterChange, Pool, Transfer, TransferCode
+from jackpot.render import award_body, change_body
 from tables.rules.paytables import get_progressive_paytable
 
 
@@ -59,7 +61,7 @@ def awards_filtered(query: AwardFilters) -> QuerySet[Award]:
 def award_list(query: AwardListQuery) -> AwardPage:
     """A page of awards, newest first."""
     awards = awards_filtered(query).select_related(
-        "verified_by", "approved_by", "paid_by", "voided_by"
+        "verified_by", "approved_by", "paid_by", "voided_by", "void_requested_by"
     )
     limit, offset = query.limit, query.offset
     page = list(awards.order_by("-pk")[offset : offset + limit])
@@ -109,4 +111,20 @@ def journal_page(filters: JournalQuery) -> JournalPage:
         limit=limit,
         offset=offset,
         results=[_transfer(found) for found in query.order_by("-pk")[offset : offset + limit]],
+    )
+
+
+def change_list(*, pool: Pool, query: ParameterChangeQuery) -> ParameterChangePage:
+    """A page of the pool's parameter changes, newest first, of one status if asked."""
+    changes = ParameterChange.objects.filter(pool=pool).select_related("proposed_by", "decided_by")
+    if query.status is not None:
+        changes = changes.filter(status=query.status)
+    limit, offset = query.limit, query.offset
+    return ParameterChangePage.model_construct(
+        count=changes.count(),
+        limit=limit,
+        offset=offset,
+        results=[
+            change_body(change) for change in changes.order_by("-pk")[offset : offset + limit]
+        ],
     )

@@ -2,11 +2,15 @@
 
 Round-level money (stakes, awards, refunds) is decided by `jackpot.movements` for the round
 lifecycle (`tables.rounds`); this module holds what is not tied to a round.
+
+A pool is created by one admin; every later change of its parameters takes two (one proposes,
+another approves: `jackpot.changes`). Creation needs no second person because a new pool can
+neither take nor pay anything: it has no table, and a table is linked to it (and opened for
+play) only by the table's own administration, which is audited on the `admin` chain, and only
+the pool's parameters as created are ever in play until another admin approves a change.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
@@ -15,22 +19,8 @@ from django.utils import timezone
 from jackpot import ledger, movements
 from jackpot.models import UNITS_PER_CENT, Account, AccountKind, Pool, StaffToken
 from jackpot.tokens import issue_token
-from tables.rules.paytables import get_progressive_paytable
 
 ROLES = ("supervisor", "auditor", "admin")
-# What a pool pays and takes: regulators require them fixed while its tables are open for play.
-MONEY_FIELDS = (
-    "stake_cents",
-    "meter_share_bp",
-    "reserve_share_bp",
-    "seed_cents",
-    "paytable_version",
-)
-POOL_FIELDS = ("name", "verification_threshold_cents", *MONEY_FIELDS)
-
-
-class PoolChangeRefused(ValueError):
-    """A change the rules do not allow now; the message says what to do."""
 
 
 @transaction.atomic
@@ -74,52 +64,6 @@ def pool_create(
             "paytable_version": pool.paytable_version,
         },
         postings=movements.seed_pool(seed_cents=seed_cents),
-    )
-    return pool
-
-
-def check_pool_change(pool: Pool, changes: dict[str, Any]) -> dict[str, Any]:
-    """The fields `changes` really changes, or PoolChangeRefused saying why it may not."""
-    unknown = set(changes) - set(POOL_FIELDS)
-    if unknown:
-        raise PoolChangeRefused(
-            f"these fields cannot be changed here: {', '.join(sorted(unknown))}"
-        )
-    changed = {field: value for field, value in changes.items() if getattr(pool, field) != value}
-    money = [field for field in changed if field in MONEY_FIELDS]
-    if money and pool.tables.filter(enabled=True).exists():
-        raise PoolChangeRefused(
-            f"{', '.join(money)} cannot change while the pool's tables are open for play: "
-            "close (disable) its tables first"
-        )
-    if "paytable_version" in changed:
-        paytable = get_progressive_paytable(str(changed["paytable_version"]))
-        if paytable.jackpot_percent_bp != 10_000:
-            raise PoolChangeRefused(f"paytable {paytable.version} does not pay the whole meter")
-    return changed
-
-
-@transaction.atomic
-def pool_update(*, pool_id: int, changes: dict[str, Any], actor: str) -> Pool:
-    """Change a pool's settings, with its audit event (before and after).
-
-    Money parameters (stake, shares, seed, paytable) cannot change while any of the pool's
-    tables is enabled: close the tables first. The pool row is locked, then its chain.
-    """
-    pool = Pool.objects.select_for_update().get(pk=pool_id)
-    changed = check_pool_change(pool, changes)
-    if not changed:
-        return pool
-    before = {field: getattr(pool, field) for field in changed}
-    for field, value in changed.items():
-        setattr(pool, field, value)
-    pool.full_clean(exclude=["meter_units", "reserve_units"])
-    pool.save(update_fields=list(changed))
-    ledger.record(
-        chain=ledger.pool_chain(pool.pk),
-        kind="pool.changed",
-        actor=actor,
-        payload={"pool": pool.pk, "before": before, "after": changed},
     )
     return pool
 

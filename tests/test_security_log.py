@@ -11,7 +11,7 @@ import pytest
 from django.test import override_settings
 
 from config import circuit
-from jackpot.services import pool_update
+from jackpot.changes import change_approve, change_propose
 from tables.models import Table
 from tables.services import table_update
 
@@ -97,8 +97,9 @@ def test_logins_go_on_when_redis_is_down(client, staff, fresh_counters, caplog):
 
 
 def test_parameter_changes_by_a_service_are_in_the_security_log(
-    floor, caplog, django_capture_on_commit_callbacks
+    floor, caplog, django_capture_on_commit_callbacks, django_user_model
 ):
+    manager, second = (django_user_model.objects.create(username=n) for n in ("manager", "nina"))
     with (
         caplog.at_level(logging.INFO, logger="jackpot.security"),
         django_capture_on_commit_callbacks(execute=True),
@@ -109,7 +110,14 @@ def test_parameter_changes_by_a_service_are_in_the_security_log(
         caplog.at_level(logging.INFO, logger="jackpot.security"),
         django_capture_on_commit_callbacks(execute=True),
     ):
-        pool_update(pool_id=floor.pool_id, changes={"stake_cents": 1000}, actor="user:manager")
+        change = change_propose(
+            pool_id=floor.pool_id, changes={"stake_cents": 1000}, reason="EUR 10", user=manager
+        )
+    with (
+        caplog.at_level(logging.INFO, logger="jackpot.security"),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        change_approve(pool_id=floor.pool_id, change_id=change.pk, user=second)
     messages = _security(caplog)
     assert any(
         m.startswith("table.changed by user:floor-manager at ")
@@ -117,21 +125,34 @@ def test_parameter_changes_by_a_service_are_in_the_security_log(
         for m in messages
     ), messages
     assert any(
-        m.startswith("pool.changed by user:manager at ")
-        and '"after": {"stake_cents": 1000}, "before": {"stake_cents": 500}' in m
+        m.startswith("pool.change_proposed by user:manager at ")
+        and '"changes": {"stake_cents": 1000}' in m
+        for m in messages
+    ), messages
+    assert any(
+        m.startswith("pool.changed by user:nina at ")
+        and '"after": {"stake_cents": 1000}, "approved_by": "nina", "before": {"stake_cents": 500}'
+        in m
+        and '"proposed_by": "manager"' in m
         for m in messages
     ), messages
 
 
-def test_a_refused_change_is_not_logged_as_made(floor, caplog, django_capture_on_commit_callbacks):
-    from jackpot.services import PoolChangeRefused
+def test_a_refused_change_is_not_logged_as_made(
+    floor, caplog, django_capture_on_commit_callbacks, django_user_model
+):
+    from config.errors import Conflict
 
+    manager, second = (django_user_model.objects.create(username=n) for n in ("manager", "nina"))
+    change = change_propose(
+        pool_id=floor.pool_id, changes={"stake_cents": 1000}, reason="EUR 10", user=manager
+    )
     with (
         caplog.at_level(logging.INFO, logger="jackpot.security"),
         django_capture_on_commit_callbacks(execute=True),
-        pytest.raises(PoolChangeRefused),
+        pytest.raises(Conflict),  # the tables are open
     ):
-        pool_update(pool_id=floor.pool_id, changes={"stake_cents": 1000}, actor="user:manager")
+        change_approve(pool_id=floor.pool_id, change_id=change.pk, user=second)
     assert not [m for m in _security(caplog) if m.startswith("pool.changed")]
 
 

@@ -21,7 +21,7 @@ from config.wire import Body, read, read_query
 from jackpot import awards, bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows
-from jackpot.models import Award
+from jackpot.models import Award, AwardStatus
 from jackpot.render import award_body
 from jackpot.selectors import award_list, awards_filtered
 
@@ -72,15 +72,18 @@ def _step(
     body: type[B],
     run: Callable[[int, User, B], Award],
     roles: tuple[str, ...],
+    *,
+    operation_id: str | None = None,
+    summary: str | None = None,
 ) -> type[StaffView]:
     class StepView(StaffView):
         permission_classes = [require_roles(*roles)]
 
         @extend_schema(
-            operation_id=f"award_{name}",
+            operation_id=operation_id or f"award_{name}",
             request=body,
             responses={200: bodies.Award},
-            summary=f"{name.capitalize()} an award (supervisors)",
+            summary=summary or f"{name.capitalize()} an award (supervisors)",
         )
         def post(self, request: Request, award: int) -> Response:
             # No body at all is an empty object.
@@ -88,7 +91,7 @@ def _step(
             award_answer = award_body(run(award, self.staff(request), step))
             return Response(award_answer.model_dump(mode="json"))
 
-    StepView.__name__ = f"Award{name.capitalize()}View"
+    StepView.__name__ = f"Award{(operation_id or name).title().replace('_', '')}View"
     return StepView
 
 
@@ -108,9 +111,43 @@ AwardApproveView = _step(
 AwardPayView = _step(
     "pay", bodies.NoBody, lambda a, u, b: awards.award_pay(award_id=a, user=u), SUPERVISORS
 )
-AwardVoidView = _step(
-    "void",
-    bodies.AwardReason,
-    lambda a, u, b: awards.award_void(award_id=a, user=u, reason=b.reason),
+AwardVoidConfirmView = _step(
+    "confirm the void of",
+    bodies.NoBody,
+    lambda a, u, b: awards.award_void_confirm(award_id=a, user=u),
     SUPERVISORS,
+    operation_id="award_void_confirm",
+    summary="Confirm a jackpot's requested void (a second supervisor): the money moves back",
 )
+AwardVoidCancelView = _step(
+    "cancel the void of",
+    bodies.AwardReason,
+    lambda a, u, b: awards.award_void_cancel(award_id=a, user=u, reason=b.reason),
+    SUPERVISORS,
+    operation_id="award_void_cancel",
+    summary="Cancel a jackpot's requested void, with a reason: nothing moves",
+)
+
+
+class AwardVoidView(StaffView):
+    """A fixed award or envy is void at once (200); a jackpot's void is only requested (202
+    Accepted: the award, marked `void_requested_by`, awaits a second supervisor's
+    `/void/confirm`)."""
+
+    permission_classes = [require_roles(*SUPERVISORS)]
+
+    @extend_schema(
+        operation_id="award_void",
+        request=bodies.AwardReason,
+        responses={200: bodies.Award, 202: bodies.Award},
+        summary="Void an award (supervisors); for a jackpot, request its void (202)",
+        description="A fixed award or envy: void at once, back to the house (200). A jackpot: "
+        "the void is requested (202 Accepted), the award keeps its status and its money, shows "
+        "`void_requested_by`, `void_requested_at` and `void_request_reason`, and waits for a "
+        "different supervisor's `POST .../void/confirm` (or `.../void/cancel`).",
+    )
+    def post(self, request: Request, award: int) -> Response:
+        step = read(bodies.AwardReason, request.data if request.data else {})
+        found = awards.award_void(award_id=award, user=self.staff(request), reason=step.reason)
+        done = found.status == AwardStatus.VOID
+        return Response(award_body(found).model_dump(mode="json"), status=200 if done else 202)

@@ -1,11 +1,27 @@
 from django.urls import path
 
-from jackpot.api import awards, views
+from jackpot.api import awards, changes, views
 
 urlpatterns = [
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
     path("pools/<int:pool>/meter", views.PoolMeterView.as_view(), name="pool-meter"),
     path("pools/<int:pool>/report", views.PoolReportView.as_view(), name="pool-report"),
+    path("pools/<int:pool>/changes", changes.PoolChangesView.as_view(), name="pool-changes"),
+    path(
+        "pools/<int:pool>/changes/<int:change>/approve",
+        changes.PoolChangeApproveView.as_view(),
+        name="pool-change-approve",
+    ),
+    path(
+        "pools/<int:pool>/changes/<int:change>/reject",
+        changes.PoolChangeRejectView.as_view(),
+        name="pool-change-reject",
+    ),
+    path(
+        "pools/<int:pool>/changes/<int:change>/withdraw",
+        changes.PoolChangeWithdrawView.as_view(),
+        name="pool-change-withdraw",
+    ),
     path("journal", views.JournalView.as_view(), name="journal"),
     path("journal/verify", views.JournalVerifyView.as_view(), name="journal-verify"),
     path("awards", awards.AwardListView.as_view(), name="award-list"),
@@ -14,4 +30,14 @@ urlpatterns = [
     path("awards/<int:award>/approve", awards.AwardApproveView.as_view(), name="award-approve"),
     path("awards/<int:award>/pay", awards.AwardPayView.as_view(), name="award-pay"),
     path("awards/<int:award>/void", awards.AwardVoidView.as_view(), name="award-void"),
+    path(
+        "awards/<int:award>/void/confirm",
+        awards.AwardVoidConfirmView.as_view(),
+        name="award-void-confirm",
+    ),
+    path(
+        "awards/<int:award>/void/cancel",
+        awards.AwardVoidCancelView.as_view(),
+        name="award-void-cancel",
+    ),
 ]

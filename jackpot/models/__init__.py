@@ -12,6 +12,7 @@ Design (see docs/accounting.md):
 from jackpot.models.access import StaffToken
 from jackpot.models.audit import AuditChain, AuditEvent
 from jackpot.models.awards import Award, AwardKind, AwardStatus
+from jackpot.models.changes import ChangeStatus, ParameterChange
 from jackpot.models.identity import DatabaseIdentity
 from jackpot.models.ledger import Account, AccountKind, Transfer, TransferCode
 from jackpot.models.pool import UNITS_PER_CENT, Pool
@@ -25,7 +26,9 @@ __all__ = [
     "Award",
     "AwardKind",
     "AwardStatus",
+    "ChangeStatus",
     "DatabaseIdentity",
+    "ParameterChange",
     "Pool",
     "StaffToken",
     "Transfer",

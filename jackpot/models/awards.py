@@ -6,7 +6,10 @@ order of jackpot hits across tables is the order of their sequence numbers.
 The way to payment (TigerBeetle's pending, then post or void): an award that needs a supervisor
 starts `pending`; one supervisor verifies it (`verified`, with a note), a different one approves
 payment (`approved`), then it is `paid`. A `pending` or `verified` award can be voided with a
-reason. An award below the threshold starts `approved`. The status is a projection: every step
+reason: a fixed award or envy by one supervisor; a jackpot by two, one who requests the void (the
+award keeps its status, marked `void_requested_by`, and can be neither verified nor approved until
+the request is confirmed or cancelled) and a different one who confirms it. An award below the
+threshold starts `approved`. The status is a projection: every step
 is an audit event, and every money movement a transfer (`jackpot.awards`).
 """
 
@@ -59,6 +62,13 @@ class Award(models.Model):
     )
     voided_at = models.DateTimeField(null=True, blank=True)
     void_reason = models.CharField(max_length=500, blank=True, default="")
+    # A jackpot's void takes two supervisors: one requests it (these three fields), another
+    # confirms it (voided_by). A cancelled request clears them; the audit chain keeps it.
+    void_requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    void_requested_at = models.DateTimeField(null=True, blank=True)
+    void_request_reason = models.CharField(max_length=500, blank=True, default="")
 
     class Meta:
         constraints = [
@@ -70,6 +80,12 @@ class Award(models.Model):
             models.CheckConstraint(
                 condition=Q(approved_by__isnull=True) | ~Q(approved_by=models.F("verified_by")),
                 name="award_four_eyes",
+            ),
+            # And for a jackpot's void: the supervisor who confirms is not the one who asked.
+            models.CheckConstraint(
+                condition=Q(void_requested_by__isnull=True)
+                | ~Q(voided_by=models.F("void_requested_by")),
+                name="award_void_four_eyes",
             ),
         ]
         indexes = [models.Index(fields=["status", "created_at"])]

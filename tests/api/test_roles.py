@@ -69,6 +69,11 @@ TERMINAL = {
     "admin": 401,
 }
 
+# A pool's parameter changes are the admins': others get 403; an admin's empty proposal is 400.
+ADMIN_ONLY = {**STAFF_READ, "supervisor": 403, "auditor": 403}
+ADMIN_TEXT = {**ADMIN_ONLY, "admin": 400}
+ADMIN_MISSING = {**ADMIN_ONLY, "admin": 404}
+
 MATRIX = [
     ("get", "/api/v1/pools/{pool}", PUBLIC),
     ("get", "/api/v1/pools/{pool}/meter", PUBLIC),
@@ -82,6 +87,12 @@ MATRIX = [
     ("post", "/api/v1/awards/999999/approve", SUPERVISE),
     ("post", "/api/v1/awards/999999/pay", SUPERVISE),
     ("post", "/api/v1/awards/999999/void", SUPERVISE_TEXT),
+    ("post", "/api/v1/awards/999999/void/confirm", SUPERVISE),
+    ("post", "/api/v1/awards/999999/void/cancel", SUPERVISE_TEXT),
+    ("get", "/api/v1/pools/{pool}/changes", ADMIN_ONLY),
+    ("post", "/api/v1/pools/{pool}/changes", ADMIN_TEXT),
+    ("post", "/api/v1/pools/{pool}/changes/999999/approve", ADMIN_MISSING),
+    ("post", "/api/v1/pools/{pool}/changes/999999/reject", ADMIN_TEXT),
     ("post", "/api/v1/tables/{table}/rounds", TERMINAL),
     ("post", "/api/v1/tables/{table}/rounds/x/result", TERMINAL),
     ("post", "/api/v1/tables/{table}/rounds/x/void", TERMINAL),

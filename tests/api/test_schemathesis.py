@@ -219,6 +219,26 @@ SEMANTIC_REFUSALS = [
         "a table moves to another pool only while closed: its state, not its shape",
         operations=frozenset({"table_change"}),
     ),
+    # A pool's parameter changes: the pool and its other proposals, not the body's shape.
+    Refusal(
+        400,
+        "no_change",
+        "a proposal whose values the pool already has (or none): the pool's state",
+        operations=frozenset({"pool_change_propose"}),
+    ),
+    Refusal(
+        400,
+        "invalid_change",
+        "values that do not fit together or with the pool (shares over 10,000, an unknown "
+        "paytable, a name another pool has): cross-field and cross-row rules",
+        operations=frozenset({"pool_change_propose"}),
+    ),
+    Refusal(404, "change_not_found", "a change id that does not exist"),
+    Refusal(409, "pool_tables_open", "the pool's tables are open for play: the floor's state"),
+    Refusal(409, "change_stale", "the pool changed since the proposal"),
+    Refusal(409, "change_wrong_status", "the change was already decided"),
+    Refusal(409, "void_requested", "the jackpot's void is requested: the award's state"),
+    Refusal(409, "void_not_requested", "no void is requested: the award's state"),
 ]
 
 
@@ -311,7 +331,8 @@ class World:
         return round_id, jackpot, envy
 
     def award_for(self, step: str) -> int:
-        """A fresh award in the state `step` needs (approve: verified by another supervisor)."""
+        """A fresh award in the state `step` needs (approve: verified by another supervisor;
+        a jackpot's void confirmed or cancelled: requested by another supervisor)."""
         _, jackpot, envy = self.hit()
         if step == "award_pay":
             return envy
@@ -320,6 +341,11 @@ class World:
                 f"/api/v1/awards/{jackpot}/verify", {"note": "ok"}, content_type="application/json"
             )
             assert verified.status_code == 200, _json(verified)
+        if step in {"award_void_confirm", "award_void_cancel"}:
+            requested = self.staff_client("supervisor").post(
+                f"/api/v1/awards/{jackpot}/void", {"reason": "x"}, content_type="application/json"
+            )
+            assert requested.status_code == 202, _json(requested)
         return jackpot
 
     def spare_terminal(self) -> int:
@@ -327,6 +353,20 @@ class World:
         table = Table.objects.get(pk=self.spare.table_id)
         issued = terminal_token_issue(table=table, name="fuzz", revoke_others=False, actor="test")
         return issued.terminal.pk
+
+    def change_for(self, step: str) -> int:
+        """A fresh proposal (of the seed, which nothing else changes): by the world's admin for
+        a withdrawal (the proposer's), else by the second admin, so that the world's admin may
+        decide it."""
+        seed = 1_000_000 + next(self.numbers)
+        proposer = "admin" if step == "pool_change_withdraw" else "admin2"
+        proposed = self.staff_client(proposer).post(
+            f"/api/v1/pools/{self.pool_id}/changes",
+            {"changes": {"seed_cents": seed}, "reason": "a test"},
+            content_type="application/json",
+        )
+        assert proposed.status_code == 201, _json(proposed)
+        return int(proposed.json()["id"])
 
     def prepare(self, case: schemathesis.Case) -> dict[str, str]:
         """Point the case's path at the floor; the Authorization header its security names."""
@@ -355,6 +395,8 @@ class World:
                 params["terminal"] = self.spare_terminal()
             if "award" in params and real is not None:
                 params["award"] = self.award_for(operation_id)
+            if "change" in params and real is not None:
+                params["change"] = self.change_for(operation_id)
         schemes = {
             name for item in case.operation.definition.raw.get("security", []) for name in item
         }
@@ -415,6 +457,10 @@ def world(transactional_db, django_user_model, settings) -> World:
         user = django_user_model.objects.create(username=role)
         user.groups.add(role_group(role))
         staff[role] = staff_token_issue(user=user, revoke_others=False, actor="test")
+    # A second admin proposes the changes the world's admin decides (four eyes).
+    second = django_user_model.objects.create(username="admin2")
+    second.groups.add(role_group("admin"))
+    staff["admin2"] = staff_token_issue(user=second, revoke_others=False, actor="test")
     world = World(
         terminal=floor.uth[0],
         stud=floor.stud,

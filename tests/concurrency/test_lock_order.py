@@ -13,10 +13,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from jackpot.awards import award_void
+from jackpot.awards import award_void, award_void_confirm
+from jackpot.changes import change_approve, change_propose
 from jackpot.locks import Lock
 from jackpot.models import Award, AwardKind
-from jackpot.services import role_group
+from tables.services import table_update
 from tests.conftest import make_floor, uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db
@@ -41,6 +42,8 @@ def _lock_of(sql: str) -> Lock | None:
             "tables_round": Lock.ROUND,
             "jackpot_award": Lock.AWARD,
             "jackpot_pool": Lock.POOL,
+            # A change's row: only ever after the pool row, or alone (jackpot.locks).
+            "jackpot_parameterchange": None,
         }[table.group(1)]
     if flat.startswith("UPDATE jackpot_pool "):
         return Lock.POOL
@@ -75,17 +78,35 @@ def test_open_settle_and_award_steps_take_their_locks_in_the_one_order(django_us
         response = terminal.post("/rounds/r-1/result", ROYAL)
     assert response.status_code == 200
     assert {award["kind"] for award in response.json()["awards"]} == {"royal_flush", "envy"}
-    supervisor = django_user_model.objects.create(username="sup")
-    supervisor.groups.add(role_group("supervisor"))
+    supervisor, second = (django_user_model.objects.create(username=n) for n in ("sup", "sup2"))
     jackpot = Award.objects.get(kind=AwardKind.ROYAL_FLUSH)
-    with CaptureQueriesContext(connection) as voiding:
+    with CaptureQueriesContext(connection) as requesting:
         award_void(award_id=jackpot.pk, user=supervisor, reason="the cards were marked")
+    with CaptureQueriesContext(connection) as voiding:
+        award_void_confirm(award_id=jackpot.pk, user=second)
 
     assert sorted(set(_locks(opening))) == [Lock.TABLE, Lock.ROUND, Lock.TABLE_CHAIN, Lock.POOL]
     assert sorted(set(_locks(settling))) == [Lock.ROUND, Lock.TABLE_CHAIN, Lock.POOL]
+    assert sorted(set(_locks(requesting))) == [Lock.AWARD, Lock.POOL, Lock.POOL_CHAIN]
     assert sorted(set(_locks(voiding))) == [Lock.AWARD, Lock.POOL, Lock.POOL_CHAIN]
-    for path in (opening, settling, voiding):
+    for path in (opening, settling, requesting, voiding):
         assert _in_order(_locks(path)), _locks(path)
+
+
+def test_a_change_of_a_pool_locks_its_tables_before_the_pool(django_user_model):
+    floor = make_floor()
+    ana, bob = (django_user_model.objects.create(username=n) for n in ("ana", "bob"))
+    for terminal in floor.uth:
+        table_update(table_id=terminal.table_id, changes={"enabled": False}, actor="test")
+    change = change_propose(
+        pool_id=floor.pool_id, changes={"seed_cents": 200_000}, reason="a bigger seed", user=ana
+    )
+    with CaptureQueriesContext(connection) as approving:
+        change_approve(pool_id=floor.pool_id, change_id=change.pk, user=bob)
+    locks = [lock for lock in _locks(approving) if lock is not None]
+    assert sorted(set(locks)) == [Lock.TABLE, Lock.POOL, Lock.POOL_CHAIN]
+    assert locks.count(Lock.TABLE) == 1  # one statement locks the pool's tables, in id order
+    assert _in_order(locks), locks
 
 
 def test_a_path_that_went_back_to_an_earlier_lock_would_be_caught():

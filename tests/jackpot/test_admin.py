@@ -1,39 +1,56 @@
-"""Administration: pools' money parameters are locked while tables are open, every change is an
-audit event with before and after, tokens are issued once and revoked, the journal is read-only."""
+"""Administration: pools' parameters change by two admins while their tables are closed (a save
+in the admin files a proposal), every change is an audit event with before and after, tokens are
+issued once and revoked, the journal is read-only."""
 
 from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from config.errors import Conflict
-from jackpot.models import AuditEvent, Pool
-from jackpot.services import PoolChangeRefused, pool_update
+from jackpot.changes import change_approve, change_propose
+from jackpot.models import AuditEvent, ParameterChange, Pool
 from tables.models import Table, Terminal
 from tables.services import table_update
 
 pytestmark = pytest.mark.django_db
 
 
-def test_money_parameters_wait_for_the_tables_to_close(floor):
-    with pytest.raises(PoolChangeRefused, match="close \\(disable\\) its tables first"):
-        pool_update(pool_id=floor.pool_id, changes={"stake_cents": 1000}, actor="test")
-    assert Pool.objects.get(pk=floor.pool_id).stake_cents == 500
-
-    # What is not money may change while tables are open.
-    pool_update(pool_id=floor.pool_id, changes={"verification_threshold_cents": 1}, actor="test")
+def test_parameters_change_by_two_admins_with_the_tables_closed(floor, django_user_model):
+    ana, bob = (django_user_model.objects.create(username=name) for name in ("ana", "bob"))
+    threshold = change_propose(
+        pool_id=floor.pool_id,
+        changes={"verification_threshold_cents": 1},
+        reason="every award verified",
+        user=ana,
+    )
+    # Nothing changes while a table is open, the threshold included.
+    with pytest.raises(Conflict, match="Close them"):
+        change_approve(pool_id=floor.pool_id, change_id=threshold.pk, user=bob)
+    assert Pool.objects.get(pk=floor.pool_id).verification_threshold_cents == 100_000
 
     for table in Table.objects.filter(pool_id=floor.pool_id):
         table_update(table_id=table.pk, changes={"enabled": False}, actor="test")
-    pool_update(pool_id=floor.pool_id, changes={"stake_cents": 1000}, actor="test")
-    assert Pool.objects.get(pk=floor.pool_id).stake_cents == 1000
+    change_approve(pool_id=floor.pool_id, change_id=threshold.pk, user=bob)
+    stake = change_propose(
+        pool_id=floor.pool_id, changes={"stake_cents": 1000}, reason="new stake", user=bob
+    )
+    change_approve(pool_id=floor.pool_id, change_id=stake.pk, user=ana)
+    pool = Pool.objects.get(pk=floor.pool_id)
+    assert (pool.stake_cents, pool.verification_threshold_cents) == (1000, 1)
     changes = [
-        (e.payload["before"], e.payload["after"])
+        (e.payload["before"], e.payload["after"], e.payload["proposed_by"], e.actor)
         for e in AuditEvent.objects.filter(kind="pool.changed").order_by("sequence")
     ]
     assert changes == [
-        ({"verification_threshold_cents": 100_000}, {"verification_threshold_cents": 1}),
-        ({"stake_cents": 500}, {"stake_cents": 1000}),
+        (
+            {"verification_threshold_cents": 100_000},
+            {"verification_threshold_cents": 1},
+            "ana",
+            "user:bob",
+        ),
+        ({"stake_cents": 500}, {"stake_cents": 1000}, "bob", "user:ana"),
     ]
     closed = AuditEvent.objects.filter(kind="table.changed").first()
     assert (closed.payload["before"], closed.payload["after"]) == (
@@ -55,21 +72,69 @@ def admin_client(client, django_user_model):
     return client
 
 
-def test_admin_refuses_a_money_change_with_the_reason(admin_client, floor):
-    pool = Pool.objects.get(pk=floor.pool_id)
+def _pool_form(pool: Pool, **changes) -> dict:
     form = {
         "name": pool.name,
         "verification_threshold_cents": pool.verification_threshold_cents,
-        "stake_cents": 700,
+        "stake_cents": pool.stake_cents,
         "meter_share_bp": pool.meter_share_bp,
         "reserve_share_bp": pool.reserve_share_bp,
         "seed_cents": pool.seed_cents,
         "paytable_version": pool.paytable_version,
+        "reason": "a test",
     }
-    response = admin_client.post(f"/admin/jackpot/pool/{pool.pk}/change/", form)
+    return {**form, **changes}
+
+
+def test_the_admin_refuses_an_impossible_change_with_the_reason(admin_client, floor):
+    pool = Pool.objects.get(pk=floor.pool_id)
+    response = admin_client.post(
+        f"/admin/jackpot/pool/{pool.pk}/change/", _pool_form(pool, meter_share_bp=9_500)
+    )
     assert response.status_code == 200  # the form again, with the error
-    assert "close (disable) its tables first" in response.content.decode()
-    assert Pool.objects.get(pk=pool.pk).stake_cents == 500
+    assert "meter_share_bp" in response.content.decode()
+    assert not ParameterChange.objects.exists()
+
+
+def test_saving_a_pool_in_the_admin_files_a_proposal_another_admin_approves(
+    admin_client, floor, django_user_model
+):
+    pool = Pool.objects.get(pk=floor.pool_id)
+    response = admin_client.post(
+        f"/admin/jackpot/pool/{pool.pk}/change/",
+        _pool_form(pool, verification_threshold_cents=250_000),
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "waits for another admin&#x27;s approval" in response.content.decode()
+    proposal = ParameterChange.objects.get()
+    assert (proposal.changes, proposal.before, proposal.status) == (
+        {"verification_threshold_cents": 250_000},
+        {"verification_threshold_cents": 100_000},
+        "proposed",
+    )
+    assert Pool.objects.get(pk=pool.pk).verification_threshold_cents == 100_000  # not yet
+
+    approve = {"action": "approve", "_selected_action": [proposal.pk]}
+    # The proposer cannot approve it, even with the tables closed.
+    for table in Table.objects.filter(pool_id=floor.pool_id):
+        table_update(table_id=table.pk, changes={"enabled": False}, actor="test")
+    page = admin_client.post("/admin/jackpot/parameterchange/", approve, follow=True)
+    assert "cannot also approve it" in page.content.decode()
+    assert ParameterChange.objects.get().status == "proposed"
+
+    other = django_user_model.objects.create_superuser("root2", password="x")
+    second = Client()
+    second.force_login(other)
+    page = second.post("/admin/jackpot/parameterchange/", approve, follow=True)
+    assert f"#{proposal.pk}: done" in page.content.decode()
+    assert Pool.objects.get(pk=pool.pk).verification_threshold_cents == 250_000
+    applied = ParameterChange.objects.get()
+    assert (applied.status, applied.decided_by, applied.proposed_by.username) == (
+        "applied",
+        other,
+        "root",
+    )
 
 
 def _admin_action(admin_client, path: str, action: str, selected: list[int]) -> str:

@@ -10,7 +10,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.test import Client
 
-from jackpot.models import AuditEvent, Award, Pool
+from jackpot.models import AuditEvent, Award
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
 
@@ -96,15 +96,20 @@ def test_verify_then_a_second_supervisor_approves_then_pay(hit, people):
     ]
 
 
-def test_a_voided_jackpot_goes_back_on_the_meter(hit, people):
+def test_one_supervisor_only_requests_a_jackpots_void(hit, people):
+    # The two-person void itself: tests/jackpot/test_jackpot_void.py.
     floor, jackpot, _ = hit
-    meter_before = Pool.objects.get(pk=floor.pool_id).meter_cents
-    voided = _post(people["bob"], jackpot["id"], "void", {"reason": "dealer error on video"})
-    assert voided.status_code == 200 and voided.json()["status"] == "void"
-    assert Pool.objects.get(pk=floor.pool_id).meter_cents == meter_before + jackpot["amount_cents"]
-    balances = _balances(floor)
-    assert balances["awards_pending"] == 0
-    assert balances["meter"] == meter_before + jackpot["amount_cents"]
+    before = _balances(floor)
+    requested = _post(people["bob"], jackpot["id"], "void", {"reason": "dealer error on video"})
+    assert requested.status_code == 202, requested.json()
+    body = requested.json()
+    assert (body["status"], body["void_requested_by"], body["void_request_reason"]) == (
+        "pending",
+        "bob",
+        "dealer error on video",
+    )
+    assert body["voided_by"] is None and body["void_requested_at"] is not None
+    assert _balances(floor) == before
 
 
 def test_a_voided_fixed_award_goes_back_to_the_house(floor, people):

@@ -42,15 +42,23 @@ def test_report_after_stakes_a_hit_a_void_and_a_voided_jackpot(auditor, django_u
     Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
         f"/api/v1/awards/{jackpot['id']}/void", {"reason": "test"}, content_type="application/json"
     )
+    second = django_user_model.objects.create(username="bob")
+    second.groups.add(role_group("supervisor"))
+    token = staff_token_issue(user=second, revoke_others=False, actor="t")
+    confirmed = Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
+        f"/api/v1/awards/{jackpot['id']}/void/confirm", {}, content_type="application/json"
+    )
+    assert confirmed.status_code == 200, confirmed.json()
 
     report = auditor.get(f"/api/v1/pools/{floor.pool_id}/report").json()
     # 100,000 + 2 x 61.7 = 100,123.4 cents; the hit won 100,123 and the reset put the seed
     # back (100,000.4); r-2's stake added 61.7 (100,062.1); the voided jackpot went back on
-    # the meter: 200,185.1 cents.
+    # the meter and its reset (the seed) back to the reserve and the house: 100,185.1 cents,
+    # the meter at the hit plus the stake since.
     assert report["meter_identity"]["holds"] is True
-    assert report["meter_identity"]["meter_units"] == 2_001_851_000
-    assert report["meter_identity"]["expected_units"] == 2_001_851_000
-    assert report["meter_cents"] == 200_185
+    assert report["meter_identity"]["meter_units"] == 1_001_851_000
+    assert report["meter_identity"]["expected_units"] == 1_001_851_000
+    assert report["meter_cents"] == 100_185
     assert report["stakes"] == {"count": 3, "in_cents": 1_000, "refunded_cents": 500}
     assert report["hit_count"] == 0  # the only jackpot was voided
     assert report["awards_by_kind"]["envy"] == {"count": 1, "amount_cents": 50_000}

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from jackpot import ledger
-from jackpot.awards import award_approve, award_pay, award_verify, award_void
+from jackpot.awards import (
+    award_approve,
+    award_pay,
+    award_verify,
+    award_void,
+    award_void_confirm,
+)
 from jackpot.models import AuditChain, AuditEvent, Award, AwardKind, Transfer
 from jackpot.services import role_group
 from tables.models import Round
@@ -18,7 +24,7 @@ from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
 pytestmark = pytest.mark.django_db
 
 IDS = {"table", "pool", "round", "id", "award", "name"}  # and the pool's name
-TIMES = {"opened_at", "settled_at", "voided_at", "as_of", "at", "occurred_at"}
+TIMES = {"opened_at", "settled_at", "voided_at", "as_of", "at", "occurred_at", "requested_at"}
 
 
 def _normal(value: Any) -> Any:
@@ -35,7 +41,7 @@ def _normal(value: Any) -> Any:
 
 def _play(users) -> tuple[int, list[int]]:
     """A round with fixed awards, one with the jackpot (then verified, approved, paid), one
-    voided, one with a jackpot that is voided back onto the meter."""
+    voided, one with a jackpot whose void (two supervisors) puts the link back."""
     floor = make_floor(meter_share_bp=1250, reserve_share_bp=625, seed_cents=100_000)
     a, b = floor.uth
     a.post("/rounds", {"round_id": "r1", "seats": [uth_seat(1), uth_seat(2), uth_seat(3)]})
@@ -65,6 +71,7 @@ def _play(users) -> tuple[int, list[int]]:
     award_approve(award_id=first.pk, user=users[1])
     award_pay(award_id=first.pk, user=users[0])
     award_void(award_id=second.pk, user=users[0], reason="marked cards")
+    award_void_confirm(award_id=second.pk, user=users[1])
     return floor.pool_id, [terminal.table_id for terminal in floor.uth]
 
 
@@ -118,6 +125,6 @@ def test_the_one_statement_and_the_portable_path_write_the_same_rows(
     monkeypatch.setattr(ledger, "in_one_statement", lambda: False)
     portable = _rows(*_play(users))
 
-    assert len(one_statement["transfers"]) == 27
+    assert len(one_statement["transfers"]) == 29  # the void gives back both parts of its reset
     assert portable == one_statement
     assert_journal_ok()

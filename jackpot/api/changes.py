@@ -1,0 +1,116 @@
+"""A pool's parameter changes for admins: propose, list, approve, reject, withdraw.
+
+Thin: the rules (four eyes, tables closed, a stale proposal) and the audit events are
+`jackpot.changes`'s; the list is `jackpot.selectors.change_list`'s.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from config.errors import NotFound
+from config.openapi import query_parameters
+from config.wire import read, read_query
+from jackpot import bodies, changes
+from jackpot.api.authentication import require_roles
+from jackpot.api.awards import StaffView
+from jackpot.models import Pool
+from jackpot.render import change_body
+from jackpot.selectors import change_list
+
+ADMINS = [require_roles("admin")]
+
+
+def _pool(pool: int) -> Pool:
+    found = Pool.objects.filter(pk=pool).first()
+    if found is None:
+        raise NotFound("pool_not_found", f"no pool {pool}", param="pool")
+    return found
+
+
+class PoolChangesView(StaffView):
+    permission_classes = ADMINS
+
+    @extend_schema(
+        operation_id="pool_change_list",
+        parameters=query_parameters(bodies.ParameterChangeQuery),
+        responses={200: bodies.ParameterChangePage},
+        summary="A pool's parameter changes, newest first (admins)",
+    )
+    def get(self, request: Request, pool: int) -> Response:
+        query = read_query(bodies.ParameterChangeQuery, request.query_params)
+        return Response(change_list(pool=_pool(pool), query=query).model_dump(mode="json"))
+
+    @extend_schema(
+        operation_id="pool_change_propose",
+        request=bodies.ChangeProposal,
+        responses={201: bodies.ParameterChange},
+        summary="Propose a change of a pool's parameters; another admin approves it (admins)",
+    )
+    def post(self, request: Request, pool: int) -> Response:
+        proposal = read(bodies.ChangeProposal, request.data)
+        values = proposal.changes.model_dump(exclude_none=True)
+        change = changes.change_propose(
+            pool_id=_pool(pool).pk, changes=values, reason=proposal.reason, user=self.staff(request)
+        )
+        return Response(change_body(change).model_dump(mode="json"), status=201)
+
+
+class PoolChangeApproveView(StaffView):
+    permission_classes = ADMINS
+
+    @extend_schema(
+        operation_id="pool_change_approve",
+        request=bodies.ChangeApproval,
+        responses={200: bodies.ParameterChange},
+        summary="Approve and apply a proposed change: another admin than its proposer, with the "
+        "pool's tables closed (admins)",
+    )
+    def post(self, request: Request, pool: int, change: int) -> Response:
+        approval = read(bodies.ChangeApproval, request.data if request.data else {})
+        applied = changes.change_approve(
+            pool_id=_pool(pool).pk,
+            change_id=change,
+            user=self.staff(request),
+            note=approval.note or "",
+        )
+        return Response(change_body(applied).model_dump(mode="json"))
+
+
+class PoolChangeRejectView(StaffView):
+    permission_classes = ADMINS
+
+    @extend_schema(
+        operation_id="pool_change_reject",
+        request=bodies.ChangeRejection,
+        responses={200: bodies.ParameterChange},
+        summary="Reject a proposed change, saying why (admins)",
+    )
+    def post(self, request: Request, pool: int, change: int) -> Response:
+        rejection = read(bodies.ChangeRejection, request.data if request.data else {})
+        rejected = changes.change_reject(
+            pool_id=_pool(pool).pk, change_id=change, user=self.staff(request), note=rejection.note
+        )
+        return Response(change_body(rejected).model_dump(mode="json"))
+
+
+class PoolChangeWithdrawView(StaffView):
+    permission_classes = ADMINS
+
+    @extend_schema(
+        operation_id="pool_change_withdraw",
+        request=bodies.ChangeApproval,
+        responses={200: bodies.ParameterChange},
+        summary="Withdraw one's own proposed change (its proposer)",
+    )
+    def post(self, request: Request, pool: int, change: int) -> Response:
+        withdrawal = read(bodies.ChangeApproval, request.data if request.data else {})
+        withdrawn = changes.change_withdraw(
+            pool_id=_pool(pool).pk,
+            change_id=change,
+            user=self.staff(request),
+            note=withdrawal.note or "",
+        )
+        return Response(change_body(withdrawn).model_dump(mode="json"))
