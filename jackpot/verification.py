@@ -28,7 +28,7 @@ from django.db.models import Sum
 
 from jackpot.bodies import BrokenAt, JournalReport
 from jackpot.canonical import chain_hash
-from jackpot.ledger import event_content, pool_chain
+from jackpot.ledger import event_content, journal_key, pool_chain
 from jackpot.models import (
     UNITS_PER_CENT,
     Account,
@@ -99,7 +99,7 @@ def _events(chain: str) -> Iterator[AuditEvent]:
 def _verify_chain(chain: str, pools: frozenset[int], report: Report) -> None:
     """Walk one chain; `pools` are the only pools whose money its events may move."""
     head = AuditChain.objects.filter(key=chain).first()
-    prev_hash, expected = GENESIS_HASH, 1
+    prev_hash, expected, key = GENESIS_HASH, 1, journal_key()
     for event in _events(chain):
         report.events += 1
         transfers = list(Transfer.objects.filter(event=event).order_by("pk"))
@@ -111,7 +111,7 @@ def _verify_chain(chain: str, pools: frozenset[int], report: Report) -> None:
         if event.prev_hash != prev_hash:
             report.fail(f"{where}: prev_hash does not link", chain=chain, sequence=event.sequence)
             return
-        if chain_hash(prev_hash, event_content(event, transfers)) != event.hash:
+        if chain_hash(key, prev_hash, event_content(event, transfers)) != event.hash:
             report.fail(
                 f"{where}: content does not match its hash", chain=chain, sequence=event.sequence
             )

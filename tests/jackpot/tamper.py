@@ -1,0 +1,56 @@
+"""What an insider with the database's superuser (and, for some tests, the journal's key) does to
+rewrite history: go around the append-only triggers, edit rows, and give the chain new hashes
+from the edited event on, head row included, so that the chain links again."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connection
+
+from jackpot.canonical import canonical_json, chain_hash
+from jackpot.ledger import event_content, journal_key
+from jackpot.models import AuditEvent, Transfer
+
+Link = Callable[[str, Any], str]
+
+
+def superuser_sql(sql: str, params: list[Any] | tuple[Any, ...] = ()) -> None:
+    """Run SQL the way only a superuser going around the triggers could."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        cursor.execute(sql, params)
+        cursor.execute("SET LOCAL session_replication_role = origin")
+
+
+def unkeyed_link(prev_hash: str, content: Any) -> str:
+    """The chain link before it was keyed: SHA-256 anyone can recompute."""
+    return hashlib.sha256(prev_hash.encode() + canonical_json(content)).hexdigest()
+
+
+def keyed_link(prev_hash: str, content: Any) -> str:
+    """The chain link as the service computes it, for an insider who also holds the key."""
+    return chain_hash(journal_key(), prev_hash, content)
+
+
+def rehash_chain(chain: str, from_sequence: int, link: Link) -> None:
+    """Recompute `hash` and `prev_hash` of every event of `chain` from `from_sequence` on with
+    `link`, and the chain's head row: a consistent rewrite from there."""
+    events = list(AuditEvent.objects.filter(chain=chain).order_by("sequence"))
+    prev_hash = "0" * 64
+    for event in events:
+        if event.sequence >= from_sequence:
+            transfers = list(Transfer.objects.filter(event=event).order_by("pk"))
+            event.prev_hash = prev_hash
+            event.hash = link(prev_hash, event_content(event, transfers))
+            superuser_sql(
+                "UPDATE jackpot_auditevent SET prev_hash = %s, hash = %s WHERE id = %s",
+                [event.prev_hash, event.hash, event.pk],
+            )
+        prev_hash = event.hash
+    superuser_sql(
+        "UPDATE jackpot_auditchain SET head_hash = %s, sequence = %s WHERE key = %s",
+        [prev_hash, events[-1].sequence, chain],
+    )
