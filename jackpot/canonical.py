@@ -28,4 +28,4 @@ def fingerprint(value: Any) -> str:
 def chain_hash(key: bytes, prev_hash: str, content: Any) -> str:
     """The audit chain link: HMAC-SHA256 under `key` over the previous hash and the canonical
     content (hex, 64 characters like the SHA-256 it replaced)."""
-    return hmac.new(key, prev_hash.encode() + canonical_json(content), hashlib.sha256).hexdigest()
+    return hmac.digest(key, prev_hash.encode() + canonical_json(content), "sha256").hex()

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from io import StringIO
 from typing import Any
 
+from django.core.management import call_command
 from django.db import connection
 
 from jackpot.canonical import canonical_json, chain_hash
 from jackpot.ledger import event_content, journal_key
 from jackpot.models import AuditEvent, Transfer
+from tests.conftest import Floor, make_floor, uth_play, uth_seat
 
 Link = Callable[[str, Any], str]
 
@@ -54,3 +57,31 @@ def rehash_chain(chain: str, from_sequence: int, link: Link) -> None:
         "UPDATE jackpot_auditchain SET head_hash = %s, sequence = %s WHERE key = %s",
         [prev_hash, events[-1].sequence, chain],
     )
+
+
+def verify() -> tuple[int, list[str]]:
+    """verify_journal's exit status and its lines."""
+    out = StringIO()
+    try:
+        call_command("verify_journal", stdout=out)
+    except SystemExit as stop:
+        return int(stop.code or 0), out.getvalue().splitlines()
+    return 0, out.getvalue().splitlines()
+
+
+def play_rounds() -> Floor:
+    """A round with a full house (approved at once) and a four of a kind (waits: at or above the
+    threshold), then another round, so the table's chain goes on past the awards."""
+    floor = make_floor(verification_threshold_cents=10_000)
+    terminal = floor.uth[0]
+    terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]})
+    terminal.post(
+        "/rounds/r-1/result",
+        {
+            "board": ["7c", "7d", "7h", "Kd", "2s"],
+            "dealer": ["3c", "4c"],
+            "seats": [uth_play(1, "7s Ac"), uth_play(2, "Kc Ks")],
+        },
+    )
+    terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(1)]})
+    return floor
