@@ -1,11 +1,46 @@
--- The application's PostgreSQL role: it may append to the journal, never rewrite it.
--- Run as the database owner after `manage.py migrate` (which runs as the owner).
-CREATE ROLE jackpot_app LOGIN PASSWORD 'change-me';
+-- The jackpot database and its two roles. Run once, as a PostgreSQL superuser, with psql:
+--
+--   psql -h DB_HOST -U postgres -f deploy/postgres-roles.sql
+--
+-- jackpot_owner owns the database, the schema and (through `manage.py migrate`) every table: it
+-- runs the migrations and `manage.py grant_app_role`, nothing else, and its password stays off the
+-- machines that run the service (docs/operations.md, "PostgreSQL").
+-- jackpot_app is the role of the web and the worker: it owns nothing, so it can neither disable
+-- nor drop the journal's triggers, and `manage.py grant_app_role jackpot_app` (run as the owner
+-- after every migrate) gives it exactly what jackpot/grants.py declares: SELECT and INSERT on the
+-- journal, no UPDATE, DELETE or TRUNCATE there.
+--
+-- No password is written here: psql asks for each one (\password sends only its SCRAM hash, so
+-- the password is in no statement the server could log). Then put them in the addresses:
+-- DATABASE_URL (jackpot_app, /etc/jackpot/env) and DATABASE_OWNER_URL (jackpot_owner,
+-- /etc/jackpot/owner.env, readable by root only).
+\set ON_ERROR_STOP on
+
+CREATE ROLE jackpot_owner LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS;
+CREATE ROLE jackpot_app LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS
+    NOINHERIT;
+\echo 'The password of jackpot_owner (runs the migrations):'
+\password jackpot_owner
+\echo 'The password of jackpot_app (the web and the worker):'
+\password jackpot_app
+
+CREATE DATABASE jackpot OWNER jackpot_owner;
+REVOKE ALL ON DATABASE jackpot FROM PUBLIC;
 GRANT CONNECT ON DATABASE jackpot TO jackpot_app;
+
+\connect jackpot
+-- Since PostgreSQL 15 the schema public belongs to the database's owner and PUBLIC may not
+-- create in it; said here too for a cluster upgraded from an older release.
+ALTER SCHEMA public OWNER TO jackpot_owner;
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO jackpot_app;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO jackpot_app;
-GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO jackpot_app;
--- The journal: read and append only. The triggers refuse UPDATE and DELETE for everyone;
--- without the privileges, and without TRUNCATE (which fires no row trigger), the app role
--- cannot even try.
-REVOKE UPDATE, DELETE, TRUNCATE ON jackpot_transfer, jackpot_auditevent FROM jackpot_app;
+
+-- Next, as the owner (deploy/systemd/jackpot-migrate.service does both):
+--   DATABASE_URL=$DATABASE_OWNER_URL manage.py migrate
+--   DATABASE_URL=$DATABASE_OWNER_URL manage.py grant_app_role jackpot_app
+--
+-- A database whose tables migrate made as jackpot_app (the deploy files before this one): as a
+-- superuser, connected to the database,
+--   REASSIGN OWNED BY jackpot_app TO jackpot_owner;
+--   ALTER DATABASE jackpot OWNER TO jackpot_owner;
+-- then run grant_app_role as the owner: it refuses while jackpot_app still owns anything.

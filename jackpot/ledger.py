@@ -6,7 +6,9 @@ transaction, so money and its audit record commit or roll back together. Invaria
   `jackpot.accounting.ROUTES` gives its code, so every pool's balances sum to zero (zero-amount
   postings are simply not written);
 - an event's hash covers its fields and the transfers it wrote, chained to the previous event of
-  its chain: editing either afterwards is detected by `verify_journal`;
+  its chain: editing either afterwards is detected by `verify_journal`. The hash is an
+  HMAC-SHA256 under `settings.JOURNAL_HMAC_KEY` (`journal_key`), a key that is not in the
+  database, so rows rewritten in the database cannot be given matching hashes without it;
 - the chain head is locked by `jackpot.locks.chain_slot`, in the order `jackpot.locks` states.
 
 The events that change what a pool pays or who may do what (`SECURITY_KINDS`: pools, tables,
@@ -22,6 +24,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -84,6 +87,12 @@ def table_chain(table_id: int) -> str:
 
 
 ADMIN_CHAIN = "admin"
+
+
+def journal_key() -> bytes:
+    """The chain's HMAC key: `settings.JOURNAL_HMAC_KEY`, from the environment, never stored in
+    the database (production refuses a missing, short or example key)."""
+    return str(settings.JOURNAL_HMAC_KEY).encode()
 
 
 def event_content(event: AuditEvent, transfers: Sequence[Transfer]) -> dict[str, Any]:
@@ -238,7 +247,7 @@ def record(
         payload=payload,
         prev_hash=slot.prev_hash,
     )
-    event.hash = chain_hash(slot.prev_hash, event_content(event, transfers))
+    event.hash = chain_hash(journal_key(), slot.prev_hash, event_content(event, transfers))
     _insert(event, transfers, also)
     if kind in SECURITY_KINDS:
         line = json.dumps(payload, sort_keys=True, default=str)

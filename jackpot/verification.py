@@ -6,9 +6,16 @@ Checks, in order, and reports the first failure:
    the chain's head row names the last event (so events cut off the end are found too);
 2. every transfer belongs to an event of a chain allowed to move its pool's money (the pool's own
    chain, or a chain the caller names for that pool);
-3. per pool: balances (credits - debits) sum to zero; the meter and reserve accounts equal the
+3. with anchors (`jackpot.anchors`, files written outside the database): each anchored chain
+   head is still there with its anchored hash, so a chain rewritten whole with the key, or cut
+   short with its head row, is found at the anchored sequence;
+4. every award row and every pool's parameters equal what the chains say of them
+   (`jackpot.projections`): an award or a pool edited in place is named, at its last event;
+5. per pool: balances (credits - debits) sum to zero; the meter and reserve accounts equal the
    pool's counters rounded down to the cent; the pending and payable accounts equal the awards
    in those states; then the caller's own checks of the pool.
+Each link is an HMAC under the journal's key (`jackpot.ledger.journal_key`), which is not in the
+database: rows rewritten there cannot be given hashes that verify.
 The database refuses UPDATE and DELETE on the journal, so a failure here means someone went
 around the database's own protection.
 
@@ -26,9 +33,10 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.db.models import Sum
 
+from jackpot import anchors as anchoring
 from jackpot.bodies import BrokenAt, JournalReport
 from jackpot.canonical import chain_hash
-from jackpot.ledger import event_content, pool_chain
+from jackpot.ledger import event_content, journal_key, pool_chain
 from jackpot.models import (
     UNITS_PER_CENT,
     Account,
@@ -41,6 +49,7 @@ from jackpot.models import (
     Transfer,
 )
 from jackpot.models.audit import GENESIS_HASH
+from jackpot.projections import Projections
 
 BATCH = 2000
 
@@ -96,10 +105,13 @@ def _events(chain: str) -> Iterator[AuditEvent]:
         after = batch[-1].sequence
 
 
-def _verify_chain(chain: str, pools: frozenset[int], report: Report) -> None:
-    """Walk one chain; `pools` are the only pools whose money its events may move."""
+def _verify_chain(
+    chain: str, pools: frozenset[int], report: Report, projections: Projections
+) -> bool:
+    """Walk one chain; `pools` are the only pools whose money its events may move. Each event
+    whose link verified is shown to `projections`. False: the chain is broken."""
     head = AuditChain.objects.filter(key=chain).first()
-    prev_hash, expected = GENESIS_HASH, 1
+    prev_hash, expected, key = GENESIS_HASH, 1, journal_key()
     for event in _events(chain):
         report.events += 1
         transfers = list(Transfer.objects.filter(event=event).order_by("pk"))
@@ -107,20 +119,21 @@ def _verify_chain(chain: str, pools: frozenset[int], report: Report) -> None:
         where = f"chain {chain} sequence {event.sequence}"
         if event.sequence != expected:
             report.fail(f"{where}: expected sequence {expected}", chain=chain, sequence=expected)
-            return
+            return False
         if event.prev_hash != prev_hash:
             report.fail(f"{where}: prev_hash does not link", chain=chain, sequence=event.sequence)
-            return
-        if chain_hash(prev_hash, event_content(event, transfers)) != event.hash:
+            return False
+        if chain_hash(key, prev_hash, event_content(event, transfers)) != event.hash:
             report.fail(
                 f"{where}: content does not match its hash", chain=chain, sequence=event.sequence
             )
-            return
+            return False
         if any(t.pool_id not in pools for t in transfers):
             report.fail(
                 f"{where}: a transfer of another pool", chain=chain, sequence=event.sequence
             )
-            return
+            return False
+        projections.observe(event)
         prev_hash, expected = event.hash, expected + 1
     # The chain head row must point at the last event: events cut off the end show here.
     if head is None or (head.sequence, head.head_hash) != (expected - 1, prev_hash):
@@ -129,6 +142,8 @@ def _verify_chain(chain: str, pools: frozenset[int], report: Report) -> None:
             chain=chain,
             sequence=expected,
         )
+        return False
+    return True
 
 
 def pool_balances(pool: Pool) -> dict[str, int]:
@@ -191,27 +206,42 @@ def verify_journal(
     *,
     chain_pools: Callable[[], Mapping[str, frozenset[int]]] = dict,
     pool_checks: Sequence[PoolCheck] = (),
+    anchors: Sequence[anchoring.Anchor] = (),
 ) -> Report:
     """Verify everything in one consistent snapshot, so live traffic cannot cause false alarms.
 
     `chain_pools` (called inside the snapshot) names the chains beside the pools' own that may
-    move a pool's money; `pool_checks` run after each pool's own checks, in the same snapshot.
+    move a pool's money; `pool_checks` run after each pool's own checks, in the same snapshot;
+    `anchors` (`jackpot.anchors.read_anchors`) are checked against the live chains.
     """
     snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
     with transaction.atomic():
         if snapshot:  # inside a caller's transaction, its own snapshot rules
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return _verify(chain_pools(), pool_checks)
+        return _verify(chain_pools(), pool_checks, anchors)
 
 
-def _verify(more_chains: Mapping[str, frozenset[int]], pool_checks: Sequence[PoolCheck]) -> Report:
+def _verify(
+    more_chains: Mapping[str, frozenset[int]],
+    pool_checks: Sequence[PoolCheck],
+    anchors: Sequence[anchoring.Anchor],
+) -> Report:
     report = Report()
     chains = list(AuditEvent.objects.values_list("chain", flat=True).distinct().order_by("chain"))
     report.chains = len(chains)
     pools = _chain_pools(more_chains)
-    for chain in chains:
-        _verify_chain(chain, pools.get(chain, frozenset()), report)
+    projections = Projections()
+    broken = {
+        chain
+        for chain in chains
+        if not _verify_chain(chain, pools.get(chain, frozenset()), report, projections)
+    }
+    if anchors:
+        for found in anchoring.check(list(anchors)):
+            report.fail(found.message, chain=found.chain, sequence=found.sequence)
+    for problem in projections.problems(broken):
+        report.fail(problem.message, chain=problem.chain, sequence=problem.sequence)
     orphans = Transfer.objects.filter(event__isnull=True).count()
     if orphans:
         report.fail(f"{orphans} transfers without an audit event")

@@ -15,13 +15,14 @@ The command `verify_journal`, `GET /api/v1/journal/verify` and the pool report c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from django.db.models import Sum
 from django.utils import timezone
 
 from jackpot import reports
 from jackpot import verification as journal
+from jackpot.anchors import Anchor
 from jackpot.bodies import PoolReport
 from jackpot.ledger import table_chain
 from jackpot.models import Pool, Transfer
@@ -55,10 +56,11 @@ def _round_stakes(pool: Pool, balances: Mapping[str, int]) -> list[tuple[str, in
     return [("stakes account = -stakes of rounds not voided", balances["stakes"], -int(stakes))]
 
 
-def verify_journal() -> journal.Report:
-    """The journal's chains and balances, crossed with the tables' chains and rounds."""
+def verify_journal(anchors: Sequence[Anchor] = ()) -> journal.Report:
+    """The journal's chains and balances, crossed with the tables' chains and rounds (and with
+    chain heads anchored outside the database, when given)."""
     return journal.verify_journal(
-        chain_pools=_table_chains, pool_checks=[_round_stakes, _rounds_own_pool]
+        chain_pools=_table_chains, pool_checks=[_round_stakes, _rounds_own_pool], anchors=anchors
     )
 
 

@@ -5,7 +5,8 @@ deploy/env.example, run in subprocesses and checked from outside.
   production settings: DEBUG off (an unknown URL is the JSON 404, no debug page), persistent
   database connections (one backend serves every request), HTTPS enforced, the security log in
   the file SECURITY_LOG names;
-- it refuses to start with the example SECRET_KEY, with DEBUG=1, without ALLOWED_HOSTS;
+- it refuses to start with the example SECRET_KEY or JOURNAL_HMAC_KEY, with DEBUG=1, without
+  ALLOWED_HOSTS;
 - `celery -A config` runs the web's settings, `manage.py` the local ones unless told;
 - `manage.py check --deploy` finds nothing to fix.
 """
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 HOST = "jackpot.club.internal"  # deploy/env.example's ALLOWED_HOSTS
 EXAMPLE_KEY = "change-me-to-50-random-characters"
+EXAMPLE_JOURNAL_KEY = "change-me-to-48-random-characters-of-your-own-key"
 
 
 def env_example() -> dict[str, str]:
@@ -51,6 +53,7 @@ def operator_env(**changes: str | None) -> dict[str, str]:
     env.update(env_example())
     env.update(
         SECRET_KEY=secrets.token_urlsafe(50),
+        JOURNAL_HMAC_KEY=secrets.token_urlsafe(48),
         DATABASE_URL=os.environ["DATABASE_URL"],
         REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
         WEB_WORKERS="1",
@@ -212,13 +215,18 @@ def test_gunicorn_config_wsgi_runs_the_production_settings(tmp_path, test_databa
     ("changes", "message"),
     [
         ({"SECRET_KEY": EXAMPLE_KEY}, "SECRET_KEY is the example shipped with the service"),
+        (
+            {"JOURNAL_HMAC_KEY": EXAMPLE_JOURNAL_KEY},
+            "JOURNAL_HMAC_KEY is the example shipped with the service",
+        ),
         ({"DEBUG": "1"}, "DEBUG must be off in production"),
         ({"ALLOWED_HOSTS": None}, "ALLOWED_HOSTS must be set in production"),
     ],
-    ids=["example-secret-key", "debug", "no-allowed-hosts"],
+    ids=["example-secret-key", "example-journal-key", "debug", "no-allowed-hosts"],
 )
 def test_gunicorn_refuses_to_start_on_an_unsafe_environment(changes, message):
     assert env_example()["SECRET_KEY"] == EXAMPLE_KEY  # the file ships the key refused here
+    assert env_example()["JOURNAL_HMAC_KEY"] == EXAMPLE_JOURNAL_KEY  # and this one
     output = refused_start(operator_env(DJANGO_SETTINGS_MODULE=None, **changes))
     assert message in output
     assert "Worker failed to boot" in output
@@ -234,6 +242,13 @@ def test_gunicorn_refuses_to_start_on_an_unsafe_environment(changes, message):
         (
             {"SECRET_KEY": "insecure-development-key-never-used-in-production"},
             "SECRET_KEY is the example",
+        ),
+        ({"JOURNAL_HMAC_KEY": ""}, "JOURNAL_HMAC_KEY must be set"),
+        ({"JOURNAL_HMAC_KEY": None}, "JOURNAL_HMAC_KEY must be set"),
+        ({"JOURNAL_HMAC_KEY": "31-bytes-is-one-byte-too-short!"}, "JOURNAL_HMAC_KEY is too short"),
+        (
+            {"JOURNAL_HMAC_KEY": "insecure-development-journal-key-never-used-in-production"},
+            "JOURNAL_HMAC_KEY is the example",
         ),
         ({"ALLOWED_HOSTS": "*"}, "not '*'"),
         ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS must be set"),

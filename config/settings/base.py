@@ -45,6 +45,14 @@ VAR_DIR = BASE_DIR / "var"
 DEVELOPMENT_SECRET_KEY = "insecure-development-key-never-used-in-production"
 SECRET_KEY = env_str("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
 DEBUG = env_bool("DEBUG", default=False)
+
+# The key of the journal's hash chain (HMAC-SHA256, jackpot.canonical.chain_hash): kept outside
+# the database, so a database password alone cannot recompute the hashes of an edited history.
+# Every process that writes or verifies the journal (web, worker, verify_journal) needs the same
+# key. Production refuses this development key, the example of deploy/env.example, and any key
+# under 32 bytes (config.settings.production).
+DEVELOPMENT_JOURNAL_HMAC_KEY = "insecure-development-journal-key-never-used-in-production"
+JOURNAL_HMAC_KEY = env_str("JOURNAL_HMAC_KEY", DEVELOPMENT_JOURNAL_HMAC_KEY)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 INSTALLED_APPS = [

@@ -6,6 +6,9 @@ Refused (ImproperlyConfigured, the message says what to set):
 - a SECRET_KEY that is missing, the example shipped in deploy/env.example, the development key of
   the other settings, or weak (under 50 characters, under 5 different characters, Django's
   "django-insecure-" prefix): `python -c "import secrets; print(secrets.token_urlsafe(50))"`;
+- a JOURNAL_HMAC_KEY (the journal chain's key) that is missing, the example of deploy/env.example,
+  the development key of the other settings, or under 32 bytes:
+  `python -c "import secrets; print(secrets.token_urlsafe(48))"`;
 - no ALLOWED_HOSTS, or "*";
 - a database other than PostgreSQL;
 - a CSRF_TRUSTED_ORIGINS entry that is not an https:// origin, a SECURE_PROXY_SSL_HEADER that is
@@ -22,7 +25,12 @@ import re
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import DATABASES, DEVELOPMENT_SECRET_KEY, POSTGRESQL
+from config.settings.base import (
+    DATABASES,
+    DEVELOPMENT_JOURNAL_HMAC_KEY,
+    DEVELOPMENT_SECRET_KEY,
+    POSTGRESQL,
+)
 from config.settings.env import env_bool, env_int, env_list, env_str
 
 DEBUG = env_bool("DEBUG", default=False)
@@ -43,6 +51,28 @@ if len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5 or SECRET_KEY.startswith("dj
     raise ImproperlyConfigured(
         "SECRET_KEY is too weak: at least 50 characters, not a repeated pattern "
         '(python -c "import secrets; print(secrets.token_urlsafe(50))").'
+    )
+
+# The journal's HMAC key: the hashes of the audit chain are only as secret as it is.
+EXAMPLE_JOURNAL_HMAC_KEYS = frozenset(
+    {"change-me-to-48-random-characters-of-your-own-key", DEVELOPMENT_JOURNAL_HMAC_KEY}
+)
+JOURNAL_HMAC_KEY_MIN_BYTES = 32
+JOURNAL_HMAC_KEY = env_str("JOURNAL_HMAC_KEY")
+if not JOURNAL_HMAC_KEY:
+    raise ImproperlyConfigured(
+        "JOURNAL_HMAC_KEY must be set in production: the key of the journal's hash chain "
+        '(python -c "import secrets; print(secrets.token_urlsafe(48))").'
+    )
+if JOURNAL_HMAC_KEY in EXAMPLE_JOURNAL_HMAC_KEYS:
+    raise ImproperlyConfigured(
+        "JOURNAL_HMAC_KEY is the example shipped with the service: set your own "
+        '(python -c "import secrets; print(secrets.token_urlsafe(48))").'
+    )
+if len(JOURNAL_HMAC_KEY.encode()) < JOURNAL_HMAC_KEY_MIN_BYTES:
+    raise ImproperlyConfigured(
+        f"JOURNAL_HMAC_KEY is too short: at least {JOURNAL_HMAC_KEY_MIN_BYTES} bytes "
+        '(python -c "import secrets; print(secrets.token_urlsafe(48))").'
     )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])

@@ -1,12 +1,18 @@
-"""verify_journal: recompute the audit chains and every balance; print OK or the first break."""
+"""verify_journal: recompute the audit chains and every balance; print OK or the first break.
+
+`--anchors DIR` also checks the live chains against every anchor file of DIR (written by
+`anchor_journal`, kept outside the database): a chain rewritten or cut short since is named.
+"""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from jackpot.anchors import read_anchors
 from tables.verification import verify_journal
 
 
@@ -15,14 +21,25 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="print the full report as JSON")
+        parser.add_argument(
+            "--anchors",
+            type=Path,
+            metavar="DIR",
+            help="also check the chains against the anchor files of DIR (anchor_journal)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = verify_journal()
+        anchors, unreadable = read_anchors(options["anchors"]) if options["anchors"] else ([], [])
+        report = verify_journal(anchors)
+        for unread in unreadable:
+            report.fail(unread.message)
         if options["json"]:
             self.stdout.write(json.dumps(report.as_body().model_dump(mode="json"), indent=2))
         elif report.ok:
+            checked = f", {len(anchors)} anchors" if options["anchors"] else ""
             self.stdout.write(
                 f"OK: {report.chains} chains, {report.events} events, {report.transfers} transfers"
+                + checked
             )
         else:
             where = (
