@@ -7,7 +7,8 @@ An award row and a pool's parameters are projections of events: the rows are not
 - each award with what its round's `round.settled` event created (pool, round, seat, kind,
   amount, status, sequence, time) and what the later `award.<status>` events of its pool's chain
   did (status; who verified, approved, paid or voided it, from the event's actor `user:<name>`,
-  and when, from the event's time; the verification note and the void's reason);
+  and when, from the event's time; the verification note and the void's reason), and who asked
+  for a jackpot's void, when and why (`award.void_requested`, undone by `award.void_cancelled`);
 - each pool's parameters with its `pool.created` event and every later `pool.changed` event's
   `after` (however a change was approved, its application is a `pool.changed` event).
 A user renamed in the admin (`staff.changed`, on the admin chain) keeps their earlier names.
@@ -63,7 +64,12 @@ AWARD_FIELDS = (
     "voided_by",
     "voided_at",
     "void_reason",
+    "void_requested_by",
+    "void_requested_at",
+    "void_request_reason",
 )
+#: The steps that change who asked for a jackpot's void, not the award's status.
+VOID_REQUEST_KINDS = frozenset({"award.void_requested", "award.void_cancelled"})
 _STATUSES = frozenset(status.value for status in AwardStatus)
 
 
@@ -116,6 +122,9 @@ class Projections:
                         "created_at": event.occurred_at,
                         "verification_note": "",
                         "void_reason": "",
+                        "void_requested_by": None,
+                        "void_requested_at": None,
+                        "void_request_reason": "",
                         **{name: None for pair in STEP_FIELDS.values() for name in pair},
                     },
                     event.chain,
@@ -124,7 +133,9 @@ class Projections:
                 # Its steps are on its pool's chain: that chain broken, they are unknown.
                 seen.chains.update({event.chain, pool_chain(int(payload.get("pool") or 0))})
                 self.awards[int(award.get("id"))] = seen
-        elif event.kind.startswith("award.") and payload.get("to") in _STATUSES:
+        elif event.kind.startswith("award.") and (
+            payload.get("to") in _STATUSES or event.kind in VOID_REQUEST_KINDS
+        ):
             self.steps.append(event)
         elif event.kind == "pool.created":
             seen = Seen(
@@ -158,6 +169,13 @@ class Projections:
                     )
                 )
                 continue
+            if event.kind in VOID_REQUEST_KINDS:
+                requested = event.kind == "award.void_requested"
+                award.fields["void_requested_by"] = _user(event.actor) if requested else None
+                award.fields["void_requested_at"] = event.occurred_at if requested else None
+                award.fields["void_request_reason"] = payload.get("reason", "") if requested else ""
+                award.said(event)
+                continue
             to = AwardStatus(payload["to"])
             award.fields["status"] = to.value
             if to in STEP_FIELDS:
@@ -166,8 +184,10 @@ class Projections:
                 award.fields[at] = event.occurred_at
             if to == AwardStatus.VERIFIED:
                 award.fields["verification_note"] = payload.get("note", "")
-            if to == AwardStatus.VOID:
-                award.fields["void_reason"] = payload.get("reason", "")
+            if to == AwardStatus.VOID:  # a jackpot's void, confirmed: the reason it was asked for
+                award.fields["void_reason"] = payload.get(
+                    "reason", award.fields["void_request_reason"]
+                )
             award.said(event)
         return problems
 
@@ -212,6 +232,9 @@ class Projections:
             "voided_by__username",
             "voided_at",
             "void_reason",
+            "void_requested_by__username",
+            "void_requested_at",
+            "void_request_reason",
         )
         listed = set()
         for row in rows:

@@ -8,9 +8,12 @@ import pytest
 from django.db import transaction
 
 from jackpot import ledger
-from jackpot.awards import award_approve, award_verify
+from jackpot.awards import award_approve, award_verify, award_void, award_void_cancel
+from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, Award, Pool, Transfer
-from jackpot.services import pool_update, role_group
+from jackpot.services import role_group
+from tables.models import Table
+from tests.conftest import make_floor, uth_play, uth_seat
 from tests.jackpot.tamper import play_rounds, rehash_chain, superuser_sql, unkeyed_link, verify
 
 pytestmark = pytest.mark.django_db
@@ -115,8 +118,8 @@ def test_an_award_no_round_created_is_found(awarded):
     quads = Award.objects.get(kind="four_of_a_kind")
     superuser_sql(
         "INSERT INTO jackpot_award (pool_id, round_id, seat, kind, amount_cents, status,"
-        " sequence, created_at, verification_note, void_reason)"
-        " SELECT pool_id, round_id, 3, kind, amount_cents, 'approved', 99, created_at, '', ''"
+        " sequence, created_at, verification_note, void_reason, void_request_reason)"
+        " SELECT pool_id, round_id, 3, kind, amount_cents, 'approved', 99, created_at, '', '', ''"
         " FROM jackpot_award WHERE id = %s",
         [quads.pk],
     )
@@ -125,7 +128,7 @@ def test_an_award_no_round_created_is_found(awarded):
     assert any("no round.settled event created it" in line for line in lines), lines
 
 
-def test_a_pool_edited_in_place_is_found_at_its_last_parameter_event(played):
+def test_a_pool_edited_in_place_is_found_at_its_last_parameter_event(played, django_user_model):
     """The stake is what pool.created said; the threshold what the last pool.changed's
     "after" said: a direct SQL edit of either is named with that event."""
     pool = Pool.objects.get(pk=played.pool_id)
@@ -141,7 +144,16 @@ def test_a_pool_edited_in_place_is_found_at_its_last_parameter_event(played):
 
     superuser_sql("UPDATE jackpot_pool SET stake_cents = 500 WHERE id = %s", [pool.pk])
     assert verify()[0] == 0
-    pool_update(pool_id=pool.pk, changes={"verification_threshold_cents": 20_000}, actor="test")
+    # A change as the club makes it: tables closed, one admin proposes, another approves.
+    Table.objects.filter(pool=pool).update(enabled=False)
+    dora, eric = (django_user_model.objects.create(username=name) for name in ("dora", "eric"))
+    change = change_propose(
+        pool_id=pool.pk,
+        changes={"verification_threshold_cents": 20_000},
+        reason="a lower threshold",
+        user=dora,
+    )
+    change_approve(pool_id=pool.pk, change_id=change.pk, user=eric)
     assert verify()[0] == 0  # the change, applied through its event, is what the row says
     changed = _event("pool.changed", pool=pool.pk)
     superuser_sql(
@@ -173,4 +185,33 @@ def test_a_renamed_approver_is_still_the_one_the_journal_names(awarded):
                 "after": {"username": "robert"},
             },
         )
+    assert verify()[0] == 0
+
+
+def test_a_jackpot_void_request_edited_in_place_is_found(db, django_user_model):
+    """Who asked for a jackpot's void is in the journal (award.void_requested): a row that names
+    someone else is caught; a cancelled request is what the journal says too."""
+    floor = make_floor(uth_tables=1)
+    terminal = floor.uth[0]
+    assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code == 201
+    royal_hand = {
+        "board": ["Ah", "Kh", "Qh", "2c", "3d"],
+        "dealer": ["9s", "9d"],
+        "seats": [uth_play(1, "Jh Th")],
+    }
+    assert terminal.post("/rounds/r-1/result", royal_hand).status_code == 200
+    royal = Award.objects.get(kind="royal_flush")
+    ana, bob = (django_user_model.objects.create(username=name) for name in ("ana", "bob"))
+    award_void(award_id=royal.pk, user=ana, reason="misdeal on camera")
+    assert verify()[0] == 0
+    superuser_sql(
+        "UPDATE jackpot_award SET void_requested_by_id = %s WHERE id = %s", [bob.pk, royal.pk]
+    )
+    status, lines = verify()
+    assert status == 1
+    assert any("void_requested_by is 'bob', the journal says 'ana'" in line for line in lines)
+    superuser_sql(
+        "UPDATE jackpot_award SET void_requested_by_id = %s WHERE id = %s", [ana.pk, royal.pk]
+    )
+    award_void_cancel(award_id=royal.pk, user=bob, reason="the video shows a fair deal")
     assert verify()[0] == 0
