@@ -27,6 +27,7 @@ import inspect
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Field
 
 from jackpot.accounting import ROUTES
 from jackpot.canonical import canonical_json, fingerprint
@@ -73,9 +74,15 @@ def _progressive_paytables() -> dict[str, Any]:
     }
 
 
+def _field_default(name: str) -> Any:
+    field = Pool._meta.get_field(name)
+    assert isinstance(field, Field)  # a concrete column of the pool row
+    return field.get_default()
+
+
 def _pool_defaults() -> dict[str, Any]:
     fields = (*MONEY_FIELDS, "verification_threshold_cents", "currency")
-    model = {name: Pool._meta.get_field(name).get_default() for name in fields}
+    model = {name: _field_default(name) for name in fields}
     service = {
         name: parameter.default
         for name, parameter in inspect.signature(pool_create).parameters.items()
