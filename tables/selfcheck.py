@@ -65,6 +65,11 @@ def _database() -> Item:
     try:
         connection.ensure_connection()
         with connection.cursor() as cursor:
+            if connection.vendor != "postgresql":  # make run's embedded SQLite file
+                cursor.execute("SELECT 1")
+                return Item(
+                    "database", OK, f"{connection.vendor} {connection.settings_dict['NAME']}"
+                )
             cursor.execute("SELECT current_database(), current_setting('server_version')")
             name, version = cursor.fetchone()
     except DatabaseError as error:
