@@ -5,10 +5,19 @@ one process take turns holding the GIL. On the 2-core reference machine bench/in
 3 sync workers at about 150 rounds/s with p99 near 130 ms at 32 terminals, against about 125
 rounds/s with p99 over 300 ms for 3 workers of 4 threads. Put a buffering proxy (nginx) in front:
 a sync worker serves one connection at a time, so it must not wait on slow clients.
+
+Before it binds its port, the master runs the start-up self-check (`on_starting`, compliance
+requirement 27): a restarted service answers nothing until the check passes, and gunicorn exits
+non-zero, never bound, when it fails.
 """
 
 import multiprocessing
 import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_WORKERS", multiprocessing.cpu_count() + 1))
@@ -19,3 +28,22 @@ max_requests = 20_000  # recycle workers now and then; jitter avoids recycling a
 max_requests_jitter = 2_000
 accesslog = "-"
 errorlog = "-"
+
+
+def on_starting(server):  # type: ignore[no-untyped-def]
+    """Run `manage.py selfcheck` (tables.selfcheck) before the port is bound; exit if it fails.
+
+    In a child process, with the settings `config.wsgi` will run (production unless
+    DJANGO_SETTINGS_MODULE says otherwise), so the master imports no Django and holds no
+    database connection its workers would inherit. The check scans the whole journal: no
+    statement timeout for it (each worker keeps its own).
+    """
+    env = {**os.environ, "DATABASE_STATEMENT_TIMEOUT_MS": "0"}
+    env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
+    server.log.info("Running the start-up self-check before binding")
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "selfcheck"], cwd=ROOT, env=env
+    )
+    if check.returncode != 0:
+        server.log.error("Start-up self-check failed (exit %s): not serving", check.returncode)
+        sys.exit(check.returncode if check.returncode > 0 else 1)

@@ -34,7 +34,6 @@ from jackpot.canonical import chain_hash
 from jackpot.locks import ChainSlot, chain_slot
 from jackpot.models import Account, AccountKind, AuditEvent, Transfer
 
-_account_ids: dict[tuple[int, str], int] = {}
 security_log = logging.getLogger("jackpot.security")
 
 #: Parameter and access changes: also written to the security log after their commit.
@@ -55,13 +54,37 @@ SECURITY_KINDS = frozenset(
 )
 
 
+def _account_ids() -> dict[tuple[int, str], int]:
+    """The account ids read over this database connection, by (pool, kind).
+
+    Accounts are created with their pool and never change, but only within one life of the
+    database: a database dropped and made anew, or restored, can give the same pool other
+    account ids, and the old ids can be another pool's accounts (the foreign keys would not
+    object). Each of those ends every connection to the database, so the ids are kept per
+    connection (`connection` is per thread) and read again over a new one: one query per pool
+    and connection. A database emptied in place under an open connection (`manage.py flush`,
+    tests) is not seen: make a database anew, never under a running service.
+    """
+    raw = connection.connection
+    cached = getattr(connection, "_ledger_account_ids", None)
+    if cached is None or cached[0] is not raw:
+        cached = (raw, {})
+        connection._ledger_account_ids = cached  # type: ignore[attr-defined]
+    ids: dict[tuple[int, str], int] = cached[1]
+    return ids
+
+
 def account_id(pool_id: int, kind: AccountKind) -> int:
-    """The id of a pool's account (accounts are created with the pool and never change)."""
+    """The id of a pool's account in this database (see `_account_ids`)."""
+    connection.ensure_connection()  # the cache is the open connection's
+    ids = _account_ids()
     key = (pool_id, kind.value)
-    if key not in _account_ids:
+    found = ids.get(key)
+    if found is None:
         for account in Account.objects.filter(pool_id=pool_id):
-            _account_ids[(pool_id, account.kind)] = account.pk
-    return _account_ids[key]
+            ids[(pool_id, account.kind)] = account.pk
+        found = ids[key]
+    return found
 
 
 def _transfer(pool_id: int, posting: Posting, now: datetime) -> Transfer:

@@ -104,12 +104,23 @@ def add_stakes(*, pool_id: int, stakes: int, stake_cents: int, now: datetime) ->
     )
 
 
+class ZeroJackpot(RuntimeError):
+    """A royal on a meter under one cent: a jackpot of 0 cents, refused before anything moved.
+
+    It cannot happen to a pool whose seed is at least one cent (the database's CHECK
+    `pool_seed_positive`): the meter starts at the seed, only a hit lowers it, and a hit resets
+    it to the seed. Seen anyway, the books and the pool row disagree with the rules: the round
+    is refused whole (a 500, logged) rather than settled with a hit and no award.
+    """
+
+
 def take_jackpot(*, pool_id: int, now: datetime) -> Hit:
     """Win the whole meter (in whole cents) and reset it to the seed from the reserve.
 
     The sub-cent remainder stays in the meter. Where the reserve holds less than the seed, the
     house funds the shortfall. Hits are served one after another in lock order, so a second hit
-    wins the meter as it stands after the first one's reset.
+    wins the meter as it stands after the first one's reset. ZeroJackpot, with nothing changed,
+    when the meter holds less than a cent.
     """
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""  # SQLite: db lock
     meter_units, reserve_units, seed_cents = _one_row(
@@ -117,6 +128,8 @@ def take_jackpot(*, pool_id: int, now: datetime) -> Hit:
         [pool_id],
     )
     amount_cents = meter_units // U
+    if amount_cents < 1:
+        raise ZeroJackpot(f"pool {pool_id}: a jackpot of 0 cents (meter {meter_units} units)")
     from_reserve = min(seed_cents, reserve_units // U)
     from_house = seed_cents - from_reserve
     meter_after, version, hit_number = _one_row(

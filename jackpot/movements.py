@@ -140,7 +140,11 @@ def grant_awards(
     *, pool: Pool, round_pk: int, owed: Sequence[RoundAward], now: datetime
 ) -> AwardsGranted:
     """Create the awards a round owes (`tables.rules.progressive.round_awards`), winning the
-    jackpot for a royal. Takes the pool row lock (award numbers), held to commit."""
+    jackpot for a royal. Takes the pool row lock (award numbers), held to commit.
+
+    A jackpot is never dropped: a royal on a meter under one cent raises `meter.ZeroJackpot`
+    before the hit moves any counter, and the caller's transaction writes nothing. Only a fixed
+    line a paytable sets at 0 cents is left out (it is no award)."""
     paytable = pool_paytables(pool).progressive
     numbers = iter(meter.next_award_numbers(pool_id=pool.pk, count=len(owed)))
     awards: list[Award] = []
@@ -167,7 +171,10 @@ def grant_awards(
                 created_at=now,
             )
         )
-    awards = [award for award in awards if award.amount_cents > 0]  # a zero-cent paytable line
+    # A zero-cent fixed paytable line is no award; a jackpot is never 0 (meter.ZeroJackpot).
+    awards = [
+        award for award in awards if award.amount_cents > 0 or award.kind == AwardKind.ROYAL_FLUSH
+    ]
     Award.objects.bulk_create(awards)
     display.awards_changed(pool.pk)
 

@@ -1,10 +1,13 @@
 """Reads of the progressive: pool configuration, award, journal and parameter-change pages, each
 as the model of `jackpot.bodies` that declares it (the meter as terminals and signs see it is
-`jackpot.meter.pool_meter`)."""
+`jackpot.meter.pool_meter`), and the figures a restored backup must reproduce (`book_figures`)."""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Count, QuerySet, Sum
 
 from jackpot.bodies import (
     AwardFilters,
@@ -19,7 +22,16 @@ from jackpot.bodies import (
     PoolConfiguration,
     progressive_paytable_of,
 )
-from jackpot.models import AccountKind, Award, ParameterChange, Pool, Transfer, TransferCode
+from jackpot.models import (
+    AccountKind,
+    AuditChain,
+    Award,
+    AwardStatus,
+    ParameterChange,
+    Pool,
+    Transfer,
+    TransferCode,
+)
 from jackpot.render import award_body, change_body
 from tables.rules.paytables import get_progressive_paytable
 
@@ -128,3 +140,49 @@ def change_list(*, pool: Pool, query: ParameterChangeQuery) -> ParameterChangePa
             change_body(change) for change in changes.order_by("-pk")[offset : offset + limit]
         ],
     )
+
+
+def book_figures() -> dict[str, Any]:
+    """The figures a restored backup must reproduce (compliance requirement 30), read in one
+    snapshot: per pool its meter (cents, units, version), reserve, hit count, the awards won
+    by kind (count and cents; voided awards apart) and by status; and every chain's head
+    (sequence and hash). Plain JSON values, equal for two databases holding the same books."""
+    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+    with transaction.atomic():
+        if snapshot:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        pools: dict[str, Any] = {}
+        for pool in Pool.objects.order_by("pk"):
+            awards = Award.objects.filter(pool=pool).order_by()
+            won = {
+                kind: {"count": count, "cents": int(cents)}
+                for kind, count, cents in awards.exclude(status=AwardStatus.VOID)
+                .values_list("kind")
+                .annotate(count=Count("pk"), cents=Sum("amount_cents"))
+                .order_by("kind")
+            }
+            statuses = {
+                status: {"count": count, "cents": int(cents)}
+                for status, count, cents in awards.values_list("status")
+                .annotate(count=Count("pk"), cents=Sum("amount_cents"))
+                .order_by("status")
+            }
+            pools[str(pool.pk)] = {
+                "name": pool.name,
+                "meter_cents": pool.meter_cents,
+                "meter_units": pool.meter_units,
+                "meter_version": pool.meter_version,
+                "reserve_units": pool.reserve_units,
+                "hit_count": pool.hit_count,
+                "won": won,
+                "won_cents": sum(each["cents"] for each in won.values()),
+                "awards_by_status": statuses,
+            }
+        chains = {
+            key: {"sequence": sequence, "head_hash": head}
+            for key, sequence, head in AuditChain.objects.order_by("key").values_list(
+                "key", "sequence", "head_hash"
+            )
+        }
+    return {"pools": pools, "chains": chains}

@@ -23,6 +23,21 @@ from jackpot.tokens import issue_token
 ROLES = ("supervisor", "auditor", "admin")
 
 
+class PoolChangeRefused(ValueError):
+    """A pool the rules do not allow; the message says why."""
+
+
+def check_seed(seed_cents: int) -> None:
+    """A pool's seed is at least one cent: a jackpot wins the whole meter, which a hit resets to
+    the seed, so a seed of 0 would make the next royal a jackpot of 0 cents (refused by
+    `jackpot.movements.grant_awards`, and by the database's CHECK `pool_seed_positive`)."""
+    if seed_cents < 1:
+        raise PoolChangeRefused(
+            f"seed_cents must be at least 1 cent, got {seed_cents}: the meter resets to the seed "
+            "after a jackpot, and a jackpot of 0 cents cannot be won"
+        )
+
+
 @transaction.atomic
 def pool_create(
     *,
@@ -34,7 +49,9 @@ def pool_create(
     seed_cents: int = 1_000_000,
     verification_threshold_cents: int = 100_000,
 ) -> Pool:
-    """Create a pool, its accounts, and its first meter at the seed, funded by the house."""
+    """Create a pool, its accounts, and its first meter at the seed, funded by the house.
+    PoolChangeRefused: a seed under one cent (`check_seed`)."""
+    check_seed(seed_cents)
     now = timezone.now()
     pool = Pool.objects.create(
         name=name,

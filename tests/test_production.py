@@ -8,7 +8,10 @@ deploy/env.example, run in subprocesses and checked from outside.
 - it refuses to start with the example SECRET_KEY or JOURNAL_HMAC_KEY, with DEBUG=1, without
   ALLOWED_HOSTS;
 - `celery -A config` runs the web's settings, `manage.py` the local ones unless told;
-- `manage.py check --deploy` finds nothing to fix.
+- `manage.py check --deploy` finds nothing to fix;
+- gunicorn runs the start-up self-check before it binds (compliance requirement 27): a journal
+  edited behind the database's back, a configuration checksum that is not the approved one, or
+  none pinned, and it exits non-zero without ever answering; a sound database is served.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import subprocess
 import sys
 import time
 import uuid
+from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -45,10 +49,33 @@ def env_example() -> dict[str, str]:
     return values
 
 
+@cache
+def approved_checksum() -> str:
+    """This build's configuration checksum, as the operator approving it prints it."""
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
+    env.update(env_example())
+    env.update(
+        SECRET_KEY=secrets.token_urlsafe(50),
+        DATABASE_URL=os.environ["DATABASE_URL"],
+        SECURITY_LOG="stderr",
+    )
+    printed = subprocess.run(
+        [sys.executable, "manage.py", "selfcheck", "--print-checksum"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert printed.returncode == 0, printed.stderr
+    return printed.stdout.strip()
+
+
 def operator_env(**changes: str | None) -> dict[str, str]:
     """The environment of deploy/env.example on this machine: our database and Redis, a real
-    secret key, one worker; `changes` set (or, as None, remove) variables. Nothing is inherited
-    from the test run but PATH and HOME: DJANGO_SETTINGS_MODULE is the test's there."""
+    secret key, one worker, this build's checksum approved; `changes` set (or, as None,
+    remove) variables. Nothing is inherited from the test run but PATH and HOME:
+    DJANGO_SETTINGS_MODULE is the test's there."""
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
     env.update(env_example())
     env.update(
@@ -58,6 +85,7 @@ def operator_env(**changes: str | None) -> dict[str, str]:
         REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
         WEB_WORKERS="1",
         SECURITY_LOG="stderr",  # systemd's LogsDirectory makes /var/log/jackpot; not here
+        JACKPOT_CONFIG_SHA256=approved_checksum(),
     )
     for name, value in changes.items():
         if value is None:
@@ -86,14 +114,24 @@ def start_gunicorn(env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 def refused_start(env: dict[str, str]) -> str:
-    """gunicorn's exit with `env`, which must come without serving; its output."""
-    env = {**env, "BIND": f"127.0.0.1:{free_port()}"}
-    server = start_gunicorn(env)
+    """gunicorn's exit with `env`, which must come without ever accepting a connection on its
+    port (asked all along until it exits); its output."""
+    port = free_port()
+    server = start_gunicorn({**env, "BIND": f"127.0.0.1:{port}"})
+    answered = False
     try:
-        output, _ = server.communicate(timeout=60)
+        deadline = time.monotonic() + 90
+        while server.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                answered = True
+            except OSError:
+                time.sleep(0.05)
+        output, _ = server.communicate(timeout=5)
     finally:
         server.kill()
-    assert server.returncode != 0, output
+    assert server.returncode not in (0, None), output
+    assert not answered, output
     return output
 
 
@@ -229,7 +267,8 @@ def test_gunicorn_refuses_to_start_on_an_unsafe_environment(changes, message):
     assert env_example()["JOURNAL_HMAC_KEY"] == EXAMPLE_JOURNAL_KEY  # and this one
     output = refused_start(operator_env(DJANGO_SETTINGS_MODULE=None, **changes))
     assert message in output
-    assert "Worker failed to boot" in output
+    # The start-up self-check, with the production settings, is the first to refuse them
+    assert "Start-up self-check failed" in output
 
 
 @pytest.mark.parametrize(
@@ -364,3 +403,98 @@ def test_asgi_runs_the_production_settings():
         timeout=60,
     )
     assert result.stdout.strip() == "config.settings.production", result.stderr
+
+
+# --- the start-up self-check (requirement 27) ----------------------------------------------
+
+
+@pytest.fixture
+def committed_database_url(transactional_db) -> str:
+    """DATABASE_URL pointed at the test database, whose rows here are committed."""
+    from django.db import connection
+
+    name = connection.settings_dict["NAME"]
+    return urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{name}"))
+
+
+def _played(floor) -> None:
+    """Rounds committed on the floor: stakes, a royal and its envy."""
+    from tests.conftest import uth_play, uth_seat
+
+    terminal = floor.uth[0]
+    terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]})
+    settled = terminal.post(
+        "/rounds/r-1/result",
+        {
+            "board": ["Ah", "Kh", "Qh", "2c", "3d"],
+            "dealer": ["9s", "9d"],
+            "seats": [uth_play(1, "Jh Th"), uth_play(2, "4c 5c", "fold")],
+        },
+    )
+    assert settled.status_code == 200, settled.content
+
+
+def test_gunicorn_serves_once_the_selfcheck_passed(committed_database_url, floor):
+    _played(floor)
+    server = Gunicorn(
+        operator_env(DJANGO_SETTINGS_MODULE=None, DATABASE_URL=committed_database_url)
+    )
+    try:
+        status, _, body = server.get("/healthz")
+        assert (status, json.loads(body)["database"]) == (200, "ok")
+        status, _, body = server.get(
+            f"/api/v1/pools/{floor.pool_id}/meter", **{"X-Forwarded-Proto": "https"}
+        )
+        assert status == 200 and json.loads(body)["jackpot_pending"] is True
+    finally:
+        output = server.stop()
+    assert "selfcheck passed" in output
+    assert output.index("selfcheck passed") < output.index("Listening at")
+
+
+def test_gunicorn_never_answers_on_a_journal_edited_behind_the_databases_back(
+    committed_database_url, floor
+):
+    from django.db import connection
+
+    from jackpot.models import Transfer
+
+    _played(floor)
+    # A superuser disables the journal's triggers, edits a transfer, enables them again
+    edited = Transfer.objects.filter(code="jackpot_hit").get()
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE jackpot_transfer DISABLE TRIGGER USER")
+        cursor.execute(
+            "UPDATE jackpot_transfer SET amount_cents = amount_cents - 100000 WHERE id = %s",
+            [edited.pk],
+        )
+        cursor.execute("ALTER TABLE jackpot_transfer ENABLE TRIGGER USER")
+    output = refused_start(
+        operator_env(DJANGO_SETTINGS_MODULE=None, DATABASE_URL=committed_database_url)
+    )
+    assert "selfcheck FAILED" in output
+    assert "journal        failed    chain table-" in output
+    assert "selfcheck failed: journal: refusing to serve" in output
+    assert "Start-up self-check failed (exit 1): not serving" in output
+    assert "Listening at" not in output and "Booting worker" not in output
+
+
+@pytest.mark.parametrize(
+    ("pin", "message"),
+    [
+        ("0" * 64, "is not the approved " + "0" * 64),
+        ("", "no approved checksum: set JACKPOT_CONFIG_SHA256"),
+    ],
+    ids=["wrong-pin", "no-pin"],
+)
+def test_gunicorn_never_answers_without_the_approved_checksum(committed_database_url, pin, message):
+    output = refused_start(
+        operator_env(
+            DJANGO_SETTINGS_MODULE=None,
+            DATABASE_URL=committed_database_url,
+            JACKPOT_CONFIG_SHA256=pin,
+        )
+    )
+    assert "configuration  failed" in output and message in output
+    assert "journal        ok" in output
+    assert "Listening at" not in output

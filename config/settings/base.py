@@ -245,6 +245,17 @@ ROUND_STALE_AFTER_SECONDS = env_int("ROUND_STALE_AFTER_SECONDS", 15 * 60)
 if ROUND_STALE_AFTER_SECONDS < 1:
     raise ImproperlyConfigured("ROUND_STALE_AFTER_SECONDS must be 1 or more (seconds)")
 
+# The start-up self-check (`manage.py selfcheck`, compliance requirement 27; docs/operations.md):
+# the approved checksum of what decides money in this build (`manage.py selfcheck
+# --print-checksum` prints it), pinned by the operator. Production refuses to serve without it
+# (config.settings.production); here a missing pin is reported, not fatal.
+JACKPOT_CONFIG_SHA256 = env_str("JACKPOT_CONFIG_SHA256").strip().lower()
+SELFCHECK_REQUIRE_PIN = False
+# The settings that decide money, by name: their values are part of that checksum
+# (jackpot.configuration). None does today: a pool's parameters live in its row, changed by
+# audited events only. A setting that comes to decide money is named here.
+MONEY_SETTINGS: tuple[str, ...] = ()
+
 # The admin's failed logins allowed per user name and per address (config.admin_login).
 THROTTLE_ADMIN_LOGIN = env_str("THROTTLE_ADMIN_LOGIN", "5/min")
 

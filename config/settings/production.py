@@ -13,6 +13,8 @@ Refused (ImproperlyConfigured, the message says what to set):
 - a database other than PostgreSQL;
 - a CSRF_TRUSTED_ORIGINS entry that is not an https:// origin, a SECURE_PROXY_SSL_HEADER that is
   not a header name.
+The start-up self-check (`manage.py selfcheck`, run by gunicorn before it binds) also requires
+the approved configuration checksum, JACKPOT_CONFIG_SHA256, here.
 
 HTTPS is assumed (a TLS proxy in front, docs/operations.md): plain HTTP is redirected (but
 /healthz, for the load balancer's probes), HSTS for a year with subdomains and preload, secure
@@ -85,6 +87,9 @@ if "*" in ALLOWED_HOSTS:
 
 if DATABASES["default"]["ENGINE"] != POSTGRESQL:
     raise ImproperlyConfigured("Production runs on PostgreSQL: set DATABASE_URL.")
+
+# The start-up self-check fails without an approved configuration checksum (JACKPOT_CONFIG_SHA256).
+SELFCHECK_REQUIRE_PIN = True
 
 # Persistent connections: a gunicorn worker keeps its connection instead of paying a connect
 # per request; health checks drop a connection the server closed.

@@ -1,9 +1,12 @@
 """A pool: one shared jackpot fed by its linked tables, and its money parameters.
 
-Invariants (CHECK constraints): the stake is positive; meter and reserve shares are basis points
-that add up to at most 10,000 (the house keeps the rest); the hot counters never go negative.
+Invariants (CHECK constraints): the stake is positive; the seed is at least one cent (a jackpot
+wins the whole meter, which a hit resets to the seed and only a hit lowers, so no jackpot is ever
+0 cents); meter and reserve shares are basis points that add up to at most 10,000 (the house keeps
+the rest); the hot counters never go negative.
 """
 
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -27,7 +30,9 @@ class Pool(models.Model):
         default=800, help_text="Share of each stake that feeds the reset reserve, basis points."
     )
     seed_cents = models.PositiveBigIntegerField(
-        default=1_000_000, help_text="The meter's value after a reset, cents."
+        default=1_000_000,
+        validators=[MinValueValidator(1)],
+        help_text="The meter's value after a reset, cents (one at least).",
     )
     verification_threshold_cents = models.PositiveBigIntegerField(
         default=100_000, help_text="Awards at or above this wait for a supervisor, cents."
@@ -51,6 +56,11 @@ class Pool(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(stake_cents__gt=0), name="pool_stake_positive"),
+            models.CheckConstraint(
+                condition=Q(seed_cents__gte=1),
+                name="pool_seed_positive",
+                violation_error_message="The seed must be at least 1 cent.",
+            ),
             models.CheckConstraint(
                 condition=Q(meter_share_bp__lte=10_000 - F("reserve_share_bp")),
                 name="pool_shares_at_most_whole",

@@ -49,7 +49,7 @@ def _deal(rng: random.Random, seats: list[int], royal_seat: int | None) -> dict:
 @given(
     meter_bp=st.integers(min_value=1, max_value=6000),
     reserve_bp=st.integers(min_value=0, max_value=4000),
-    seed_cents=st.integers(min_value=0, max_value=300_000),
+    seed_cents=st.integers(min_value=1, max_value=300_000),  # a seed is a cent at least
     threshold=st.sampled_from([5_000, 50_000, 100_000, 10**9]),
     play_seed=st.integers(min_value=0, max_value=10**6),
 )

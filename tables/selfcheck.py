@@ -1,0 +1,162 @@
+"""The start-up self-check (compliance requirement 27): after a restart the service refuses
+traffic until it passes. `manage.py selfcheck` runs it; gunicorn runs that command before it
+binds its port (deploy/gunicorn.conf.py) and systemd before each process (deploy/systemd).
+
+The items, in order; each says ok, failed, skipped (an item before it failed) or, for the
+configuration only, unpinned (no approved checksum where one is not required):
+1. `database`: PostgreSQL answers;
+2. `migrations`: every migration of this build is applied, and the database has none this
+   build does not know (a database of a newer build);
+3. `journal`: `tables.verification.verify_journal` passes: every hash chain links, the pools'
+   balances sum to zero, each meter and reserve counter equals its journal account (the meter
+   equals the ledger), the award accounts equal the awards, the stakes equal the rounds';
+4. `configuration`: the checksum of what decides money in this build (`jackpot.configuration`)
+   equals the approved one the operator pinned (`settings.JACKPOT_CONFIG_SHA256`). Missing, it
+   fails where `settings.SELFCHECK_REQUIRE_PIN` (production) and is only reported elsewhere.
+The check passes when no item failed or was skipped. It reads only: it never writes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.db.migrations.executor import MigrationExecutor
+
+from jackpot.configuration import config_checksum
+from tables.verification import verify_journal
+
+OK, FAILED, SKIPPED, UNPINNED = "ok", "failed", "skipped", "unpinned"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    name: str
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Report:
+    items: tuple[Item, ...]
+    checksum: str
+
+    @property
+    def ok(self) -> bool:
+        return all(item.status in (OK, UNPINNED) for item in self.items)
+
+    @property
+    def failed(self) -> tuple[Item, ...]:
+        return tuple(item for item in self.items if item.status in (FAILED, SKIPPED))
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "checksum": self.checksum,
+            "items": [asdict(item) for item in self.items],
+        }
+
+
+def _database() -> Item:
+    try:
+        connection.ensure_connection()
+        with connection.cursor() as cursor:
+            if connection.vendor != "postgresql":  # make run's embedded SQLite file
+                cursor.execute("SELECT 1")
+                return Item(
+                    "database", OK, f"{connection.vendor} {connection.settings_dict['NAME']}"
+                )
+            cursor.execute("SELECT current_database(), current_setting('server_version')")
+            name, version = cursor.fetchone()
+    except DatabaseError as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return Item("database", FAILED, f"cannot be reached: {first}")
+    return Item("database", OK, f"{name} on PostgreSQL {version}")
+
+
+def _migrations() -> Item:
+    executor = MigrationExecutor(connection)
+    loader = executor.loader
+    pending = executor.migration_plan(loader.graph.leaf_nodes())
+    unknown = sorted(
+        f"{app}.{name}"
+        for app, name in loader.applied_migrations
+        if app in loader.migrated_apps and (app, name) not in loader.disk_migrations
+    )
+    if pending:
+        names = ", ".join(f"{m.app_label}.{m.name}" for m, _backwards in pending)
+        return Item("migrations", FAILED, f"{len(pending)} not applied: {names}")
+    if unknown:
+        return Item(
+            "migrations", FAILED, f"applied but unknown to this build: {', '.join(unknown)}"
+        )
+    return Item("migrations", OK, f"{len(loader.applied_migrations)} applied, none pending")
+
+
+def _journal() -> Item:
+    try:
+        report = verify_journal()
+    except Exception as error:  # a journal edited so badly that the check itself breaks
+        return Item("journal", FAILED, f"could not be verified: {type(error).__name__}: {error}")
+    if not report.ok:
+        where = (
+            f"chain {report.broken_chain} sequence {report.broken_sequence}: "
+            if report.broken_chain
+            else ""
+        )
+        more = f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
+        return Item("journal", FAILED, f"{where}{report.problems[0]}{more}")
+    return Item(
+        "journal",
+        OK,
+        f"{report.chains} chains, {report.events} events, {report.transfers} transfers; "
+        f"every pool's meter and reserve equal the ledger ({len(report.balances)} pools)",
+    )
+
+
+def _configuration(checksum: str) -> Item:
+    pinned = settings.JACKPOT_CONFIG_SHA256
+    if not pinned:
+        if settings.SELFCHECK_REQUIRE_PIN:
+            return Item(
+                "configuration",
+                FAILED,
+                f"no approved checksum: set JACKPOT_CONFIG_SHA256 to this build's {checksum} "
+                "once it is approved",
+            )
+        return Item(
+            "configuration",
+            UNPINNED,
+            f"sha256 {checksum}, not pinned (JACKPOT_CONFIG_SHA256; required in production)",
+        )
+    if not _SHA256.fullmatch(pinned):
+        return Item(
+            "configuration", FAILED, "JACKPOT_CONFIG_SHA256 is not a SHA-256 (64 hex digits)"
+        )
+    if pinned != checksum:
+        return Item(
+            "configuration",
+            FAILED,
+            f"this build's sha256 {checksum} is not the approved {pinned} (JACKPOT_CONFIG_SHA256)",
+        )
+    return Item("configuration", OK, f"sha256 {checksum} is the approved one")
+
+
+def selfcheck() -> Report:
+    """Run every item (see the module's docstring); an item whose premise failed is skipped."""
+    checksum = config_checksum()
+    items = [_database()]
+    if items[-1].status == OK:
+        items.append(_migrations())
+    else:
+        items.append(Item("migrations", SKIPPED, "the database cannot be reached"))
+    if items[-1].status == OK:
+        items.append(_journal())
+    else:
+        items.append(Item("journal", SKIPPED, "the database is not this build's"))
+    items.append(_configuration(checksum))
+    return Report(tuple(items), checksum)
