@@ -30,6 +30,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -56,6 +57,7 @@ def approved_checksum() -> str:
     env.update(env_example())
     env.update(
         SECRET_KEY=secrets.token_urlsafe(50),
+        JOURNAL_HMAC_KEY=settings.JOURNAL_HMAC_KEY,
         DATABASE_URL=os.environ["DATABASE_URL"],
         SECURITY_LOG="stderr",
     )
@@ -80,7 +82,7 @@ def operator_env(**changes: str | None) -> dict[str, str]:
     env.update(env_example())
     env.update(
         SECRET_KEY=secrets.token_urlsafe(50),
-        JOURNAL_HMAC_KEY=secrets.token_urlsafe(48),
+        JOURNAL_HMAC_KEY=settings.JOURNAL_HMAC_KEY,  # the one the test database is written with
         DATABASE_URL=os.environ["DATABASE_URL"],
         REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
         WEB_WORKERS="1",

@@ -1,5 +1,7 @@
 """`make test`: the suite proves correctness on PostgreSQL and Redis, so both are required here."""
 
+import hashlib
+import os
 import uuid
 
 from django.core.exceptions import ImproperlyConfigured
@@ -16,7 +18,13 @@ if DATABASES["default"]["ENGINE"] != POSTGRESQL:
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; test users only
 
 # Each test run gets its own cache keys and Celery queue: Redis outlives the test database, and
-# ids restart. A Celery worker the suite starts (tests/workers.py) is handed the run's own.
+# ids restart.
 RUN = env_str("TEST_RUN_ID") or uuid.uuid4().hex
+# Inherited by every process the suite starts (a worker, manage.py, a drill): the same run.
+os.environ["TEST_RUN_ID"] = RUN
 CACHES["default"]["KEY_PREFIX"] = f"test-{RUN}"  # noqa: F405
 CELERY_TASK_DEFAULT_QUEUE = f"test-{RUN}"
+# The run's own journal key, derived from the run: a worker or a production process the suite
+# starts on the test database (tests/workers.py, tests/test_production.py) is handed the same, and
+# production refuses the development key.
+JOURNAL_HMAC_KEY = hashlib.sha256(f"jackpot-test-journal-{RUN}".encode()).hexdigest()
