@@ -45,6 +45,7 @@ from django.utils import timezone
 from config.errors import ApiError, Conflict, Forbidden, NotFound
 from jackpot import ledger, locks
 from jackpot.models import ChangeStatus, ParameterChange, Pool
+from jackpot.services import PoolChangeRefused, check_seed
 from tables.rules.errors import RulesError
 from tables.rules.paytables import get_progressive_paytable
 
@@ -99,6 +100,11 @@ def check_change(pool: Pool, changes: Mapping[str, Any]) -> dict[str, Any]:
             f"pool {pool.pk} already has these values: nothing to change",
             param="changes",
         )
+    if "seed_cents" in changed and type(changed["seed_cents"]) is int:
+        try:
+            check_seed(changed["seed_cents"])
+        except PoolChangeRefused as refused:
+            raise ApiError("invalid_change", str(refused), param="changes.seed_cents") from None
     if "paytable_version" in changed:
         try:
             paytable = get_progressive_paytable(str(changed["paytable_version"]))
