@@ -44,4 +44,5 @@ urlpatterns = [
         rules_views.ProgressiveReturnView.as_view(),
         name="rules-progressive-return",
     ),
+    path("rules/par", rules_views.ParView.as_view(), name="rules-par"),
 ]

@@ -50,7 +50,7 @@ def schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict:
 def test_schema_validates_and_lists_every_api_url(schema):
     assert schema["openapi"].startswith("3.")
     expected = documented_operations()
-    assert len(expected) == 24
+    assert len(expected) == 25
     documented = {path: set(schema["paths"][path]) for path in expected if path in schema["paths"]}
     assert documented == expected
     # Nothing documented that is not routed under /api/v1/.
@@ -73,6 +73,13 @@ def test_schema_documents_who_may_call_what(schema):
     # The rules API and the pool reads are public.
     assert "security" not in paths["/api/v1/rules/evaluate"]["post"]
     assert "security" not in paths["/api/v1/pools/{pool}/meter"]["get"]
+    assert "security" not in paths["/api/v1/rules/par"]["get"]
+    par = paths["/api/v1/rules/par"]["get"]["parameters"]
+    assert {(p["name"], p.get("required", False)) for p in par} == {
+        ("version", False),
+        ("jackpot_cents", False),
+        ("other_bettors", False),
+    }
     query = paths["/api/v1/rules/progressive/return"]["get"]["parameters"]
     assert {(p["name"], p.get("required", False)) for p in query} == {
         ("jackpot_cents", True),
