@@ -4,6 +4,7 @@ paytables as the API shows them (`paytables_of`: the engine keeps the data, the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Annotated, Literal
@@ -28,7 +29,7 @@ from tables.bodies import (
 )
 from tables.bodies import Hand as Hand
 from tables.bodies import Settlement as Settlement
-from tables.rules.par import ParSheet
+from tables.rules.par import SHEET_VERSIONS, ParSheet
 from tables.rules.paytables import Paytable, PaytableSet
 
 
@@ -143,10 +144,9 @@ class ParQuery(Query):
     version: Annotated[
         str | None,
         Field(
-            min_length=1,
-            max_length=64,
+            pattern="^(" + "|".join(re.escape(v) for v in SHEET_VERSIONS) + ")$",
             description="One published progressive, Trips or Stud Bonus paytable version "
-            "(default: the three in force).",
+            "(default: the three in force): " + ", ".join(SHEET_VERSIONS) + ".",
         ),
     ] = None
     jackpot_cents: Annotated[

@@ -66,6 +66,7 @@ from tables.rules.progressive import (
 
 __all__ = [
     "SEVEN_CARD_HANDS",
+    "SHEET_VERSIONS",
     "STUD_BONUS_BEATEN",
     "STUD_BONUS_PAIRS",
     "TRIPS_SEVEN_CARD_COUNTS",
@@ -415,15 +416,21 @@ def par_sheets(
         return (trips_sheet(box),)
     if box is not None and box.name == "stud_bonus":
         return (stud_bonus_sheet(box),)
-    with_sheets = sorted(
-        [*PROGRESSIVE_PAYTABLES, *(v for v, t in PAYTABLES.items() if t.name in _SHEET_BOXES)]
-    )
     raise RulesError(
         "invalid_parameter",
         f"no PAR sheet for paytable version {version!r}; versions with one: "
-        + ", ".join(with_sheets),
+        + ", ".join(SHEET_VERSIONS),
         param="version",
     )
 
 
-_SHEET_BOXES = frozenset({"uth_trips", "stud_bonus"})
+#: The published versions that have a PAR sheet, sorted: every progressive table, Trips and the
+#: Stud Bonus.
+SHEET_VERSIONS: tuple[str, ...] = tuple(
+    sorted(
+        [
+            *PROGRESSIVE_PAYTABLES,
+            *(v for v, t in PAYTABLES.items() if t.name in ("uth_trips", "stud_bonus")),
+        ]
+    )
+)
