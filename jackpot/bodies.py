@@ -282,9 +282,36 @@ class OpenRounds(Body):
     oldest_stale: list[StaleRound] = Field(max_length=10, description="oldest first")
 
 
+class IntegrityFlag(Body):
+    """An award count that fair deals make improbable, at a table (or in the whole pool: `table`
+    null), over a window: `observed` of the `rounds` (settled, with a progressive stake) paid
+    at least one award of `kind` where `expected` (exact, "n/d") were expected; `tail` bounds
+    P(count >= observed) from above, `adjusted` is Holm's over the `family` of tests of that
+    check, below `alpha`. Stored by the integrity check (tables.integrity); the tables own
+    them, the pool report shows them."""
+
+    id: Id
+    pool: Id
+    table: Id | None
+    table_name: str | None
+    kind: AwardKind
+    window_from: Instant
+    window_to: Instant
+    rounds: Annotated[int, Field(ge=0)]
+    seats: Annotated[int, Field(ge=0)]
+    observed: Annotated[int, Field(ge=0)]
+    awards: Annotated[int, Field(ge=0)]
+    expected: Annotated[str, Field(pattern=r"^[0-9]+/[0-9]+$")]
+    tail: str
+    adjusted: str
+    family: Annotated[int, Field(ge=1)]
+    alpha: str
+    checked_at: Instant
+
+
 class PoolReport(Body):
     """A pool's reconciliation: balances, stakes, awards by kind, the last hits, the identity,
-    the rounds still open."""
+    the rounds still open, the latest integrity flags."""
 
     pool: Id
     currency: Currency
@@ -298,6 +325,7 @@ class PoolReport(Body):
     last_hits: list[ReportHit]
     meter_identity: MeterIdentity
     open_rounds: OpenRounds
+    integrity_flags: list[IntegrityFlag] = Field(max_length=25, description="newest first")
 
 
 # --- a pool's parameter changes (jackpot.changes) ---------------------------------------------

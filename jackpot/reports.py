@@ -9,8 +9,8 @@ unit while the pool's stake and shares have not changed since its creation, whic
 guarantees while tables are open.
 
 The stakes are counted from the rounds' seats, which the tables own: the caller passes their
-count, and the pool's rounds still open (`tables.verification.pool_report` is the whole report,
-the one the API serves).
+count, the pool's rounds still open and its latest integrity flags
+(`tables.verification.pool_report` is the whole report, the one the API serves).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from django.db.models import Count, Q, Sum
 
 from jackpot.bodies import (
     AwardTotal,
+    IntegrityFlag,
     MeterIdentity,
     OpenRounds,
     PoolReport,
@@ -57,9 +58,16 @@ def _hit(hit: Award) -> ReportHit:
     )
 
 
-def pool_report(pool: Pool, *, stakes_count: int, open_rounds: OpenRounds) -> PoolReport:
+def pool_report(
+    pool: Pool,
+    *,
+    stakes_count: int,
+    open_rounds: OpenRounds,
+    integrity_flags: list[IntegrityFlag],
+) -> PoolReport:
     """The reconciliation; `stakes_count` is every progressive stake the pool's tables ever took,
-    voided rounds included; `open_rounds` the pool's rounds still open, as the tables count them."""
+    voided rounds included; `open_rounds` the pool's rounds still open, as the tables count them;
+    `integrity_flags` the latest flags the tables' integrity check stored for the pool."""
     balances = pool_balances(pool)
     by_code = _by_code(pool)
 
@@ -112,4 +120,5 @@ def pool_report(pool: Pool, *, stakes_count: int, open_rounds: OpenRounds) -> Po
             and balances["meter"] == pool.meter_units // UNITS_PER_CENT,
         ),
         open_rounds=open_rounds,
+        integrity_flags=integrity_flags,
     )

@@ -29,7 +29,7 @@ from pydantic import ConfigDict, Field, RootModel, model_validator
 from config.codes import ErrorCode
 from config.wire import DIGITS, Body, Exact, Instant, NonBlank, Query, Refusal, read
 from jackpot.bodies import Award as AwardRecord
-from jackpot.bodies import Meter, Offset
+from jackpot.bodies import IntegrityFlag, Meter, Offset
 from jackpot.models import AwardKind, AwardStatus
 from tables.models import Game
 from tables.rules.boxes import MAX_BET_CENTS
@@ -666,3 +666,21 @@ def parse_result(body: object, *, game: Game, seats: int) -> ResultRequest:
 def parse_void(body: object) -> str:
     """A void's reason, trimmed."""
     return read(VoidBody, body).reason.strip()
+
+
+# --- integrity flags ----------------------------------------------------------------------------
+
+
+class IntegrityFlagQuery(Query):
+    pool: Annotated[int | None, Field(ge=1, le=2**62), DIGITS] = None
+    table: Annotated[int | None, Field(ge=1, le=2**62), DIGITS] = None
+    kind: AwardKind | None = None
+    limit: Annotated[int, Field(ge=1, le=200, description="1 to 200 (default 50)"), DIGITS] = 50
+    offset: Offset = 0
+
+
+class IntegrityFlagPage(Body):
+    count: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=1, le=200)]
+    offset: Annotated[int, Field(ge=0)]
+    results: list[IntegrityFlag]

@@ -174,3 +174,47 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.table_id}:{self.key}"
+
+
+class IntegrityFlag(models.Model):
+    """An improbable count of one award kind at a table (or in a whole pool, `table` null) over a
+    window, as `tables.integrity.check_integrity` found it (docs/operations.md, "Integrity
+    flags"). Written once per (scope, kind, window start, rounds, observed): a check run again
+    over the same rounds stores nothing new. Never edited.
+
+    `rounds`: the window's settled rounds with a progressive stake; `observed`: those with at
+    least one award of `kind`; `expected`: the exact mean of that count ("n/d"), `tail`: an upper
+    bound of P(count >= observed) if the deals are fair, `adjusted`: the Holm-adjusted tail over
+    the `family` of tests of that run, below `alpha` (all exact, as text: they can be 1e-300).
+    """
+
+    pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="+")
+    table = models.ForeignKey(
+        Table, null=True, blank=True, on_delete=models.PROTECT, related_name="integrity_flags"
+    )
+    kind = models.CharField(max_length=20)
+    window_from = models.DateTimeField()
+    window_to = models.DateTimeField()
+    rounds = models.BigIntegerField()
+    seats = models.BigIntegerField(help_text="Progressive stakes of those rounds.")
+    observed = models.BigIntegerField(help_text="Rounds with at least one award of the kind.")
+    awards = models.BigIntegerField(help_text="Awards of the kind (a round can pay several).")
+    expected = models.CharField(max_length=200, help_text="Exact mean of `observed`, n/d.")
+    tail = models.CharField(max_length=40, help_text="Upper bound of the tail, rounded up.")
+    adjusted = models.CharField(max_length=40, help_text="Holm-adjusted tail, rounded up.")
+    family = models.PositiveIntegerField(help_text="Tests (scopes x kinds) of the run.")
+    alpha = models.CharField(max_length=40)
+    checked_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pool", "table", "kind", "window_from", "rounds", "observed"],
+                name="integrity_flag_once",
+                nulls_distinct=False,
+            ),
+        ]
+        indexes = [models.Index(fields=["pool", "-checked_at"], name="integrity_flag_pool")]
+
+    def __str__(self) -> str:
+        return f"{self.pool_id}/{self.table_id or 'pool'} {self.kind} at {self.checked_at}"

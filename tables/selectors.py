@@ -1,4 +1,5 @@
-"""Reads of a table's rounds: the list a terminal recovers from, and the stale rounds of a pool.
+"""Reads of a table's rounds: the list a terminal recovers from, and the stale rounds of a pool;
+and the integrity flags (`tables.integrity`), listed and as the pool report shows them.
 
 A round is stale once it has been open for `settings.ROUND_STALE_AFTER_SECONDS` (15 minutes by
 default) by the service's clock: a UTH hand takes minutes, so its result is not coming (the
@@ -14,10 +15,17 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Sum
 
+from jackpot.bodies import IntegrityFlag as IntegrityFlagBody
 from jackpot.bodies import OpenRounds, StaleRound
-from jackpot.models import Pool
-from tables.bodies import RoundListQuery, RoundPage, RoundSummary
-from tables.models import Game, Round, RoundSeat, RoundState, Table
+from jackpot.models import AwardKind, Pool
+from tables.bodies import (
+    IntegrityFlagPage,
+    IntegrityFlagQuery,
+    RoundListQuery,
+    RoundPage,
+    RoundSummary,
+)
+from tables.models import Game, IntegrityFlag, Round, RoundSeat, RoundState, Table
 from tables.render import seat_bets_body
 from tables.rules.stud import StudBets
 from tables.rules.uth import UthBets
@@ -122,3 +130,49 @@ def pool_open_rounds(pool: Pool, *, now: datetime) -> OpenRounds:
             for found in oldest
         ],
     )
+
+
+def _flag(flag: IntegrityFlag) -> IntegrityFlagBody:
+    return IntegrityFlagBody.model_construct(
+        id=flag.pk,
+        pool=flag.pool_id,
+        table=flag.table_id,
+        table_name=flag.table.name if flag.table else None,
+        kind=AwardKind(flag.kind),
+        window_from=flag.window_from,
+        window_to=flag.window_to,
+        rounds=flag.rounds,
+        seats=flag.seats,
+        observed=flag.observed,
+        awards=flag.awards,
+        expected=flag.expected,
+        tail=flag.tail,
+        adjusted=flag.adjusted,
+        family=flag.family,
+        alpha=flag.alpha,
+        checked_at=flag.checked_at,
+    )
+
+
+def integrity_flag_page(filters: IntegrityFlagQuery) -> IntegrityFlagPage:
+    """Integrity flags, newest first; filters: pool, table, kind."""
+    lookups = {"pool_id": filters.pool, "table_id": filters.table, "kind": filters.kind}
+    query = IntegrityFlag.objects.select_related("table").filter(
+        **{lookup: value for lookup, value in lookups.items() if value is not None}
+    )
+    limit, offset = filters.limit, filters.offset
+    return IntegrityFlagPage.model_construct(
+        count=query.count(),
+        limit=limit,
+        offset=offset,
+        results=[_flag(flag) for flag in query.order_by("-pk")[offset : offset + limit]],
+    )
+
+
+POOL_REPORT_FLAGS = 25
+
+
+def pool_integrity_flags(pool: Pool) -> list[IntegrityFlagBody]:
+    """The pool's latest integrity flags (its tables' and its own), newest first."""
+    flags = IntegrityFlag.objects.select_related("table").filter(pool=pool).order_by("-pk")
+    return [_flag(flag) for flag in flags[:POOL_REPORT_FLAGS]]

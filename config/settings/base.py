@@ -27,9 +27,15 @@ Background work (Celery, docs/operations.md): CELERY_QUEUE (jackpot), the queue 
 and the worker takes from; CELERY_VISIBILITY_TIMEOUT_SECONDS (3600), after which Redis gives an
 unacknowledged task of a dead worker to another; BEAT_SCHEDULE_FILE (var/celerybeat-schedule);
 DISPLAY_REFRESH_SECONDS (30), how often beat republishes every sign's figures from PostgreSQL.
+
+Integrity monitoring (tables.integrity, docs/operations.md "Integrity flags"): INTEGRITY_ALPHA
+(0.001), the family-wise level below which an award count is flagged, a decimal in (0, 1);
+INTEGRITY_WINDOW_HOURS (0: since each pool was created), the rounds looked at;
+INTEGRITY_CHECK_SECONDS (3600), how often beat runs the check.
 """
 
 import time
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -172,10 +178,15 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "jackpot")
 CELERY_BEAT_SCHEDULE_FILENAME = env_str("BEAT_SCHEDULE_FILE", str(VAR_DIR / "celerybeat-schedule"))
 # What beat starts, and how often (seconds).
 DISPLAY_REFRESH_SECONDS = env_int("DISPLAY_REFRESH_SECONDS", 30)
+INTEGRITY_CHECK_SECONDS = env_int("INTEGRITY_CHECK_SECONDS", 3600)
 CELERY_BEAT_SCHEDULE = {
     "refresh-displays": {
         "task": "jackpot.refresh_displays",
         "schedule": float(DISPLAY_REFRESH_SECONDS),
+    },
+    "check-integrity": {
+        "task": "tables.check_integrity",
+        "schedule": float(INTEGRITY_CHECK_SECONDS),
     },
 }
 
@@ -241,6 +252,16 @@ SPECTACULAR_SETTINGS = {
 # How long a round may stay open before it is "stale" (its result is not coming): the table's
 # round list marks it and the pool report counts it (docs/api.md 2.10). A UTH hand takes a few
 # minutes; 15 by default.
+INTEGRITY_ALPHA = env_str("INTEGRITY_ALPHA", "0.001")
+try:
+    _alpha = Fraction(INTEGRITY_ALPHA)
+except ValueError:
+    raise ImproperlyConfigured("INTEGRITY_ALPHA must be a decimal number") from None
+if not 0 < _alpha < 1:
+    raise ImproperlyConfigured("INTEGRITY_ALPHA must lie strictly between 0 and 1")
+INTEGRITY_WINDOW_HOURS = env_int("INTEGRITY_WINDOW_HOURS", 0)
+if INTEGRITY_WINDOW_HOURS < 0:
+    raise ImproperlyConfigured("INTEGRITY_WINDOW_HOURS must be 0 (since the pool began) or more")
 ROUND_STALE_AFTER_SECONDS = env_int("ROUND_STALE_AFTER_SECONDS", 15 * 60)
 if ROUND_STALE_AFTER_SECONDS < 1:
     raise ImproperlyConfigured("ROUND_STALE_AFTER_SECONDS must be 1 or more (seconds)")

@@ -4,6 +4,9 @@ paytables as the API shows them (`paytables_of`: the engine keeps the data, the 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from fractions import Fraction
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -26,6 +29,7 @@ from tables.bodies import (
 )
 from tables.bodies import Hand as Hand
 from tables.bodies import Settlement as Settlement
+from tables.rules.par import SHEET_VERSIONS, ParSheet
 from tables.rules.paytables import Paytable, PaytableSet
 
 
@@ -136,15 +140,105 @@ class ProgressiveReturnAnswer(Body):
     break_even_jackpot_cents: int | None
 
 
+class ParQuery(Query):
+    version: Annotated[
+        str | None,
+        Field(
+            pattern="^(" + "|".join(re.escape(v) for v in SHEET_VERSIONS) + ")$",
+            description="One published progressive, Trips or Stud Bonus paytable version "
+            "(default: the three in force): " + ", ".join(SHEET_VERSIONS) + ".",
+        ),
+    ] = None
+    jackpot_cents: Annotated[
+        int, Field(ge=0, le=10**15 - 1, description="The meter, cents (default 0)."), DIGITS
+    ] = 0
+    other_bettors: Annotated[int, Field(ge=0, le=6, description="0 to 6 (default 0)."), DIGITS] = 0
+
+
+class ParLine(Body):
+    kind: Annotated[str, Field(description="an award kind or category; `loses`, `none`")]
+    combinations: Annotated[int, Field(ge=0)]
+    out_of: Annotated[int, Field(ge=1)]
+    probability: Ratio
+    pays: str
+    pays_cents: Annotated[
+        int | None, Field(description="per stake, on the progressive's sheet; null on a box's")
+    ]
+    rtp_contribution: Annotated[Ratio, Field(description="returned per unit staked")]
+    share_of_return: Ratio
+    on_top: Annotated[bool, Field(description="envy: paid beside the seat's own award")]
+
+
+ParGame = Literal["uth_progressive", "uth_trips", "stud_bonus"]
+
+
+class ParSheetBody(Body):
+    game: ParGame
+    paytable_version: str
+    jackpot_cents: int | None
+    other_bettors: Annotated[int | None, Field(ge=0, le=6)]
+    stake_cents: int | None
+    lines: list[ParLine]
+    rtp: Ratio
+    rtp_percent: Annotated[str, Field(description="4 decimals, rounded down")]
+    house_edge: Ratio
+    house_edge_percent: Annotated[str, Field(description="4 decimals, rounded up")]
+
+
+class ParAnswer(Body):
+    sheets: list[ParSheetBody]
+
+
+def _ratio(value: Fraction) -> Ratio:
+    return Ratio.model_construct(numerator=value.numerator, denominator=value.denominator)
+
+
+def par_answer(sheets: Iterable[ParSheet]) -> ParAnswer:
+    """The sheets as `GET /api/v1/rules/par` shows them (exact ratios beside the percentages)."""
+    return ParAnswer.model_construct(
+        sheets=[
+            ParSheetBody.model_construct(
+                game=sheet.game,
+                paytable_version=sheet.paytable_version,
+                jackpot_cents=sheet.jackpot_cents,
+                other_bettors=sheet.other_bettors,
+                stake_cents=sheet.stake_cents,
+                lines=[
+                    ParLine.model_construct(
+                        kind=line.kind,
+                        combinations=line.combinations,
+                        out_of=line.out_of,
+                        probability=_ratio(line.probability),
+                        pays=line.pays,
+                        pays_cents=line.pays_cents,
+                        rtp_contribution=_ratio(line.rtp_contribution),
+                        share_of_return=_ratio(line.share_of_return),
+                        on_top=line.on_top,
+                    )
+                    for line in sheet.lines
+                ],
+                rtp=_ratio(sheet.rtp),
+                rtp_percent=sheet.rtp_percent,
+                house_edge=_ratio(sheet.house_edge),
+                house_edge_percent=sheet.house_edge_percent,
+            )
+            for sheet in sheets
+        ]
+    )
+
+
 __all__ = [
     "BoxPaytable",
     "EvaluateAnswer",
     "EvaluateBody",
+    "ParAnswer",
+    "ParQuery",
     "Paytables",
     "ProgressiveReturnAnswer",
     "ProgressiveReturnQuery",
     "Settlement",
     "StudSettleBody",
     "UthSettleBody",
+    "par_answer",
     "paytables_of",
 ]

@@ -20,6 +20,7 @@ from tables.bodies import stud_decision_of, uth_decision_of
 from tables.render import hand_body, settlement_body
 from tables.rules.cards import parse_cards
 from tables.rules.hands import evaluate
+from tables.rules.par import par_sheets
 from tables.rules.paytables import CURRENT
 from tables.rules.progressive import progressive_return
 from tables.rules.stud import StudBets, settle_stud
@@ -130,3 +131,20 @@ class ProgressiveReturnView(RulesView):
             break_even_jackpot_cents=result.break_even_jackpot_cents,
         )
         return Response(answer.model_dump(mode="json"))
+
+
+class ParView(RulesView):
+    @extend_schema(
+        operation_id="rules_par",
+        parameters=query_parameters(bodies.ParQuery),
+        responses={200: bodies.ParAnswer},
+        summary="PAR sheets from the exact odds: the progressive at a meter, Trips, Stud Bonus",
+    )
+    def get(self, request: Request) -> Response:
+        query = read_query(bodies.ParQuery, request.query_params)
+        sheets = par_sheets(
+            version=query.version,
+            jackpot_cents=query.jackpot_cents,
+            other_bettors=query.other_bettors,
+        )
+        return Response(bodies.par_answer(sheets).model_dump(mode="json"))

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from tables.api import administration, rules_views, views
+from tables.api import administration, integrity, rules_views, views
 
 urlpatterns = [
     path("tables/<int:table>", administration.TableView.as_view(), name="table-detail"),
@@ -44,4 +44,6 @@ urlpatterns = [
         rules_views.ProgressiveReturnView.as_view(),
         name="rules-progressive-return",
     ),
+    path("rules/par", rules_views.ParView.as_view(), name="rules-par"),
+    path("integrity/flags", integrity.IntegrityFlagsView.as_view(), name="integrity-flags"),
 ]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from tables.api.rules_bodies import paytables_of
+from tables.api.rules_bodies import ParAnswer, paytables_of
 from tables.api.urls import urlpatterns
 from tables.rules.paytables import (
     CURRENT,
@@ -64,6 +64,7 @@ def test_every_rules_url_is_covered_here():
         "rules/stud/settle",
         "rules/paytables",
         "rules/progressive/return",
+        "rules/par",
     }
 
 
@@ -950,6 +951,7 @@ def test_only_json_is_accepted(api, path):
         ("post", "paytables"),
         ("post", "progressive/return"),
         ("delete", "paytables"),
+        ("post", "par"),
     ],
 )
 def test_wrong_method_is_a_405(api, method, path):
@@ -989,3 +991,73 @@ def test_bad_query_parameters_are_refused_naming_the_parameter(api, query, param
 def test_unicode_digits_in_a_query_are_refused(api, digits):
     refused = error(api.get(f"{RULES}/progressive/return?jackpot_cents={digits}"))
     assert (refused["code"], refused["param"]) == ("invalid_parameter", "jackpot_cents")
+
+
+# --- GET /rules/par ---------------------------------------------------------------------------
+
+
+def test_par_sheets_in_force(api):
+    body = ok(api.get(f"{RULES}/par?jackpot_cents=1000000&other_bettors=6"))
+    ParAnswer.model_validate(body)
+    assert [(s["game"], s["paytable_version"]) for s in body["sheets"]] == [
+        ("uth_progressive", "uth-progressive/2026-1"),
+        ("uth_trips", "uth-trips/2026-1"),
+        ("stud_bonus", "stud-bonus/2026-1"),
+    ]
+    progressive, trips, stud = body["sheets"]
+    # The progressive's return is the return endpoint's, to the fraction.
+    returned = ok(api.get(f"{RULES}/progressive/return?jackpot_cents=1000000&other_bettors=6"))
+    assert progressive["rtp"] == returned["rtp"]
+    assert progressive["rtp_percent"] == returned["rtp_percent"] == "59.2800"
+    assert (progressive["jackpot_cents"], progressive["other_bettors"]) == (1_000_000, 6)
+    envy = progressive["lines"][1]
+    assert envy == {
+        "kind": "envy",
+        "combinations": 6 * 86_480,
+        "out_of": comb(52, 2) * comb(50, 5),
+        "probability": fraction(Fraction(6 * 86_480, comb(52, 2) * comb(50, 5))),
+        "pays": "EUR 500 per jackpot hit by another bettor",
+        "pays_cents": 50_000,
+        "rtp_contribution": fraction(Fraction(6 * 86_480, comb(52, 2) * comb(50, 5)) * 100),
+        "share_of_return": envy["share_of_return"],
+        "on_top": True,
+    }
+    assert (trips["rtp_percent"], trips["house_edge_percent"]) == ("96.5020", "3.4980")
+    assert trips["rtp"] == {"numerator": 6_455_243, "denominator": 6_689_228}
+    assert trips["jackpot_cents"] is trips["other_bettors"] is trips["stake_cents"] is None
+    assert [line["kind"] for line in stud["lines"]] == [
+        "royal_flush",
+        "straight_flush",
+        "four_of_a_kind",
+        "full_house",
+        "flush",
+        "loses",
+    ]
+    assert stud["lines"][0]["combinations"] == 4 * (comb(47, 5) - 3)
+    assert stud["lines"][0]["out_of"] == comb(52, 5) * comb(47, 5)
+
+
+def test_par_sheet_of_one_version_defaults_to_meter_zero(api):
+    body = ok(api.get(f"{RULES}/par?version=uth-progressive/2026-1"))
+    (sheet,) = body["sheets"]
+    assert (sheet["jackpot_cents"], sheet["other_bettors"]) == (0, 0)
+    assert sheet["lines"][0]["rtp_contribution"] == {"numerator": 0, "denominator": 1}
+    (trips,) = ok(api.get(f"{RULES}/par?version=uth-trips/2026-1"))["sheets"]
+    assert trips["game"] == "uth_trips"
+
+
+@pytest.mark.parametrize(
+    ("query", "param"),
+    [
+        ("version=uth-blind/2026-1", "version"),
+        ("version=stud-raise/2026-1", "version"),
+        ("version=unknown", "version"),
+        ("version=", "version"),
+        ("jackpot_cents=-1", "jackpot_cents"),
+        ("other_bettors=7", "other_bettors"),
+        ("other_bettors=x", "other_bettors"),
+    ],
+)
+def test_par_refuses_bad_queries_naming_the_parameter(api, query, param):
+    refused = error(api.get(f"{RULES}/par?{query}"))
+    assert (refused["code"], refused["param"]) == ("invalid_parameter", param)

@@ -51,7 +51,8 @@ def test_schema_validates_and_lists_every_api_url(schema):
     assert schema["openapi"].startswith("3.")
     expected = documented_operations()
     # 22 + the pool changes (4) + a jackpot void's confirm, cancel (2) + terminal tokens (2)
-    assert len(expected) == 30
+    # + the PAR sheet and the integrity flags (2)
+    assert len(expected) == 32
     documented = {path: set(schema["paths"][path]) for path in expected if path in schema["paths"]}
     assert documented == expected
     # Nothing documented that is not routed under /api/v1/.
@@ -74,6 +75,13 @@ def test_schema_documents_who_may_call_what(schema):
     # The rules API and the pool reads are public.
     assert "security" not in paths["/api/v1/rules/evaluate"]["post"]
     assert "security" not in paths["/api/v1/pools/{pool}/meter"]["get"]
+    assert "security" not in paths["/api/v1/rules/par"]["get"]
+    par = paths["/api/v1/rules/par"]["get"]["parameters"]
+    assert {(p["name"], p.get("required", False)) for p in par} == {
+        ("version", False),
+        ("jackpot_cents", False),
+        ("other_bettors", False),
+    }
     query = paths["/api/v1/rules/progressive/return"]["get"]["parameters"]
     assert {(p["name"], p.get("required", False)) for p in query} == {
         ("jackpot_cents", True),

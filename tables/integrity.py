@@ -1,0 +1,221 @@
+"""Integrity monitoring: award counts that fair deals make improbable, flagged and stored.
+
+For every pool, over a window (from the pool's creation, or the last INTEGRITY_WINDOW_HOURS
+when that is set, to now), :func:`check_integrity` compares, at each of the pool's tables and
+in the pool as a whole, each award kind's observed count with what the played stakes make
+expected, and stores an :class:`~tables.models.IntegrityFlag` for each (scope, kind) whose
+count is improbable at family level INTEGRITY_ALPHA (default 0.001).
+
+The test (docs/operations.md, "Integrity flags"; the statistics in ``tables.rules.tails``):
+
+- **The trial is a settled round with at least one progressive stake**, and the count is the
+  rounds with at least one award of the kind, because a round's seats share the board and are
+  not independent: a paired board gives several full houses at once, a board of four of a kind
+  gives every bettor quads, a community royal pays every bettor, envy pays every other bettor at
+  once. Rounds are independent (each is a fresh shuffle), so the count is a sum of independent
+  indicators.
+- **A round's probability** with m staked seats comes from the rules engine's exact per-seat
+  probability p of each kind (``tables.rules.progressive.AWARD_DEALS``): m x p for the jackpot
+  royal (at most one per round: the seats' events are disjoint, so this is exact) and for the
+  straight flush, quads and full house (the union bound: at least the exact probability, so the
+  test stays valid whatever the dependence, at a small cost in power); p for the community royal
+  (the board itself); m x p(jackpot) for envy when m >= 2 (a jackpot at one of the m seats).
+- **The tail** of the observed count is bounded by the Poisson tail of the exact expected count
+  (sum of the rounds' probabilities), computed exactly enough never to understate it; the
+  family of all (scope, kind) tests of the run is corrected with Holm's procedure (valid under
+  the dependence between a table's test and its pool's). A flag needs its adjusted tail below
+  INTEGRITY_ALPHA.
+- Awards are counted whatever their status, voided ones included: a voided award still shows
+  what was dealt. Open and voided rounds are left out (no award was decided).
+
+Invariants: reads only, then one transaction that inserts the new flags (each flag at most once:
+the unique constraint over its scope, kind, window start, rounds and observed count, so a task
+run twice over the same rounds stores nothing twice); no money moves; nothing is ever updated.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import ROUND_CEILING, Context, Decimal
+from fractions import Fraction
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.utils import timezone
+
+from jackpot.models import Award, AwardKind, Pool
+from tables.models import IntegrityFlag, Round, RoundSeat, RoundState
+from tables.rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
+from tables.rules.tails import holm, poisson_upper_tail_bound
+
+logger = logging.getLogger(__name__)
+_STATEMENT_TIMEOUT_MS = 300_000
+
+_P = {award: Fraction(deals, TOTAL_DEALS) for award, deals in AWARD_DEALS.items()}
+#: Kinds whose round probability is m x p (union bound; exact for the jackpot).
+_PER_SEAT = {
+    AwardKind.ROYAL_FLUSH: _P[ProgressiveAward.ROYAL_FLUSH],
+    AwardKind.STRAIGHT_FLUSH: _P[ProgressiveAward.STRAIGHT_FLUSH],
+    AwardKind.FOUR_OF_A_KIND: _P[ProgressiveAward.FOUR_OF_A_KIND],
+    AwardKind.FULL_HOUSE: _P[ProgressiveAward.FULL_HOUSE],
+}
+
+
+def round_probability(kind: AwardKind, staked_seats: int) -> Fraction:
+    """The probability (or, for straight flush, quads and full house, an upper bound of it) that
+    a fair round with ``staked_seats`` progressive stakes pays at least one award of ``kind``."""
+    if kind in _PER_SEAT:
+        return min(Fraction(1), staked_seats * _PER_SEAT[kind])
+    if kind == AwardKind.COMMUNITY_ROYAL:
+        return _P[ProgressiveAward.COMMUNITY_ROYAL]
+    # Envy: one of the seats hits the jackpot and another seat staked.
+    return staked_seats * _P[ProgressiveAward.ROYAL_FLUSH] if staked_seats >= 2 else Fraction(0)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One (scope, kind) test of a run: a table's (``table`` set) or a pool's as a whole."""
+
+    pool: Pool
+    table_id: int | None
+    kind: AwardKind
+    window_from: datetime
+    rounds: int
+    seats: int
+    observed: int
+    awards: int
+    expected: Fraction
+    tail: Fraction
+
+
+def _up(value: Fraction) -> str:
+    """6 significant digits, rounded up (a tail is never shown smaller than it is)."""
+    context = Context(prec=6, rounding=ROUND_CEILING, Emin=-(10**9), Emax=10**9)
+    return str(context.divide(Decimal(value.numerator), Decimal(value.denominator)))
+
+
+def window_start(pool: Pool, now: datetime) -> datetime:
+    hours = settings.INTEGRITY_WINDOW_HOURS
+    return max(pool.created_at, now - timedelta(hours=hours)) if hours else pool.created_at
+
+
+def _pool_findings(pool: Pool, now: datetime) -> list[Finding]:
+    since = window_start(pool, now)
+    settled = Q(state=RoundState.SETTLED, pool=pool, closed_at__gte=since, closed_at__lt=now)
+    stakes = (
+        RoundSeat.objects.filter(round=OuterRef("pk"), progressive_cents__gt=0)
+        .values("round")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    # Rounds by table and number of staked seats: all that a round's probability depends on.
+    by_size: dict[int | None, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for table, size, count in (
+        Round.objects.filter(settled)
+        .annotate(size=Subquery(stakes))
+        .filter(size__gt=0)
+        .values("table_id", "size")
+        .annotate(count=Count("pk"))
+        .values_list("table_id", "size", "count")
+    ):
+        by_size[table][size] += count
+        by_size[None][size] += count
+    seen: dict[tuple[int | None, str], tuple[int, int]] = defaultdict(lambda: (0, 0))
+    for table, kind, rounds, awards in (
+        Award.objects.filter(round__in=Round.objects.filter(settled))
+        .values("round__table_id", "kind")
+        .annotate(rounds=Count("round", distinct=True), awards=Count("pk"))
+        .values_list("round__table_id", "kind", "rounds", "awards")
+    ):
+        seen[(table, kind)] = (rounds, awards)
+        before = seen[(None, kind)]
+        seen[(None, kind)] = (before[0] + rounds, before[1] + awards)
+    findings = []
+    for scope, sizes in by_size.items():
+        rounds = sum(sizes.values())
+        seats = sum(size * count for size, count in sizes.items())
+        for kind in AwardKind:
+            expected = sum(
+                (count * round_probability(kind, size) for size, count in sizes.items()),
+                start=Fraction(0),
+            )
+            if scope is None:
+                observed, awards = seen[(None, kind.value)]
+            else:
+                observed, awards = seen[(scope, kind.value)]
+            if expected == 0 and observed == 0:
+                continue  # nothing could happen, nothing did: not a test
+            findings.append(
+                Finding(
+                    pool=pool,
+                    table_id=scope,
+                    kind=kind,
+                    window_from=since,
+                    rounds=rounds,
+                    seats=seats,
+                    observed=observed,
+                    awards=awards,
+                    expected=expected,
+                    tail=poisson_upper_tail_bound(expected, observed),
+                )
+            )
+    return findings
+
+
+def check_integrity(*, now: datetime | None = None) -> list[IntegrityFlag]:
+    """Test every pool's tables and the pool itself, kind by kind; store and return the flags
+    this run found that were not stored yet. One Holm family for the whole run."""
+    now = now or timezone.now()
+    alpha = Fraction(settings.INTEGRITY_ALPHA)
+    stored = []
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            # A scan of every round since a pool began can take longer than the requests'
+            # statement_timeout; this transaction only reads, then inserts a few rows.
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL statement_timeout = %s", [_STATEMENT_TIMEOUT_MS])
+        findings = [f for pool in Pool.objects.order_by("pk") for f in _pool_findings(pool, now)]
+        significant, adjusted = holm([f.tail for f in findings], alpha)
+        for finding, flagged, corrected in zip(findings, significant, adjusted, strict=True):
+            if not flagged:
+                continue
+            flag, created = IntegrityFlag.objects.get_or_create(
+                pool=finding.pool,
+                table_id=finding.table_id,
+                kind=finding.kind.value,
+                window_from=finding.window_from,
+                rounds=finding.rounds,
+                observed=finding.observed,
+                defaults={
+                    "window_to": now,
+                    "seats": finding.seats,
+                    "awards": finding.awards,
+                    "expected": f"{finding.expected.numerator}/{finding.expected.denominator}",
+                    "tail": _up(finding.tail),
+                    "adjusted": _up(corrected),
+                    "family": len(findings),
+                    "alpha": str(alpha),
+                    "checked_at": now,
+                },
+            )
+            if created:
+                stored.append(flag)
+                scope = f"table {finding.table_id}" if finding.table_id else "the pool as a whole"
+                logger.error(
+                    "integrity flag: pool %s, %s: %s in %s of %s rounds, expected %.4g; "
+                    "tail <= %s, Holm-adjusted %s < alpha %s",
+                    finding.pool.pk,
+                    scope,
+                    finding.kind.value,
+                    finding.observed,
+                    finding.rounds,
+                    float(finding.expected),  # for the log line only
+                    flag.tail,
+                    flag.adjusted,
+                    flag.alpha,
+                )
+    return stored
