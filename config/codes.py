@@ -53,6 +53,11 @@ class ErrorCode(StrEnum):
     AWARD_NOT_FOUND = "award_not_found"
     AWARD_WRONG_STATUS = "award_wrong_status"
     FOUR_EYES = "four_eyes"
+    # The auditors' background exports
+    EXPORT_NOT_FOUND = "export_not_found"
+    EXPORT_NOT_READY = "export_not_ready"
+    EXPORT_FAILED = "export_failed"
+    EXPORT_EXPIRED = "export_expired"
     # Who calls, how often, and the rest of HTTP
     NOT_AUTHENTICATED = "not_authenticated"
     AUTHENTICATION_FAILED = "authentication_failed"
@@ -106,6 +111,10 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.AWARD_NOT_FOUND: (404, "no such award"),
     ErrorCode.AWARD_WRONG_STATUS: (409, "the award's status does not allow this step"),
     ErrorCode.FOUR_EYES: (403, "the supervisor who verified an award cannot also approve it"),
+    ErrorCode.EXPORT_NOT_FOUND: (404, "no such export"),
+    ErrorCode.EXPORT_NOT_READY: (409, "the export is still queued or running: poll it until done"),
+    ErrorCode.EXPORT_FAILED: (409, "the export failed (its error says why): start another"),
+    ErrorCode.EXPORT_EXPIRED: (410, "the export's file was deleted after its retention"),
     ErrorCode.NOT_AUTHENTICATED: (401, "no credentials"),
     ErrorCode.AUTHENTICATION_FAILED: (401, "unknown or revoked credentials"),
     ErrorCode.PERMISSION_DENIED: (403, "not allowed for these credentials"),

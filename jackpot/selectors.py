@@ -1,11 +1,15 @@
 """Reads of the progressive: pool configuration, award and journal pages, each as the model of
 `jackpot.bodies` that declares it (the meter as terminals and signs see it is
-`jackpot.meter.pool_meter`)."""
+`jackpot.meter.pool_meter`); an export job and its file."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db.models import QuerySet
 
+from config.codes import ErrorCode
+from config.errors import Conflict, Gone, NotFound
 from jackpot.bodies import (
     AwardFilters,
     AwardListQuery,
@@ -17,7 +21,7 @@ from jackpot.bodies import (
     PoolConfiguration,
     progressive_paytable_of,
 )
-from jackpot.models import AccountKind, Award, Pool, Transfer, TransferCode
+from jackpot.models import AccountKind, Award, ExportJob, ExportStatus, Pool, Transfer, TransferCode
 from jackpot.render import award_body
 from tables.rules.paytables import get_progressive_paytable
 
@@ -110,3 +114,39 @@ def journal_page(filters: JournalQuery) -> JournalPage:
         offset=offset,
         results=[_transfer(found) for found in query.order_by("-pk")[offset : offset + limit]],
     )
+
+
+def export_job_get(job_id: int) -> ExportJob:
+    """An export job, with who asked for it; `export_not_found` if there is none."""
+    job = ExportJob.objects.select_related("requested_by").filter(pk=job_id).first()
+    if job is None:
+        raise NotFound(ErrorCode.EXPORT_NOT_FOUND, f"no export {job_id}", param="export")
+    return job
+
+
+def export_job_file(job_id: int) -> tuple[ExportJob, Path]:
+    """A done export's job and file; refused while it is not done, and once its file is gone."""
+    job = export_job_get(job_id)
+    if job.status in (ExportStatus.QUEUED, ExportStatus.RUNNING):
+        written = f"{job.rows_written} of {job.rows_total} rows" if job.rows_total else "queued"
+        raise Conflict(
+            ErrorCode.EXPORT_NOT_READY,
+            f"export {job_id} is {job.status} ({written}): poll it until it is done",
+            param="export",
+        )
+    if job.status == ExportStatus.FAILED:
+        raise Conflict(
+            ErrorCode.EXPORT_FAILED,
+            f"export {job_id} failed ({job.error}): start another",
+            param="export",
+        )
+    path = Path(job.file_path)
+    if job.status == ExportStatus.EXPIRED or not path.is_file():
+        # A done job whose file is missing (deleted by hand, or EXPORT_DIR not shared with the
+        # workers) is as gone as an expired one: only a new export makes it again.
+        raise Gone(
+            ErrorCode.EXPORT_EXPIRED,
+            f"export {job_id}'s file was deleted (kept until {job.expires_at}): start another",
+            param="export",
+        )
+    return job, path
