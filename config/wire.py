@@ -341,9 +341,13 @@ DIGITS = BeforeValidator(_ascii_digits)
 #: An ISO 8601 time with its offset, in a query string.
 Moment = Annotated[datetime, AfterValidator(_with_offset)]
 #: An ISO 8601 time with its offset, in a JSON body (a string: strict models take no text for a
-#: datetime, and a number of seconds is refused too).
+#: datetime, and a number of seconds is refused too); written back in UTC as `Instant` is.
 TimeText = Annotated[
-    datetime, Field(strict=False), BeforeValidator(_text_only), AfterValidator(_with_offset)
+    datetime,
+    Field(strict=False),
+    BeforeValidator(_text_only),
+    AfterValidator(_with_offset),
+    PlainSerializer(lambda moment: moment.isoformat(), when_used="json"),
 ]
 #: A time in an answer, written as `datetime.isoformat()` writes it (`2026-11-29T21:41:01.249331
 #: +00:00`; pydantic alone would write `Z`). A lambda, so that pydantic infers no return type and

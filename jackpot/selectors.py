@@ -128,10 +128,12 @@ def export_job_file(job_id: int) -> tuple[ExportJob, Path]:
     """A done export's job and file; refused while it is not done, and once its file is gone."""
     job = export_job_get(job_id)
     if job.status in (ExportStatus.QUEUED, ExportStatus.RUNNING):
-        written = f"{job.rows_written} of {job.rows_total} rows" if job.rows_total else "queued"
+        written = (
+            "" if job.rows_total is None else f" ({job.rows_written} of {job.rows_total} rows)"
+        )
         raise Conflict(
             ErrorCode.EXPORT_NOT_READY,
-            f"export {job_id} is {job.status} ({written}): poll it until it is done",
+            f"export {job_id} is {job.status}{written}: poll it until it is done",
             param="export",
         )
     if job.status == ExportStatus.FAILED:
@@ -144,9 +146,10 @@ def export_job_file(job_id: int) -> tuple[ExportJob, Path]:
     if job.status == ExportStatus.EXPIRED or not path.is_file():
         # A done job whose file is missing (deleted by hand, or EXPORT_DIR not shared with the
         # workers) is as gone as an expired one: only a new export makes it again.
+        kept = f" (kept until {job.expires_at.isoformat()})" if job.expires_at else ""
         raise Gone(
             ErrorCode.EXPORT_EXPIRED,
-            f"export {job_id}'s file was deleted (kept until {job.expires_at}): start another",
+            f"export {job_id}'s file was deleted{kept}: start another",
             param="export",
         )
     return job, path
