@@ -64,6 +64,11 @@ class ErrorCode(StrEnum):
     NO_CHANGE = "no_change"
     INVALID_CHANGE = "invalid_change"
     NOT_THE_PROPOSER = "not_the_proposer"
+    # The auditors' background exports
+    EXPORT_NOT_FOUND = "export_not_found"
+    EXPORT_NOT_READY = "export_not_ready"
+    EXPORT_FAILED = "export_failed"
+    EXPORT_EXPIRED = "export_expired"
     # Who calls, how often, and the rest of HTTP
     NOT_AUTHENTICATED = "not_authenticated"
     AUTHENTICATION_FAILED = "authentication_failed"
@@ -137,6 +142,10 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.NO_CHANGE: (400, "the proposal changes nothing: the pool has these values"),
     ErrorCode.INVALID_CHANGE: (400, "a value the pool cannot take (a bound, the shares, a name)"),
     ErrorCode.NOT_THE_PROPOSER: (403, "only the admin who proposed a change may withdraw it"),
+    ErrorCode.EXPORT_NOT_FOUND: (404, "no such export"),
+    ErrorCode.EXPORT_NOT_READY: (409, "the export is still queued or running: poll it until done"),
+    ErrorCode.EXPORT_FAILED: (409, "the export failed (its error says why): start another"),
+    ErrorCode.EXPORT_EXPIRED: (410, "the export's file was deleted after its retention"),
     ErrorCode.NOT_AUTHENTICATED: (401, "no credentials"),
     ErrorCode.AUTHENTICATION_FAILED: (401, "unknown or revoked credentials"),
     ErrorCode.PERMISSION_DENIED: (403, "not allowed for these credentials"),

@@ -35,6 +35,12 @@ class Conflict(ApiError):
     error_type = "conflict"
 
 
+class Gone(ApiError):
+    """What was here is no more (an export's file past its retention)."""
+
+    status_code = status.HTTP_410_GONE
+
+
 class PayloadTooLarge(ApiError):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
 

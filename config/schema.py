@@ -103,4 +103,8 @@ def add_error_responses(
             responses = operation.setdefault("responses", {})
             for status, description in statuses.items():
                 responses.setdefault(status, {"description": description, "content": error})
+            # An error status a view declares itself (an export's 410) is of the one shape too.
+            for status, response in responses.items():
+                if str(status)[0] in "45" and "content" not in response:
+                    response["content"] = error
     return result

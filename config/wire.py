@@ -41,6 +41,7 @@ from pydantic import (
     PlainSerializer,
     ValidationError,
 )
+from pydantic.fields import FieldInfo
 
 from config.codes import ErrorCode
 from config.errors import ApiError
@@ -54,6 +55,7 @@ __all__ = [
     "NonBlank",
     "Query",
     "Refusal",
+    "TimeText",
     "read",
     "read_query",
 ]
@@ -141,13 +143,21 @@ def _annotation_at(model: type[BaseModel], loc: tuple[Any, ...]) -> Any:
                 annotation = member
                 continue
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            field = annotation.model_fields.get(str(key))
+            field = _field(annotation, key)
             annotation = field.annotation if field is not None else None
         elif get_origin(annotation) in (list, tuple):
             annotation = get_args(annotation)[0]
         elif get_origin(annotation) is dict:
             annotation = get_args(annotation)[1]
     return annotation
+
+
+def _field(model: type[BaseModel], key: object) -> FieldInfo | None:
+    """The field pydantic's error location names by `key`: its name, or its alias (`from`)."""
+    found = model.model_fields.get(str(key))
+    if found is None:
+        found = next((f for f in model.model_fields.values() if f.alias == key), None)
+    return found
 
 
 def _leaves(annotation: Any) -> list[type[BaseModel]]:
@@ -184,7 +194,8 @@ def _message(error: Any, param: str, path: list[str | int]) -> str:
         return f"{where} must be one of {expected}, got {_shown(error['ctx']['tag'])}"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"{where} must be an object, got {_shown(error.get('input'))}"
-    return f"{where}: {error['msg']}, got {_shown(error.get('input'))}"
+    reason = str(error["msg"]).removeprefix("Value error, ")  # our own validators' words
+    return f"{where}: {reason}, got {_shown(error.get('input'))}"
 
 
 def _shown(value: object) -> str:
@@ -257,7 +268,7 @@ def _code_at(
                 return getattr(leaves[0], "unknown_code", ErrorCode.UNKNOWN_FIELD), [*path, key]
         path.append(key)
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            field = annotation.model_fields.get(str(key))
+            field = _field(annotation, key)
             if field is None:
                 unknown = getattr(annotation, "unknown_code", ErrorCode.UNKNOWN_FIELD)
                 return unknown, path
@@ -303,6 +314,12 @@ def _with_offset(value: datetime) -> datetime:
         raise ValueError("is out of range in UTC") from None
 
 
+def _text_only(value: object) -> object:
+    if not isinstance(value, str):
+        raise ValueError(f"must be an ISO 8601 time in a string, got {type(value).__name__}")
+    return value
+
+
 def _exact(value: object) -> object:
     # A literal compares by ==: without this, 2.0 and True would pass for 2 and 1.
     if type(value) is not int and not isinstance(value, str):
@@ -323,6 +340,15 @@ Exact = BeforeValidator(_exact)
 DIGITS = BeforeValidator(_ascii_digits)
 #: An ISO 8601 time with its offset, in a query string.
 Moment = Annotated[datetime, AfterValidator(_with_offset)]
+#: An ISO 8601 time with its offset, in a JSON body (a string: strict models take no text for a
+#: datetime, and a number of seconds is refused too); written back in UTC as `Instant` is.
+TimeText = Annotated[
+    datetime,
+    Field(strict=False),
+    BeforeValidator(_text_only),
+    AfterValidator(_with_offset),
+    PlainSerializer(lambda moment: moment.isoformat(), when_used="json"),
+]
 #: A time in an answer, written as `datetime.isoformat()` writes it (`2026-11-29T21:41:01.249331
 #: +00:00`; pydantic alone would write `Z`). A lambda, so that pydantic infers no return type and
 #: the schema keeps `format: date-time`.

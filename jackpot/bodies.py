@@ -1,23 +1,31 @@
 """The progressive's wire shapes, each declared once (see `config.wire`).
 
 The meter (terminals and signs), awards and their steps, the journal and its verification, a
-pool's configuration and report, and the query strings of the award list, the export and the
-journal. The views read requests with these models and the schema documents them. Answers are
-built from them too, with `model_construct` and dumped with `model_dump(mode="json")`: the meter
-by `jackpot.meter`, an award by `jackpot.render`, the sign's parts by `jackpot.display`, the pages
-and the configuration by `jackpot.selectors`, the report by `jackpot.reports`, the journal's
-check by `jackpot.verification`, and the progressive paytable here (`progressive_paytable_of`).
+pool's configuration and report, the query strings of the award list, the export and the
+journal, and a background export's request and job. The views read requests with these models
+and the schema documents them. Answers are built from them too, with `model_construct` and
+dumped with `model_dump(mode="json")`: the meter by `jackpot.meter`, an award and an export job
+by `jackpot.render`, the sign's parts by `jackpot.display`, the pages and the configuration by
+`jackpot.selectors`, the report by `jackpot.reports`, the journal's check by
+`jackpot.verification`, and the progressive paytable here (`progressive_paytable_of`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from config.codes import ErrorCode
-from config.wire import DIGITS, Body, Instant, Moment, NonBlank, Query, Refusal
-from jackpot.models import AccountKind, AwardKind, AwardStatus, ChangeStatus, TransferCode
+from config.wire import DIGITS, Body, Instant, Moment, NonBlank, Query, Refusal, TimeText
+from jackpot.models import (
+    AccountKind,
+    AwardKind,
+    AwardStatus,
+    ChangeStatus,
+    ExportStatus,
+    TransferCode,
+)
 from tables.rules import paytables as rules
 
 MAX_TEXT = 500  # a note's or a reason's characters
@@ -427,3 +435,48 @@ class ParameterChangeQuery(Query):
     status: ChangeStatus | None = None
     limit: Annotated[int, Field(ge=1, le=200, description="1 to 200 (default 50)"), DIGITS] = 50
     offset: Offset = 0
+
+
+# --- background exports -----------------------------------------------------------------------
+
+# An enum in a JSON body is its value as text (strict models would want the enum object itself).
+_Text = Field(strict=False)
+FilterId = Annotated[int, Field(ge=0, le=2**62)]  # as in the query string (QueryId)
+
+
+class ExportRequest(Body):
+    """The filters of a background export, as a JSON object: those of `export.csv` (on when the
+    award was won; all optional)."""
+
+    model_config = ConfigDict(serialize_by_alias=True)  # `from` in answers too
+
+    status: Annotated[AwardStatus, _Text] | None = None
+    pool: FilterId | None = None
+    table: FilterId | None = None
+    kind: Annotated[AwardKind, _Text] | None = None
+    from_: Annotated[TimeText | None, Field(alias="from", description="ISO 8601, included")] = None
+    to: Annotated[TimeText | None, Field(description="ISO 8601 time, excluded")] = None
+
+
+class ExportJob(Body):
+    """A background export: its request, its progress, and its file once done."""
+
+    id: Id
+    status: ExportStatus
+    filters: ExportRequest
+    requested_by: str
+    rows_written: Annotated[int, Field(ge=0)]
+    rows_total: Annotated[int, Field(ge=0)] | None = Field(
+        description="the awards to write, known once a worker has started"
+    )
+    size_bytes: Annotated[int, Field(ge=0)] | None = Field(description="the file's, once done")
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = Field(
+        description="the SHA-256 of the whole file, once done (the download's X-Content-SHA256)"
+    )
+    error: str | None = Field(description="why it failed")
+    created_at: Instant
+    started_at: Instant | None
+    finished_at: Instant | None
+    expires_at: Instant | None = Field(description="when the file is deleted")
+    url: str = Field(description="this job (poll it)")
+    download_url: str | None = Field(description="the file, once done")

@@ -1,10 +1,19 @@
-"""The auditors' payout log: every award as CSV, streamed in constant memory, with a digest.
+"""The auditors' payout log: every award as CSV, read in pages, with a digest.
 
-Rows come from a server-side cursor (`iterator`), are written one by one and never held
-together, so a million awards cost no more memory than ten. Each row carries the hash of the
-audit event that created the award, tying the export to the tamper-evident journal. The last
-line is `# sha256 <hex>`: the SHA-256 of every byte before it, so a copy can be checked later
-(`head -n -1 export.csv | sha256sum`).
+One writer for both ways of getting it: the synchronous `export.csv` streams `award_rows` to
+the client, and a background export job (`jackpot.export_jobs`) writes the same lines to a file,
+so the two never differ by a column.
+
+Awards are read by keyset pagination on their id (`id > last ORDER BY id LIMIT n`): each page is
+one short statement in its own transaction, never a server-side cursor held open across the
+whole export (a connection pooler in transaction mode, pgbouncer, hands each transaction to any
+server connection, which a cursor cannot survive). Memory is one page, whatever the range.
+
+What an export holds: the awards matching the filters whose id is at most `up_to` (the highest
+id when the export started, or when a job was asked for), oldest first; each with its status as
+of when its page was read. Each row carries the hash of the audit event that created the award,
+tying the export to the tamper-evident journal. The last line is `# sha256 <hex>`: the SHA-256 of
+every byte before it, so a copy can be checked later (`head -n -1 export.csv | sha256sum`).
 """
 
 from __future__ import annotations
@@ -12,10 +21,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Max, OuterRef, QuerySet, Subquery
 
 from jackpot.models import Award, Transfer, TransferCode
 
@@ -33,48 +42,91 @@ HEADER = (
     "approved_by",
     "event_hash",
 )
+PAGE_SIZE = 2000  # awards per statement for the synchronous export
 # The transfer that created an award (its audit event is the award's birth certificate).
 _CREATED_BY = (TransferCode.JACKPOT_HIT, TransferCode.FIXED_AWARD, TransferCode.ENVY)
 
 
-def award_rows(awards: QuerySet[Award]) -> Iterator[str]:
-    """The CSV lines of `awards` (oldest first), then the digest line."""
+def highest_award_id() -> int:
+    """The highest award id now (0 without awards): an export's `up_to`."""
+    return Award.objects.aggregate(highest=Max("pk"))["highest"] or 0
+
+
+def award_pages(
+    awards: QuerySet[Award], *, up_to: int, page_size: int
+) -> Iterator[Sequence[Award]]:
+    """`awards` with an id up to `up_to`, oldest first, `page_size` at a time (keyset pages)."""
     event_hash = Transfer.objects.filter(award=OuterRef("pk"), code__in=_CREATED_BY).values(
         "event__hash"
     )[:1]
     query = (
-        awards.annotate(event_hash=Subquery(event_hash))
+        awards.filter(pk__lte=up_to)
+        .annotate(event_hash=Subquery(event_hash))
         .select_related("round__table", "verified_by", "approved_by")
         .order_by("pk")
     )
-    digest = hashlib.sha256()
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    after = 0
+    while True:
+        page = list(query.filter(pk__gt=after)[:page_size])
+        if not page:
+            return
+        yield page
+        if len(page) < page_size:
+            return
+        after = page[-1].pk
 
-    def line(values: tuple[object, ...]) -> str:
-        buffer.seek(0)
-        buffer.truncate()
-        writer.writerow(values)
-        text = buffer.getvalue()
-        digest.update(text.encode())
+
+class PayoutLog:
+    """The CSV's lines, in order: `header()`, `rows(page)` for each page, then `digest_line()`,
+    which ends the log with the SHA-256 of every line before it."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self._buffer = io.StringIO()
+        self._writer = csv.writer(self._buffer, lineterminator="\n")
+
+    def _lines(self, rows: list[tuple[object, ...]]) -> str:
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        self._writer.writerows(rows)
+        text = self._buffer.getvalue()
+        self._digest.update(text.encode())
         return text
 
-    yield line(HEADER)
-    for award in query.iterator(chunk_size=2000):
-        yield line(
-            (
-                award.pk,
-                award.created_at.astimezone(UTC).isoformat(),
-                award.pool_id,
-                award.round.table.name,
-                award.round.round_id,
-                award.seat,
-                award.kind,
-                award.amount_cents,
-                award.status,
-                award.verified_by.get_username() if award.verified_by else "",
-                award.approved_by.get_username() if award.approved_by else "",
-                award.event_hash or "",
-            )
-        )
-    yield f"# sha256 {digest.hexdigest()}\n"
+    def header(self) -> str:
+        return self._lines([HEADER])
+
+    def rows(self, awards: Sequence[Award]) -> str:
+        """One line per award (read by `award_pages`: its event hash and users come with it)."""
+        return self._lines([_row(award) for award in awards])
+
+    def digest_line(self) -> str:
+        return f"# sha256 {self._digest.hexdigest()}\n"
+
+
+def _row(award: Award) -> tuple[object, ...]:
+    event_hash: str | None = getattr(award, "event_hash", None)
+    return (
+        award.pk,
+        award.created_at.astimezone(UTC).isoformat(),
+        award.pool_id,
+        award.round.table.name,
+        award.round.round_id,
+        award.seat,
+        award.kind,
+        award.amount_cents,
+        award.status,
+        award.verified_by.get_username() if award.verified_by else "",
+        award.approved_by.get_username() if award.approved_by else "",
+        event_hash or "",
+    )
+
+
+def award_rows(awards: QuerySet[Award], *, page_size: int = PAGE_SIZE) -> Iterator[str]:
+    """The payout log of `awards` as it is now, a page of lines at a time (the synchronous
+    export streams it)."""
+    log = PayoutLog()
+    yield log.header()
+    for page in award_pages(awards, up_to=highest_award_id(), page_size=page_size):
+        yield log.rows(page)
+    yield log.digest_line()

@@ -46,6 +46,11 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     "jackpot_award": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "tables_round": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "tables_roundseat": READ_APPEND,
+    # Parameter changes (their decision) and export jobs (their progress): never deleted.
+    "jackpot_parameterchange": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    "jackpot_exportjob": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    # Integrity flags: written once, never changed.
+    "tables_integrityflag": READ_APPEND,
     # Migrations run as the owner; the service only reads which were applied.
     "django_migrations": frozenset({"SELECT"}),
 }

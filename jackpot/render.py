@@ -1,5 +1,5 @@
-"""Awards and parameter changes as the API shows them (`jackpot.bodies.Award`,
-`ParameterChange`): rendering only, no reads and no writes.
+"""Awards, parameter changes and export jobs as the API shows them (`jackpot.bodies.Award`,
+`ParameterChange`, `ExportJob`): rendering only, no reads and no writes.
 
 Kept apart from `jackpot.awards` (the award's way to payment) so that the reads in
 `jackpot.selectors` can render awards without importing the module that writes them.
@@ -10,7 +10,15 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 
 from jackpot import bodies
-from jackpot.models import Award, AwardKind, AwardStatus, ChangeStatus, ParameterChange
+from jackpot.models import (
+    Award,
+    AwardKind,
+    AwardStatus,
+    ChangeStatus,
+    ExportJob,
+    ExportStatus,
+    ParameterChange,
+)
 
 
 def _who(user: User | None) -> str | None:
@@ -59,4 +67,27 @@ def change_body(change: ParameterChange) -> bodies.ParameterChange:
         decided_by=_who(change.decided_by),
         decided_at=change.decided_at,
         decision_note=change.decision_note,
+    )
+
+
+def export_job_body(job: ExportJob, *, url: str, download_url: str) -> bodies.ExportJob:
+    """An export job as the API shows it (`download_url` only once it is done);
+    select_related the user who asked."""
+    done = job.status == ExportStatus.DONE
+    return bodies.ExportJob.model_construct(
+        id=job.pk,
+        status=ExportStatus(job.status),
+        filters=bodies.ExportRequest.model_construct(**job.filters()),
+        requested_by=job.requested_by.get_username(),
+        rows_written=job.rows_written,
+        rows_total=job.rows_total,
+        size_bytes=job.size_bytes,
+        sha256=job.sha256 or None,
+        error=job.error or None,
+        created_at=job.created_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        expires_at=job.expires_at,
+        url=url,
+        download_url=download_url if done else None,
     )

@@ -1,14 +1,18 @@
 """Reads of the progressive: pool configuration, award, journal and parameter-change pages, each
 as the model of `jackpot.bodies` that declares it (the meter as terminals and signs see it is
-`jackpot.meter.pool_meter`), and the figures a restored backup must reproduce (`book_figures`)."""
+`jackpot.meter.pool_meter`); an export job and its file; and the figures a restored backup must
+reproduce (`book_figures`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Count, QuerySet, Sum
 
+from config.codes import ErrorCode
+from config.errors import Conflict, Gone, NotFound
 from jackpot.bodies import (
     AwardFilters,
     AwardListQuery,
@@ -27,6 +31,8 @@ from jackpot.models import (
     AuditChain,
     Award,
     AwardStatus,
+    ExportJob,
+    ExportStatus,
     ParameterChange,
     Pool,
     Transfer,
@@ -186,3 +192,42 @@ def book_figures() -> dict[str, Any]:
             )
         }
     return {"pools": pools, "chains": chains}
+
+
+def export_job_get(job_id: int) -> ExportJob:
+    """An export job, with who asked for it; `export_not_found` if there is none."""
+    job = ExportJob.objects.select_related("requested_by").filter(pk=job_id).first()
+    if job is None:
+        raise NotFound(ErrorCode.EXPORT_NOT_FOUND, f"no export {job_id}", param="export")
+    return job
+
+
+def export_job_file(job_id: int) -> tuple[ExportJob, Path]:
+    """A done export's job and file; refused while it is not done, and once its file is gone."""
+    job = export_job_get(job_id)
+    if job.status in (ExportStatus.QUEUED, ExportStatus.RUNNING):
+        written = (
+            "" if job.rows_total is None else f" ({job.rows_written} of {job.rows_total} rows)"
+        )
+        raise Conflict(
+            ErrorCode.EXPORT_NOT_READY,
+            f"export {job_id} is {job.status}{written}: poll it until it is done",
+            param="export",
+        )
+    if job.status == ExportStatus.FAILED:
+        raise Conflict(
+            ErrorCode.EXPORT_FAILED,
+            f"export {job_id} failed ({job.error}): start another",
+            param="export",
+        )
+    path = Path(job.file_path)
+    if job.status == ExportStatus.EXPIRED or not path.is_file():
+        # A done job whose file is missing (deleted by hand, or EXPORT_DIR not shared with the
+        # workers) is as gone as an expired one: only a new export makes it again.
+        kept = f" (kept until {job.expires_at.isoformat()})" if job.expires_at else ""
+        raise Gone(
+            ErrorCode.EXPORT_EXPIRED,
+            f"export {job_id}'s file was deleted{kept}: start another",
+            param="export",
+        )
+    return job, path

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from jackpot import display
+from jackpot import display, export_jobs
 
 
 @shared_task(name="jackpot.refresh_displays")
@@ -18,3 +18,18 @@ def refresh_displays() -> int:
     """Publish every pool's committed figures to the signs' cache (beat, DISPLAY_REFRESH_SECONDS):
     the safety net beside the publish after each commit."""
     return display.refresh_all()
+
+
+@shared_task(name="jackpot.build_export")
+def build_export(job_id: int) -> str:
+    """Write an export job's file (`jackpot.export_jobs`): a job done is left alone, one whose
+    builder was killed is built anew from scratch; two deliveries never make two files."""
+    return export_jobs.export_job_build(job_id=job_id).value
+
+
+@shared_task(name="jackpot.sweep_exports")
+def sweep_exports() -> dict[str, list[int]]:
+    """Send again the export jobs Redis never got or whose builder died; delete the files past
+    their retention (beat, EXPORT_SWEEP_SECONDS)."""
+    swept = export_jobs.export_jobs_sweep()
+    return {"resent": swept.resent, "expired": swept.expired}

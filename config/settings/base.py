@@ -32,6 +32,13 @@ Integrity monitoring (tables.integrity, docs/operations.md "Integrity flags"): I
 (0.001), the family-wise level below which an award count is flagged, a decimal in (0, 1);
 INTEGRITY_WINDOW_HOURS (0: since each pool was created), the rounds looked at;
 INTEGRITY_CHECK_SECONDS (3600), how often beat runs the check.
+
+The auditors' background exports (jackpot.export_jobs, docs/operations.md): EXPORT_DIR
+(var/exports), where workers write the files and the web reads them (one directory both see);
+EXPORT_RETENTION_HOURS (72), how long a finished file is kept; EXPORT_BATCH_SIZE (2000), awards
+read per statement; EXPORT_SWEEP_SECONDS (60), how often beat's sweeper runs;
+EXPORT_RESEND_AFTER_SECONDS (60), after which a job still queued is sent again;
+EXPORT_STALL_SECONDS (600), after which a running job that wrote no progress is built anew.
 """
 
 import time
@@ -176,6 +183,24 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True  # no result backend: a task's outcome is in PostgreSQL
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "jackpot")
 CELERY_BEAT_SCHEDULE_FILENAME = env_str("BEAT_SCHEDULE_FILE", str(VAR_DIR / "celerybeat-schedule"))
+# The auditors' background exports (jackpot.export_jobs).
+EXPORT_DIR = Path(env_str("EXPORT_DIR", str(VAR_DIR / "exports")))
+EXPORT_RETENTION_HOURS = env_int("EXPORT_RETENTION_HOURS", 72)
+EXPORT_BATCH_SIZE = env_int("EXPORT_BATCH_SIZE", 2000)
+EXPORT_SWEEP_SECONDS = env_int("EXPORT_SWEEP_SECONDS", 60)
+EXPORT_RESEND_AFTER_SECONDS = env_int("EXPORT_RESEND_AFTER_SECONDS", 60)
+# Longer than a batch can take (a worker's statement_timeout, deploy/systemd): a builder that
+# wrote no progress for this long is dead, and its job is built anew.
+EXPORT_STALL_SECONDS = env_int("EXPORT_STALL_SECONDS", 600)
+for _name in (
+    "EXPORT_RETENTION_HOURS",
+    "EXPORT_BATCH_SIZE",
+    "EXPORT_SWEEP_SECONDS",
+    "EXPORT_RESEND_AFTER_SECONDS",
+    "EXPORT_STALL_SECONDS",
+):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be 1 or more")
 # What beat starts, and how often (seconds).
 DISPLAY_REFRESH_SECONDS = env_int("DISPLAY_REFRESH_SECONDS", 30)
 INTEGRITY_CHECK_SECONDS = env_int("INTEGRITY_CHECK_SECONDS", 3600)
@@ -187,6 +212,12 @@ CELERY_BEAT_SCHEDULE = {
     "check-integrity": {
         "task": "tables.check_integrity",
         "schedule": float(INTEGRITY_CHECK_SECONDS),
+    },
+    # Export jobs whose task was never sent (Redis down) or whose builder died; files past their
+    # retention deleted.
+    "sweep-exports": {
+        "task": "jackpot.sweep_exports",
+        "schedule": float(EXPORT_SWEEP_SECONDS),
     },
 }
 

@@ -1,4 +1,5 @@
-"""The progressive's data: pools, the double-entry journal, awards, the audit chain, staff tokens.
+"""The progressive's data: pools, the double-entry journal, awards, the audit chain, staff tokens,
+the auditors' export jobs.
 
 Design (see docs/accounting.md):
 - A pool's money lives in its accounts; an account's balance is the sum of the transfers that
@@ -13,6 +14,7 @@ from jackpot.models.access import StaffToken
 from jackpot.models.audit import AuditChain, AuditEvent
 from jackpot.models.awards import Award, AwardKind, AwardStatus
 from jackpot.models.changes import ChangeStatus, ParameterChange
+from jackpot.models.exports import ExportJob, ExportStatus
 from jackpot.models.identity import DatabaseIdentity
 from jackpot.models.ledger import Account, AccountKind, Transfer, TransferCode
 from jackpot.models.pool import UNITS_PER_CENT, Pool
@@ -28,6 +30,8 @@ __all__ = [
     "AwardStatus",
     "ChangeStatus",
     "DatabaseIdentity",
+    "ExportJob",
+    "ExportStatus",
     "ParameterChange",
     "Pool",
     "StaffToken",

@@ -49,6 +49,7 @@ from typing import Any
 import hypothesis
 import pytest
 import schemathesis
+from django.contrib.auth.models import User
 from django.core.wsgi import get_wsgi_application
 from django.test import Client
 from schemathesis.checks import not_a_server_error
@@ -59,6 +60,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from jackpot.bodies import ExportRequest
+from jackpot.export_jobs import Built, export_job_build, export_job_create
 from jackpot.services import role_group, staff_token_issue
 from tables.models import Table
 from tables.services import terminal_token_issue
@@ -207,6 +210,8 @@ SEMANTIC_REFUSALS = [
     Refusal(409, "idempotency_key_busy", "a request with the same Idempotency-Key is running"),
     Refusal(409, "award_wrong_status", "the award is not in the status this step needs"),
     Refusal(403, "four_eyes", "the approver verified this award himself"),
+    Refusal(404, "export_not_found", "an export id that does not exist"),
+    Refusal(409, "export_not_ready", "the export is not built yet: no worker runs in this test"),
     Refusal(
         404,
         "pool_not_found",
@@ -289,6 +294,7 @@ class World:
     staff: dict[str, str]  # role -> bearer token
     rounds: list[str]  # one round in each state: settled, open, void
     numbers: Iterator[int] = field(default_factory=itertools.count)
+    built_export: int | None = None
 
     def staff_client(self, role: str) -> Client:
         return Client(HTTP_AUTHORIZATION=f"Bearer {self.staff[role]}")
@@ -348,6 +354,15 @@ class World:
             assert requested.status_code == 202, _json(requested)
         return jackpot
 
+    def export(self) -> int:
+        """A background export built here (no worker runs in this test): done, with its file."""
+        if self.built_export is None:
+            user = User.objects.get(username="auditor")
+            job = export_job_create(user=user, filters=ExportRequest())
+            assert export_job_build(job_id=job.pk) == Built.DONE
+            self.built_export = job.pk
+        return self.built_export
+
     def spare_terminal(self) -> int:
         """A terminal of the spare table, issued beside its own, for a revocation to find."""
         table = Table.objects.get(pk=self.spare.table_id)
@@ -397,6 +412,8 @@ class World:
                 params["award"] = self.award_for(operation_id)
             if "change" in params and real is not None:
                 params["change"] = self.change_for(operation_id)
+            if "export" in params and real is not None:
+                params["export"] = self.export()
         schemes = {
             name for item in case.operation.definition.raw.get("security", []) for name in item
         }
@@ -448,9 +465,10 @@ def _coin(case: schemathesis.Case) -> int | None:
 
 
 @pytest.fixture
-def world(transactional_db, django_user_model, settings) -> World:
+def world(transactional_db, django_user_model, settings, tmp_path) -> World:
     """One floor for all of an operation's examples (each request commits, as in production)."""
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": LIMITLESS}
+    settings.EXPORT_DIR = tmp_path / "exports"
     floor = make_floor()
     staff = {}
     for role in ("supervisor", "auditor", "admin"):
