@@ -91,7 +91,7 @@ def test_a_stake_at_a_table_without_a_pool_is_logged_too(floor, caplog):
     from tables.services import table_create, terminal_token_issue
 
     unlinked = table_create(name="UTH unlinked", game=Game.UTH, pool=None, actor="test")
-    token = terminal_token_issue(table=unlinked, name="t", revoke_others=False, actor="test")
+    token = terminal_token_issue(table=unlinked, name="t", revoke_others=False, actor="test").token
     body = {"round_id": "u-1", "seats": [uth_seat(1)]}
     with caplog.at_level(logging.WARNING, logger=SECURITY):
         response = Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(

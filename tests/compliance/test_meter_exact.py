@@ -125,7 +125,7 @@ SUB_CENT_POOLS = [
     # 1,234 bp of 500 cents is 61.7 cents; 777 bp is 38.85 cents: the remainders cycle slowly.
     pytest.param(1234, 777, 100_000, id="61.7c-38.85c"),
     # 1 bp of 500 cents is 0.05 cent: 20 stakes make one cent of the meter.
-    pytest.param(1, 3, 0, id="0.05c-0.15c"),
+    pytest.param(1, 3, 1, id="0.05c-0.15c"),
     # Shares adding to the whole stake: the house's remainders come back as sub_cent_carry.
     pytest.param(3333, 6667, 50_000, id="whole-stake"),
 ]
