@@ -1,6 +1,9 @@
 """Renders every refusal in the one error shape of `config.errors`, and never a stack trace or
 SQL: anything unexpected is a logged 500 with a generic message. Refusals of authentication and
-permission are logged to the security log with who and from where.
+permission are logged to the security log with who and from where (and, for a failed
+authentication, the non-secret prefix of the credential presented); so is a refused progressive
+stake (a contribution other than the pool's stake, or at a table without a pool: compliance
+requirement 13), a significant event whatever its cause.
 
 The progressive fails closed (compliance requirement 28): when PostgreSQL cannot be reached or
 does not answer in time (a connection refused or past its deadline, a statement or lock timeout,
@@ -12,6 +15,7 @@ error left its `atomic` block, and any request-wide transaction is marked for ro
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from typing import Any
 
@@ -68,6 +72,17 @@ _DRF_TYPES = {
 security_log = logging.getLogger("jackpot.security")
 
 
+# A bearer token's first characters, as stored to tell tokens apart (`jackpot.tokens`): its kind
+# and 4 characters of 43 random ones, never enough to use it.
+_PRESENTED = re.compile(r"^bearer\s+((?:term|staff)_[A-Za-z0-9_-]{0,4})", re.IGNORECASE)
+
+
+def _presented(meta: dict[str, Any]) -> str:
+    """The prefix of the bearer token a request presented, or "-"."""
+    match = _PRESENTED.match(str(meta.get("HTTP_AUTHORIZATION", "")))
+    return match.group(1) if match else "-"
+
+
 def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
     """Failed authentications and refusals, with who and from where, for the security log."""
     request = context.get("request")
@@ -76,11 +91,36 @@ def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
     meta = request._request.META if hasattr(request, "_request") else {}
     user = getattr(request, "_user", None)
     security_log.warning(
-        "refused %s %s: %s (%s) user=%s from=%s",
+        "refused %s %s: %s (%s) user=%s token=%s from=%s",
         request.method,
         request.path,
         type(exc).__name__,
         getattr(exc, "detail", None) or getattr(exc, "message", ""),
+        user if user is not None else "anonymous",
+        _presented(meta),
+        meta.get("REMOTE_ADDR", "?"),
+    )
+
+
+def _is_stake_refusal(exc: RulesError) -> bool:
+    """A progressive stake refused: `invalid_bet` on a seat's `progressive_cents`."""
+    return exc.code == "invalid_bet" and (exc.param or "").endswith(".progressive_cents")
+
+
+def _log_stake_refusal(exc: RulesError, context: dict[str, Any]) -> None:
+    """A contribution the pool does not take (requirement 13): a significant event, logged with
+    the terminal (its actor names it, and the URL its table) and where it came from."""
+    request = context.get("request")
+    if request is None:
+        return
+    meta = request._request.META if hasattr(request, "_request") else {}
+    user = getattr(request, "_user", None)
+    security_log.warning(
+        "significant event: progressive stake refused %s %s: %s (%s) user=%s from=%s",
+        request.method,
+        request.path,
+        exc.param,
+        exc.message,
         user if user is not None else "anonymous",
         meta.get("REMOTE_ADDR", "?"),
     )
@@ -123,6 +163,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         body = error_body(exc.error_type, exc.code, exc.message, exc.param)
         return Response(body, status=exc.status_code)
     if isinstance(exc, RulesError):
+        if _is_stake_refusal(exc):
+            _log_stake_refusal(exc, context)
         return Response(
             error_body("invalid_request", exc.code, exc.message, exc.param),
             status=status.HTTP_400_BAD_REQUEST,
