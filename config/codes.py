@@ -61,6 +61,7 @@ class ErrorCode(StrEnum):
     CHANGE_WRONG_STATUS = "change_wrong_status"
     CHANGE_STALE = "change_stale"
     POOL_TABLES_OPEN = "pool_tables_open"
+    SEED_ABOVE_METER = "seed_above_meter"
     NO_CHANGE = "no_change"
     INVALID_CHANGE = "invalid_change"
     NOT_THE_PROPOSER = "not_the_proposer"
@@ -139,6 +140,10 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.CHANGE_WRONG_STATUS: (409, "the change was already applied, rejected or withdrawn"),
     ErrorCode.CHANGE_STALE: (409, "the pool changed since the proposal: propose again"),
     ErrorCode.POOL_TABLES_OPEN: (409, "a pool's parameters change only with its tables closed"),
+    ErrorCode.SEED_ABOVE_METER: (
+        409,
+        "the new seed is above the meter: approve once it is reached",
+    ),
     ErrorCode.NO_CHANGE: (400, "the proposal changes nothing: the pool has these values"),
     ErrorCode.INVALID_CHANGE: (400, "a value the pool cannot take (a bound, the shares, a name)"),
     ErrorCode.NOT_THE_PROPOSER: (403, "only the admin who proposed a change may withdraw it"),

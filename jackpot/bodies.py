@@ -324,6 +324,7 @@ class PoolReport(Body):
     pool: Id
     currency: Currency
     meter_cents: Cents
+    seed_cents: Annotated[int, Field(ge=1, description="the reset: the meter after a hit")]
     reserve_cents: Cents
     house_cents: Cents
     balances: dict[AccountKind, Cents]

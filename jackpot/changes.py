@@ -246,6 +246,17 @@ def change_approve(*, pool_id: int, change_id: int, user: User, note: str = "") 
                 f"change {change_id} no longer fits the pool as it is: {refusal.message}",
                 param="change",
             ) from None
+        seed = change.changes.get("seed_cents")
+        if seed is not None and seed > pool.meter_cents:
+            # The meter is never below its reset (compliance 12): a higher seed waits until the
+            # meter has grown to it (the meter never goes down but by a hit).
+            raise Conflict(
+                "seed_above_meter",
+                f"the meter ({pool.meter_cents} cents) is below the new seed ({seed} cents): it "
+                "would be under its own reset until the next hit. Approve when the meter has "
+                "reached the new seed",
+                param="change",
+            )
         for field, value in change.changes.items():
             setattr(pool, field, value)
         pool.save(update_fields=list(change.changes))

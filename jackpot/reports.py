@@ -96,6 +96,7 @@ def pool_report(
         pool=pool.pk,
         currency=pool.currency,
         meter_cents=pool.meter_cents,
+        seed_cents=pool.seed_cents,
         reserve_cents=pool.reserve_units // UNITS_PER_CENT,
         house_cents=balances["house"],
         balances={AccountKind(kind): cents for kind, cents in balances.items()},

@@ -241,6 +241,7 @@ SEMANTIC_REFUSALS = [
     Refusal(404, "change_not_found", "a change id that does not exist"),
     Refusal(409, "pool_tables_open", "the pool's tables are open for play: the floor's state"),
     Refusal(409, "change_stale", "the pool changed since the proposal"),
+    Refusal(409, "seed_above_meter", "a higher seed waits until the meter has reached it"),
     Refusal(409, "change_wrong_status", "the change was already decided"),
     Refusal(409, "void_requested", "the jackpot's void is requested: the award's state"),
     Refusal(409, "void_not_requested", "no void is requested: the award's state"),

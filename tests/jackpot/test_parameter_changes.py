@@ -94,7 +94,7 @@ def test_an_applied_change_records_old_new_both_users_and_the_utc_time(admins, f
     change = _propose(
         admins["ana"],
         floor.pool_id,
-        {"stake_cents": 1000, "seed_cents": 2_000_000, "name": "Main floor"},
+        {"stake_cents": 1000, "seed_cents": 900_000, "name": "Main floor"},
         reason="the new season",
     ).json()
     assert change["before"] == {
@@ -107,11 +107,11 @@ def test_an_applied_change_records_old_new_both_users_and_the_utc_time(admins, f
     assert applied.status_code == 200, applied.json()
     body = applied.json()
     assert (body["status"], body["proposed_by"], body["decided_by"]) == ("applied", "ana", "bob")
-    assert body["changes"] == {"stake_cents": 1000, "seed_cents": 2_000_000, "name": "Main floor"}
+    assert body["changes"] == {"stake_cents": 1000, "seed_cents": 900_000, "name": "Main floor"}
     decided = datetime.fromisoformat(body["decided_at"])
     assert decided.utcoffset() == timedelta(0) and started <= decided <= datetime.now(UTC)
     pool = Pool.objects.get(pk=floor.pool_id)
-    assert (pool.stake_cents, pool.seed_cents, pool.name) == (1000, 2_000_000, "Main floor")
+    assert (pool.stake_cents, pool.seed_cents, pool.name) == (1000, 900_000, "Main floor")
 
     event = AuditEvent.objects.get(kind="pool.changed")
     assert event.chain == f"pool-{floor.pool_id}" and event.actor == "user:bob"
@@ -145,6 +145,24 @@ def test_an_approval_after_the_pool_changed_is_refused_as_stale(admins, floor):
     assert _decide(admins["bob"], floor.pool_id, reserve["id"], "approve").status_code == 200
     stale = _decide(admins["bob"], floor.pool_id, meter["id"], "approve")
     assert (stale.status_code, stale.json()["error"]["code"]) == (409, "change_stale")
+
+
+def test_a_seed_above_the_meter_waits_until_the_meter_has_reached_it(admins, floor):
+    """Compliance 12: the meter is never below its reset. A higher seed is refused while the
+    meter is under it, and approved once the meter has grown to it."""
+    seats = [uth_seat(seat) for seat in range(1, 8)]
+    assert floor.uth[0].post("/rounds", {"round_id": "r-1", "seats": seats}).status_code == 201
+    pool = Pool.objects.get(pk=floor.pool_id)
+    assert pool.meter_cents > pool.seed_cents  # the stakes raised the meter
+    _close_tables(admins["ana"], floor.pool_id)
+    above = _propose(admins["ana"], floor.pool_id, {"seed_cents": pool.meter_cents + 1}).json()
+    refused = _decide(admins["bob"], floor.pool_id, above["id"], "approve")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "seed_above_meter")
+    assert Pool.objects.get(pk=floor.pool_id).seed_cents == pool.seed_cents
+    at = _propose(admins["ana"], floor.pool_id, {"seed_cents": pool.meter_cents}).json()
+    assert _decide(admins["bob"], floor.pool_id, at["id"], "approve").status_code == 200
+    changed = Pool.objects.get(pk=floor.pool_id)
+    assert changed.seed_cents == changed.meter_cents == pool.meter_cents
 
 
 def test_proposals_are_checked_listed_rejected_and_withdrawn(admins, floor):
