@@ -51,6 +51,12 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     "jackpot_exportjob": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # Integrity flags: written once, never changed.
     "tables_integrityflag": READ_APPEND,
+    # Tables, terminals, staff tokens (revoked, never deleted) and the answers stored for
+    # terminals' retries (kept: a replay must find them): updated, never deleted.
+    "tables_table": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    "tables_terminal": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    "jackpot_stafftoken": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    "tables_idempotencyrecord": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # Migrations run as the owner; the service only reads which were applied.
     "django_migrations": frozenset({"SELECT"}),
 }
