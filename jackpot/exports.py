@@ -11,7 +11,9 @@ server connection, which a cursor cannot survive). Memory is one page, whatever 
 
 What an export holds: the awards matching the filters whose id is at most `up_to` (the highest
 id when the export started, or when a job was asked for), oldest first; each with its status as
-of when its page was read. Each row carries the hash of the audit event that created the award,
+of when its page was read, with the register's fields (the French arrete's: game, table, the
+winning cards, time, amount, who verified, approved and paid). Each row carries the hash of the
+audit event that created the award,
 tying the export to the tamper-evident journal. The last line is `# sha256 <hex>`: the SHA-256 of
 every byte before it, so a copy can be checked later (`head -n -1 export.csv | sha256sum`).
 """
@@ -32,14 +34,19 @@ HEADER = (
     "award_id",
     "won_at_utc",
     "pool",
+    "game",
     "table",
     "round",
     "seat",
     "combination",
+    "hole_cards",
+    "board",
     "amount_cents",
     "status",
     "verified_by",
     "approved_by",
+    "paid_by",
+    "paid_at_utc",
     "event_hash",
 )
 PAGE_SIZE = 2000  # awards per statement for the synchronous export
@@ -62,7 +69,7 @@ def award_pages(
     query = (
         awards.filter(pk__lte=up_to)
         .annotate(event_hash=Subquery(event_hash))
-        .select_related("round__table", "verified_by", "approved_by")
+        .select_related("round__table", "verified_by", "approved_by", "paid_by")
         .order_by("pk")
     )
     after = 0
@@ -104,20 +111,34 @@ class PayoutLog:
         return f"# sha256 {self._digest.hexdigest()}\n"
 
 
+def _dealt(award: Award) -> tuple[str, str]:
+    """The seat's hole cards and the board, as the terminal dealt them (the round's result)."""
+    result = award.round.result or {}
+    seats = {seat.get("seat"): seat for seat in result.get("seats", [])}
+    hole = seats.get(award.seat, {}).get("cards", [])
+    return " ".join(hole), " ".join(result.get("board", []))
+
+
 def _row(award: Award) -> tuple[object, ...]:
     event_hash: str | None = getattr(award, "event_hash", None)
+    hole, board = _dealt(award)
     return (
         award.pk,
         award.created_at.astimezone(UTC).isoformat(),
         award.pool_id,
+        award.round.table.game,
         award.round.table.name,
         award.round.round_id,
         award.seat,
         award.kind,
+        hole,
+        board,
         award.amount_cents,
         award.status,
         award.verified_by.get_username() if award.verified_by else "",
         award.approved_by.get_username() if award.approved_by else "",
+        award.paid_by.get_username() if award.paid_by else "",
+        award.paid_at.astimezone(UTC).isoformat() if award.paid_at else "",
         event_hash or "",
     )
 

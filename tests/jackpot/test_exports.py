@@ -56,6 +56,41 @@ def test_export_rows_digest_and_event_hashes(played, django_user_model):
     assert {r["event_hash"] for r in rows} == {settled.hash}
     assert rows[0]["table"].startswith("UTH") and rows[0]["round"] == "r-1"
     assert rows[0]["won_at_utc"].endswith("+00:00")
+    # The register's fields (compliance 34): the game, the winning cards, who paid and when.
+    assert (rows[0]["game"], rows[0]["hole_cards"], rows[0]["board"]) == (
+        "uth",
+        "Jh Th",
+        "Ah Kh Qh 2c 3d",
+    )
+    assert rows[1]["hole_cards"] == "4c 5c"  # the envy seat's own hand
+    assert rows[0]["paid_by"] == rows[0]["paid_at_utc"] == ""  # not paid yet
+
+
+def test_export_names_who_paid_and_when(played, django_user_model):
+    from jackpot.awards import award_approve, award_pay, award_verify
+    from jackpot.models import Award
+
+    ana, bob = (_user(django_user_model, name) for name in ("ana", "bob"))
+    royal = Award.objects.get(kind="royal_flush")
+    award_verify(award_id=royal.pk, user=ana, note="video checked")
+    award_approve(award_id=royal.pk, user=bob)
+    award_pay(award_id=royal.pk, user=ana)
+    auditor = _staff(django_user_model, "ida", "auditor")
+    text = b"".join(auditor.get("/api/v1/awards/export.csv").streaming_content).decode()
+    row = next(csv.DictReader(io.StringIO(text)))
+    assert (row["status"], row["verified_by"], row["approved_by"], row["paid_by"]) == (
+        "paid",
+        "ana",
+        "bob",
+        "ana",
+    )
+    assert row["paid_at_utc"].endswith("+00:00")
+
+
+def _user(django_user_model, name: str):
+    user = django_user_model.objects.create(username=name)
+    user.groups.add(role_group("supervisor"))
+    return user
 
 
 def test_export_filters_and_rights(played, django_user_model):
