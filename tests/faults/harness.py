@@ -300,7 +300,10 @@ class Terminal(threading.Thread):
             answered = attempt[0]
             retried_4xx = answered.status == 429 or answered.error == "idempotency_key_busy"
             if answered.status is not None and 400 <= answered.status < 500 and not retried_4xx:
-                raise AssertionError(f"{step.kind} {step.round_id} refused: {answered}")
+                raise AssertionError(
+                    f"{step.kind} {step.round_id} refused: {answered.status} {answered.error}"
+                    f" (attempt {len(step.attempts)}; before: {[a.error for a in step.attempts]})"
+                )
             if time.monotonic() - first > self.give_up_s:
                 raise AssertionError(
                     f"{step.kind} {step.round_id}: no answer in {self.give_up_s} s"
@@ -376,27 +379,19 @@ class Burst:
             ((later - earlier, earlier) for earlier, later in itertools.pairwise(answered)),
             default=(0.0, self.fault_at),
         )
-        after = [a for a in attempts if a.at >= self.fault_at]
-        first_failed = min((a.at for a in after if not (a.status and a.status < 300)), default=None)
         return {
             "rounds": sum(len(t.plans) for t in self.terminals),
             "requests": len(steps),
             "attempts": len(attempts),
             "retries": len(attempts) - len(steps),
-            "replayed": sum(step.replayed for step in steps),
             "outcomes": dict(Counter(a.error or str(a.status) for a in attempts)),
             "worst_closed_s": round(max((a.seconds for a in attempts if a.closed), default=0), 3),
             "longest_pause_s": round(gap, 3),
             "pause_began_s": round(since - self.fault_at, 3),
-            "first_failure_s": None
-            if first_failed is None
-            else round(first_failed - self.fault_at, 3),
-            "replayed_after": dict(
-                Counter(
-                    step.attempts[-2].error
-                    for step in steps
-                    if step.replayed and len(step.attempts) > 1
-                )
+            # Steps committed whose answer was lost: their first attempt failed, a resend got
+            # the stored answer back (Idempotent-Replayed). By how the first attempt failed.
+            "committed_unanswered": dict(
+                Counter(step.attempts[0].error for step in steps if step.replayed)
             ),
             "seconds": round(self.ended - self.started, 2),
         }

@@ -130,7 +130,7 @@ def test_the_database_killed_mid_burst_closes_the_progressive_then_loses_and_dou
     finally:
         web.stop()
 
-    assert not done.failures(), done.failures()
+    assert not done.failures(), "\n".join(done.failures())
     attempts = done.attempts
     refusals = [a for a in attempts if not (a.status and a.status < 300)]
     closed = [a for a in refusals if a.closed]

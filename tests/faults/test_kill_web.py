@@ -77,7 +77,7 @@ def test_the_whole_web_service_killed_mid_burst_loses_and_doubles_nothing(test_d
     finally:
         web.stop()
 
-    assert not done.failures(), done.failures()
+    assert not done.failures(), "\n".join(done.failures())
     figures = {**done.figures(), **happened}
     _report("whole service killed", figures)
     assert happened["killed"] == 3  # the master and its 2 workers
@@ -115,7 +115,7 @@ def test_one_worker_killed_mid_burst_is_replaced_and_loses_and_doubles_nothing(
     finally:
         web.stop()
 
-    assert not done.failures(), done.failures()
+    assert not done.failures(), "\n".join(done.failures())
     figures = {**done.figures(), **happened}
     _report("one worker killed", figures)
     # The master stayed, and the killed worker was replaced by a new one.
