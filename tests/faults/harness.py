@@ -33,6 +33,7 @@ import itertools
 import json
 import os
 import random
+import shlex
 import shutil
 import signal
 import subprocess
@@ -99,6 +100,30 @@ def wait_dead(pids: Iterable[int], timeout: float = 30.0) -> None:
                 f"still alive after {timeout:g} s: {[p for p in pids if alive(p)]}"
             )
         time.sleep(0.02)
+
+
+WEB_UNIT = ROOT / "deploy" / "systemd" / "jackpot-web.service"
+VENV_IN_UNITS = "/opt/jackpot/.venv/bin/"
+
+
+def restart_of(unit: Path) -> tuple[float, list[list[str]]]:
+    """What systemd's Restart= does after a crash, read from the unit: its RestartSec, then its
+    ExecStartPre commands (with this run's venv for the unit's), before ExecStart again."""
+    delay, commands = 0.1, []  # systemd's default RestartSec is 100 ms
+    for line in unit.read_text().splitlines():
+        name, _, value = line.strip().partition("=")
+        if name == "RestartSec":
+            delay = float(value.removesuffix("s"))
+        elif name == "ExecStartPre":
+            commands.append(
+                [
+                    str(BIN / word.removeprefix(VENV_IN_UNITS))
+                    if word.startswith(VENV_IN_UNITS)
+                    else word
+                    for word in shlex.split(value)
+                ]
+            )
+    return delay, commands
 
 
 def http_get(port: int, path: str, timeout: float = 2.0) -> tuple[int, bytes]:
@@ -395,6 +420,18 @@ class Burst:
             ),
             "seconds": round(self.ended - self.started, 2),
         }
+
+    def replays(self) -> list[str]:
+        """Each step answered by a replay: which, and how each attempt went (seconds after the
+        fault), to find the commit behind a lost answer in the service's log."""
+        return [
+            f"{step.kind} {step.round_id} table {step.table}: "
+            + ", ".join(
+                f"{a.error or a.status}@{a.at - self.fault_at:+.3f}s" for a in step.attempts
+            )
+            for step in self.steps
+            if step.replayed
+        ]
 
 
 def burst(

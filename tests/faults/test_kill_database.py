@@ -149,7 +149,7 @@ def test_the_database_killed_mid_burst_closes_the_progressive_then_loses_and_dou
         "resumed_after_pg_up_s": round(resumed - happened["up"], 3),
         "outage_s": round(resumed - happened["gone"], 2),
     }
-    print(f"\n{victim} killed: {figures}")
+    print(f"\n{victim} killed: {figures}", *done.replays(), sep="\n  ")
 
     # The web process never went away: every refusal was the explicit closed answer, in time.
     assert web_survived

@@ -5,8 +5,9 @@ database; 8 terminals play their rounds over HTTP as docs/api.md 2.11 says. Once
 rounds are acknowledged, the drill kills:
 
 - the whole service: SIGKILL to the master and both workers at once, as when the host process
-  dies; then it starts again as systemd's Restart=always does (ExecStartPre's migrate, then
-  ExecStart), on the same address;
+  dies; then it starts again as systemd's Restart=always does with jackpot-web.service (its
+  RestartSec, its ExecStartPre: the start-up self-check, then ExecStart, whose gunicorn runs the
+  self-check again before it binds), on the same address;
 - one worker only: gunicorn's master replaces it.
 
 Then, from outside: every round is in the journal once, settled once, with the answer its
@@ -16,6 +17,7 @@ terminal was given; the counters equal seed + the stakes' shares to the 1/10,000
 
 from __future__ import annotations
 
+import subprocess
 import time
 import uuid
 from typing import Any
@@ -23,8 +25,18 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_floor
-from tests.faults.conftest import migrate, service_env
-from tests.faults.harness import Floor, Terminal, Web, burst, check_books, verify_journal
+from tests.faults.conftest import service_env
+from tests.faults.harness import (
+    WEB_UNIT,
+    Floor,
+    Terminal,
+    Web,
+    burst,
+    check_books,
+    restart_of,
+    verify_journal,
+)
+from tests.test_production import ROOT
 
 pytestmark = pytest.mark.faults
 
@@ -52,9 +64,9 @@ def _terminals(web: Web, floor: Floor, pool_floor: Any) -> list[Terminal]:
     ]
 
 
-def _report(name: str, figures: dict[str, Any]) -> None:
+def _report(name: str, figures: dict[str, Any], replays: list[str]) -> None:
     # Shown with `pytest -s`: the figures docs/operations.md quotes.
-    print(f"\n{name}: {figures}")
+    print(f"\n{name}: {figures}", *replays, sep="\n  ")
 
 
 def test_the_whole_web_service_killed_mid_burst_loses_and_doubles_nothing(test_database, tmp_path):
@@ -68,9 +80,19 @@ def test_the_whole_web_service_killed_mid_burst_loses_and_doubles_nothing(test_d
     def crash_and_restart() -> dict[str, Any]:
         killed = web.crash()
         down = time.monotonic()
-        migrate(env)  # systemd: ExecStartPre, then ExecStart
+        restart_sec, before = restart_of(WEB_UNIT)
+        time.sleep(restart_sec)
+        for command in before:  # the self-check: the books verify after the crash, or no start
+            checked = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+            assert checked.returncode == 0, checked.stdout + checked.stderr
+        checked_s = time.monotonic() - down - restart_sec
         web.start()
-        return {"killed": len(killed), "restart_s": round(time.monotonic() - down, 2)}
+        return {
+            "killed": len(killed),
+            "restart_sec": restart_sec,
+            "selfcheck_s": round(checked_s, 2),
+            "restart_s": round(time.monotonic() - down, 2),
+        }
 
     try:
         done, happened = burst(terminals, floor, fault_after=FAULT_AFTER, fault=crash_and_restart)
@@ -79,7 +101,7 @@ def test_the_whole_web_service_killed_mid_burst_loses_and_doubles_nothing(test_d
 
     assert not done.failures(), "\n".join(done.failures())
     figures = {**done.figures(), **happened}
-    _report("whole service killed", figures)
+    _report("whole service killed", figures, done.replays())
     assert happened["killed"] == 3  # the master and its 2 workers
     # The crash was felt: requests met a closed port (or a cut connection) and were resent.
     assert figures["retries"] > 0, figures
@@ -117,7 +139,7 @@ def test_one_worker_killed_mid_burst_is_replaced_and_loses_and_doubles_nothing(
 
     assert not done.failures(), "\n".join(done.failures())
     figures = {**done.figures(), **happened}
-    _report("one worker killed", figures)
+    _report("one worker killed", figures, done.replays())
     # The master stayed, and the killed worker was replaced by a new one.
     assert master_alive
     assert happened["victim"] in before and happened["victim"] not in workers
