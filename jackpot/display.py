@@ -7,10 +7,11 @@ What a sign shows has two parts, each with its own version from the pool row:
   the jackpot that waits for verification, if one does.
 
 Both are published to one Redis hash by `transaction.on_commit`, so nothing uncommitted is ever
-shown, and with a compare-and-set on the version, so a late publisher cannot put an older value
-over a newer one. The meter part is built from the values the transaction itself computed; the
-awards part is read back from PostgreSQL after the commit (awards change rarely). Each part is
-its model's JSON (`jackpot.bodies.Meter`, `SignAwards`; together a `DisplayMeter`).
+shown (and a publish that fails never fails the committed request: `robust`), and with a
+compare-and-set on the version, so a late publisher cannot put an older value over a newer one.
+The meter part is built from the values the transaction itself computed; the awards part is
+read back from PostgreSQL after the commit (awards change rarely). Each part is its model's
+JSON (`jackpot.bodies.Meter`, `SignAwards`; together a `DisplayMeter`).
 
 Redis is a cache, and a cache can lie: restored from an older snapshot it holds figures older
 than the committed ones; kept across a database made anew or restored, it holds another
@@ -178,10 +179,18 @@ def _stale(pool_id: int, part: str, held: int) -> bool:
     return True
 
 
+# _AFTER_COMMIT: a publish after commit never fails the request (`robust`: Django logs the error
+# and goes on). The money is committed by then; a publish that reads PostgreSQL over a connection
+# lost since the COMMIT would otherwise turn the committed answer into a 503 "nothing was
+# recorded" (found by the backend kill drill, tests/faults/test_after_commit.py). A publish
+# missed is repaired by the next reader (it checks the committed versions) or the beat's refresh.
+
+
 def meter_changed(pool_id: int, meter: Meter) -> None:
     """After commit, publish the meter part."""
     transaction.on_commit(
-        lambda: _publish(pool_id, "meter", meter.sequence, meter.model_dump(mode="json"))
+        lambda: _publish(pool_id, "meter", meter.sequence, meter.model_dump(mode="json")),
+        robust=True,  # see _AFTER_COMMIT
     )
 
 
@@ -192,7 +201,7 @@ def awards_changed(pool_id: int) -> None:
         version, awards = _awards_part(pool_id)
         _publish(pool_id, "awards", version, awards.model_dump(mode="json"))
 
-    transaction.on_commit(publish)
+    transaction.on_commit(publish, robust=True)  # see _AFTER_COMMIT
 
 
 def _hit(award: Award) -> Hit:
