@@ -51,6 +51,8 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     "jackpot_exportjob": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # Integrity flags: written once, never changed.
     "tables_integrityflag": READ_APPEND,
+    # Reconciliation reports: written once, whole, never changed.
+    "tables_reconciliation": READ_APPEND,
     # Migrations run as the owner; the service only reads which were applied.
     "django_migrations": frozenset({"SELECT"}),
 }
