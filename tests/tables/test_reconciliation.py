@@ -21,10 +21,11 @@ from django.test import Client
 from config.dispatch import send
 from jackpot import ledger
 from jackpot.anchors import write_anchor
+from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tables import reconciliation
-from tables.models import Reconciliation
+from tables.models import Reconciliation, Table
 from tables.reconciliation import reconcile
 from tables.tasks import reconcile_daily
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
@@ -114,6 +115,7 @@ def test_a_tampered_journal_alerts_and_the_repair_is_announced_on_a_real_worker(
     assert alert.payload["first_broken"] == {"chain": event.chain, "sequence": event.sequence}
     assert alert.payload["problems"] == failed.problems[: reconciliation.ALERT_PROBLEMS]
     assert reconciliation.FAILED in ledger.SECURITY_KINDS
+
     # (b) a line at ERROR with the report's id and its first problem; and the security log.
     def error_line() -> str | None:
         wanted = f"reconciliation {failed.pk} FAILED: {failed.problems[0]}"
@@ -258,3 +260,30 @@ def test_the_reports_are_for_auditors_supervisors_and_admins(django_user_model):
     nobody = django_user_model.objects.create(username="no-role")
     token = staff_token_issue(user=nobody, revoke_others=False, actor="t")
     assert Client(HTTP_AUTHORIZATION=f"Bearer {token}").get(paths[0]).status_code == 403
+
+
+@pytest.mark.django_db
+def test_the_identity_is_not_applicable_once_the_meter_share_changed(django_user_model):
+    """The identity counts every stake at today's share: after an applied change of the share it
+    would be off by construction, so it is shown as not applicable, and the run stays ok (the
+    journal's own checks still hold the meter to the ledger)."""
+    floor = make_floor(uth_tables=1)
+    terminal = floor.uth[0]
+    assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code == 201
+    assert terminal.post("/rounds/r-1/void", {"reason": "misdeal"}).status_code == 200
+    proposer, approver = (
+        django_user_model.objects.create(username=name) for name in ("ann", "ben")
+    )
+    for admin in (proposer, approver):
+        admin.groups.add(role_group("admin"))
+    Table.objects.filter(pool_id=floor.pool_id).update(enabled=False)
+    change = change_propose(
+        pool_id=floor.pool_id, changes={"meter_share_bp": 1500}, reason="test", user=proposer
+    )
+    change_approve(pool_id=floor.pool_id, change_id=change.pk, user=approver)
+
+    report = reconcile()
+    assert report.ok, report.problems
+    (pool,) = report.pools
+    assert pool["identity"] == "not_applicable"
+    assert pool["expected_units"] != pool["meter_units"]  # what a false alarm would have been
