@@ -10,11 +10,13 @@ auditors, supervisors and admins only.
 from __future__ import annotations
 
 import logging
+from io import StringIO
 
 import pytest
 from celery import current_app
 from celery.schedules import crontab
 from django.conf import settings
+from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
 
@@ -287,3 +289,25 @@ def test_the_identity_is_not_applicable_once_the_meter_share_changed(django_user
     (pool,) = report.pools
     assert pool["identity"] == "not_applicable"
     assert pool["expected_units"] != pool["meter_units"]  # what a false alarm would have been
+
+
+@pytest.mark.django_db
+def test_the_command_reconciles_now_and_exits_1_on_a_difference():
+    floor = make_floor(uth_tables=1)
+    out = StringIO()
+    call_command("reconcile", stdout=out)
+    report = Reconciliation.objects.get()
+    assert out.getvalue().startswith(f"OK: reconciliation {report.pk}: ")
+    assert report.run_key is None and not report.daily
+
+    seed = Transfer.objects.get(pool_id=floor.pool_id, code="pool_seed")
+    superuser_sql(EDIT, [1, seed.pk])
+    out = StringIO()
+    with pytest.raises(SystemExit) as stop:
+        call_command("reconcile", stdout=out)
+    assert stop.value.code == 1
+    failed = Reconciliation.objects.latest("pk")
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith(f"FAILED: reconciliation {failed.pk}, broken at chain pool-")
+    assert lines[1:] == [f"  {problem}" for problem in failed.problems]
+    assert _alerts(reconciliation.FAILED)[-1].payload["report"] == failed.pk
