@@ -104,9 +104,15 @@ def _pool_figures(pool: Pool, report: Report) -> dict[str, Any]:
 
 
 def _anchors() -> tuple[list[Anchor], list[str]]:
+    """The anchor files of JOURNAL_ANCHOR_DIR, and what is wrong with them: a file the worker
+    cannot read is a problem of the run, never a crash that would store no report."""
     if not settings.JOURNAL_ANCHOR_DIR:
         return [], []
-    anchors, unreadable = read_anchors(Path(settings.JOURNAL_ANCHOR_DIR))
+    directory = Path(settings.JOURNAL_ANCHOR_DIR)
+    try:
+        anchors, unreadable = read_anchors(directory)
+    except OSError as error:
+        return [], [f"anchors: {directory} could not be read: {error}"]
     return anchors, [problem.message for problem in unreadable]
 
 

@@ -311,3 +311,14 @@ def test_the_command_reconciles_now_and_exits_1_on_a_difference():
     assert lines[0].startswith(f"FAILED: reconciliation {failed.pk}, broken at chain pool-")
     assert lines[1:] == [f"  {problem}" for problem in failed.problems]
     assert _alerts(reconciliation.FAILED)[-1].payload["report"] == failed.pk
+
+
+@pytest.mark.django_db
+def test_an_anchor_file_the_worker_cannot_read_is_a_problem_not_a_crash(tmp_path, settings):
+    make_floor(uth_tables=1)
+    settings.JOURNAL_ANCHOR_DIR = str(tmp_path)
+    (tmp_path / "journal-anchor-20261201T060000Z.json").mkdir()  # read_bytes: IsADirectoryError
+    report = reconcile()
+    assert not report.ok
+    assert report.problems[0].startswith(f"anchors: {tmp_path} could not be read: ")
+    assert _alerts(reconciliation.FAILED)[-1].payload["report"] == report.pk
