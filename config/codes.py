@@ -67,6 +67,7 @@ class ErrorCode(StrEnum):
     NOT_THE_PROPOSER = "not_the_proposer"
     # The auditors' background exports
     EXPORT_NOT_FOUND = "export_not_found"
+    RECONCILIATION_NOT_FOUND = "reconciliation_not_found"
     EXPORT_NOT_READY = "export_not_ready"
     EXPORT_FAILED = "export_failed"
     EXPORT_EXPIRED = "export_expired"
@@ -148,6 +149,7 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.INVALID_CHANGE: (400, "a value the pool cannot take (a bound, the shares, a name)"),
     ErrorCode.NOT_THE_PROPOSER: (403, "only the admin who proposed a change may withdraw it"),
     ErrorCode.EXPORT_NOT_FOUND: (404, "no such export"),
+    ErrorCode.RECONCILIATION_NOT_FOUND: (404, "no such reconciliation report"),
     ErrorCode.EXPORT_NOT_READY: (409, "the export is still queued or running: poll it until done"),
     ErrorCode.EXPORT_FAILED: (409, "the export failed (its error says why): start another"),
     ErrorCode.EXPORT_EXPIRED: (410, "the export's file was deleted after its retention"),

@@ -317,9 +317,21 @@ class IntegrityFlag(Body):
     checked_at: Instant
 
 
+class ReconciliationStatus(Body):
+    """The latest scheduled reconciliation (tables.reconciliation) as the pool report shows it:
+    the whole report is `GET /api/v1/reconciliations/{id}`. Null before the first run."""
+
+    id: Id
+    ok: bool
+    daily: bool
+    finished_at: Instant
+    problem_count: Annotated[int, Field(ge=0)]
+    first_problem: str | None
+
+
 class PoolReport(Body):
     """A pool's reconciliation: balances, stakes, awards by kind, the last hits, the identity,
-    the rounds still open, the latest integrity flags."""
+    the rounds still open, the latest integrity flags, the latest scheduled reconciliation."""
 
     pool: Id
     currency: Currency
@@ -335,6 +347,7 @@ class PoolReport(Body):
     meter_identity: MeterIdentity
     open_rounds: OpenRounds
     integrity_flags: list[IntegrityFlag] = Field(max_length=25, description="newest first")
+    reconciliation: ReconciliationStatus | None
 
 
 # --- a pool's parameter changes (jackpot.changes) ---------------------------------------------

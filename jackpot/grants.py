@@ -57,6 +57,8 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     "tables_terminal": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "jackpot_stafftoken": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "tables_idempotencyrecord": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    # Reconciliation reports: written once, whole, never changed.
+    "tables_reconciliation": READ_APPEND,
     # Migrations run as the owner; the service only reads which were applied.
     "django_migrations": frozenset({"SELECT"}),
 }

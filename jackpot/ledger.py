@@ -12,7 +12,8 @@ transaction, so money and its audit record commit or roll back together. Invaria
 - the chain head is locked by `jackpot.locks.chain_slot`, in the order `jackpot.locks` states.
 
 The events that change what a pool pays or who may do what (`SECURITY_KINDS`: pools, tables,
-tokens, staff), whether made in the admin or by a service, are also written to the security log
+tokens, staff), and the reconciliation's alerts, whether made in the admin or by a service, are
+also written to the security log
 (`jackpot.security`) once their transaction commits: what the operator ships is what happened.
 """
 
@@ -50,6 +51,9 @@ SECURITY_KINDS = frozenset(
         "terminal.revoked",
         "staff_token.issued",
         "staff.changed",
+        # A scheduled reconciliation found a difference, or is ok again (tables.reconciliation).
+        "reconciliation.failed",
+        "reconciliation.recovered",
     }
 )
 

@@ -36,7 +36,9 @@ higher one.
 - create a pool, propose a change of its parameters: POOL_CHAIN (creation: POOL first);
 - approve a change: TABLE (each of the pool's tables, exclusive, in id order), POOL, the change's
   row, POOL_CHAIN; reject or withdraw it: the change's row, POOL_CHAIN;
-- issue a token or a table: ADMIN_CHAIN.
+- issue a token or a table: ADMIN_CHAIN;
+- store a reconciliation's report (tables.reconciliation): its own transaction-level advisory
+  lock, taken by nothing else, then ADMIN_CHAIN for its alert.
 
 `tests/concurrency/test_lock_order.py` records the SQL of these paths and checks the order.
 

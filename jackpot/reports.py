@@ -9,8 +9,9 @@ unit while the pool's stake and shares have not changed since its creation, whic
 guarantees while tables are open.
 
 The stakes are counted from the rounds' seats, which the tables own: the caller passes their
-count, the pool's rounds still open and its latest integrity flags
-(`tables.verification.pool_report` is the whole report, the one the API serves).
+count, the pool's rounds still open, its latest integrity flags and the latest scheduled
+reconciliation's status (`tables.verification.pool_report` is the whole report, the one the API
+serves).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from jackpot.bodies import (
     MeterIdentity,
     OpenRounds,
     PoolReport,
+    ReconciliationStatus,
     ReportHit,
     StakeTotals,
 )
@@ -64,10 +66,12 @@ def pool_report(
     stakes_count: int,
     open_rounds: OpenRounds,
     integrity_flags: list[IntegrityFlag],
+    reconciliation: ReconciliationStatus | None = None,
 ) -> PoolReport:
     """The reconciliation; `stakes_count` is every progressive stake the pool's tables ever took,
     voided rounds included; `open_rounds` the pool's rounds still open, as the tables count them;
-    `integrity_flags` the latest flags the tables' integrity check stored for the pool."""
+    `integrity_flags` the latest flags the tables' integrity check stored for the pool;
+    `reconciliation` the latest scheduled reconciliation's status (all pools at once)."""
     balances = pool_balances(pool)
     by_code = _by_code(pool)
 
@@ -122,4 +126,5 @@ def pool_report(
         ),
         open_rounds=open_rounds,
         integrity_flags=integrity_flags,
+        reconciliation=reconciliation,
     )

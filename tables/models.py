@@ -218,3 +218,43 @@ class IntegrityFlag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pool_id}/{self.table_id or 'pool'} {self.kind} at {self.checked_at}"
+
+
+class Reconciliation(models.Model):
+    """One reconciliation run's report (`tables.reconciliation.reconcile`, docs/operations.md
+    "Reconciliation"): every pool recomputed from the journal, the chains verified (and their
+    anchors, when JOURNAL_ANCHOR_DIR is set), each pool's meter identity checked.
+
+    Written once, whole, when the run has finished (a run killed half-way leaves no row), and
+    never edited. `run_key` makes a scheduled run's report unique: a task delivered twice (its
+    worker killed, Redis's redelivery) finds the report already there and stores nothing more;
+    runs started by hand have none. `problems` are the first `PROBLEMS_KEPT` problems, in the
+    order found; `problem_count` counts them all. `pools`: per pool, its figures (meter, the
+    meter identity's expected units, balances), as the run found them.
+    """
+
+    PROBLEMS_KEPT = 100
+
+    run_key = models.CharField(max_length=120, unique=True, null=True, blank=True)
+    daily = models.BooleanField(default=False)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField()
+    ok = models.BooleanField()
+    chains = models.PositiveIntegerField(default=0)
+    events = models.BigIntegerField(default=0)
+    transfers = models.BigIntegerField(default=0)
+    pool_count = models.PositiveIntegerField(default=0)
+    anchors = models.PositiveIntegerField(
+        default=0, help_text="Anchor files checked (JOURNAL_ANCHOR_DIR)."
+    )
+    broken_chain = models.CharField(max_length=80, blank=True, default="", help_text="'': none.")
+    broken_sequence = models.BigIntegerField(null=True, blank=True)
+    problem_count = models.PositiveIntegerField(default=0)
+    problems = models.JSONField(default=list)
+    pools = models.JSONField(default=list)
+
+    class Meta:
+        indexes = [models.Index(fields=["ok", "daily", "-id"], name="reconciliation_filter")]
+
+    def __str__(self) -> str:
+        return f"reconciliation {self.pk} {'ok' if self.ok else 'FAILED'} at {self.finished_at}"

@@ -1,5 +1,6 @@
 """Reads of a table's rounds: the list a terminal recovers from, and the stale rounds of a pool;
-and the integrity flags (`tables.integrity`), listed and as the pool report shows them.
+the integrity flags (`tables.integrity`) and the reconciliation reports
+(`tables.reconciliation`), listed and as the pool report shows them.
 
 A round is stale once it has been open for `settings.ROUND_STALE_AFTER_SECONDS` (15 minutes by
 default) by the service's clock: a UTH hand takes minutes, so its result is not coming (the
@@ -11,21 +12,29 @@ The bets shown are the round's `RoundSeat` rows, as locked at open, never its st
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Sum
 
+from config.codes import ErrorCode
+from config.errors import NotFound
 from jackpot.bodies import IntegrityFlag as IntegrityFlagBody
-from jackpot.bodies import OpenRounds, StaleRound
-from jackpot.models import AwardKind, Pool
+from jackpot.bodies import OpenRounds, ReconciliationStatus, StaleRound
+from jackpot.models import AccountKind, AwardKind, Pool
 from tables.bodies import (
     IntegrityFlagPage,
     IntegrityFlagQuery,
+    ReconciliationBroken,
+    ReconciliationPage,
+    ReconciliationPool,
+    ReconciliationQuery,
     RoundListQuery,
     RoundPage,
     RoundSummary,
 )
-from tables.models import Game, IntegrityFlag, Round, RoundSeat, RoundState, Table
+from tables.bodies import Reconciliation as ReconciliationBody
+from tables.models import Game, IntegrityFlag, Reconciliation, Round, RoundSeat, RoundState, Table
 from tables.render import seat_bets_body
 from tables.rules.stud import StudBets
 from tables.rules.uth import UthBets
@@ -176,3 +185,82 @@ def pool_integrity_flags(pool: Pool) -> list[IntegrityFlagBody]:
     """The pool's latest integrity flags (its tables' and its own), newest first."""
     flags = IntegrityFlag.objects.select_related("table").filter(pool=pool).order_by("-pk")
     return [_flag(flag) for flag in flags[:POOL_REPORT_FLAGS]]
+
+
+def _reconciliation(report: Reconciliation) -> ReconciliationBody:
+    return ReconciliationBody.model_construct(
+        id=report.pk,
+        ok=report.ok,
+        daily=report.daily,
+        run_key=report.run_key,
+        started_at=report.started_at,
+        finished_at=report.finished_at,
+        chains=report.chains,
+        events=report.events,
+        transfers=report.transfers,
+        pool_count=report.pool_count,
+        anchors=report.anchors,
+        first_broken=None
+        if not report.broken_chain
+        else ReconciliationBroken.model_construct(
+            chain=report.broken_chain, sequence=report.broken_sequence
+        ),
+        problem_count=report.problem_count,
+        problems=list(report.problems),
+        pools=[_reconciled_pool(figures) for figures in report.pools],
+    )
+
+
+def _reconciled_pool(figures: dict[str, Any]) -> ReconciliationPool:
+    return ReconciliationPool.model_construct(
+        pool=figures["pool"],
+        meter_cents=figures["meter_cents"],
+        meter_units=figures["meter_units"],
+        expected_units=figures["expected_units"],
+        identity=figures["identity"],
+        balances={AccountKind(kind): cents for kind, cents in figures["balances"].items()},
+    )
+
+
+def reconciliation_page(filters: ReconciliationQuery) -> ReconciliationPage:
+    """Reconciliation reports, newest first; filters: ok, daily."""
+    lookups = {"ok": filters.ok, "daily": filters.daily}
+    query = Reconciliation.objects.filter(
+        **{lookup: value for lookup, value in lookups.items() if value is not None}
+    )
+    limit, offset = filters.limit, filters.offset
+    return ReconciliationPage.model_construct(
+        count=query.count(),
+        limit=limit,
+        offset=offset,
+        results=[
+            _reconciliation(found) for found in query.order_by("-pk")[offset : offset + limit]
+        ],
+    )
+
+
+def reconciliation_get(report_id: int) -> ReconciliationBody:
+    """One report; `reconciliation_not_found` if there is none."""
+    found = Reconciliation.objects.filter(pk=report_id).first()
+    if found is None:
+        raise NotFound(
+            ErrorCode.RECONCILIATION_NOT_FOUND,
+            f"no reconciliation {report_id}",
+            param="reconciliation",
+        )
+    return _reconciliation(found)
+
+
+def latest_reconciliation() -> ReconciliationStatus | None:
+    """The latest report's status, as the pool report shows it (None before the first run)."""
+    found = Reconciliation.objects.order_by("-pk").first()
+    if found is None:
+        return None
+    return ReconciliationStatus.model_construct(
+        id=found.pk,
+        ok=found.ok,
+        daily=found.daily,
+        finished_at=found.finished_at,
+        problem_count=found.problem_count,
+        first_problem=found.problems[0] if found.problems else None,
+    )

@@ -9,8 +9,9 @@ progressive and add what only they know, in the same snapshot:
   that was not voided (a voided round's stakes were refunded by the house);
 - the report's stake count: every progressive stake of the pool's rounds, voided rounds
   included (the meter keeps its share of those); and the pool's rounds still open, the stale
-  ones named (`tables.selectors.pool_open_rounds`), and its latest integrity flags
-  (`tables.selectors.pool_integrity_flags`).
+  ones named (`tables.selectors.pool_open_rounds`), its latest integrity flags
+  (`tables.selectors.pool_integrity_flags`), and the latest reconciliation's status
+  (`tables.selectors.latest_reconciliation`).
 The command `verify_journal`, `GET /api/v1/journal/verify` and the pool report call these.
 """
 
@@ -28,7 +29,7 @@ from jackpot.bodies import PoolReport
 from jackpot.ledger import table_chain
 from jackpot.models import Pool, Transfer
 from tables.models import Round, RoundSeat, RoundState, Table
-from tables.selectors import pool_integrity_flags, pool_open_rounds
+from tables.selectors import latest_reconciliation, pool_integrity_flags, pool_open_rounds
 
 
 def _table_chains() -> dict[str, frozenset[int]]:
@@ -67,11 +68,13 @@ def verify_journal(anchors: Sequence[Anchor] = ()) -> journal.Report:
 
 def pool_report(pool: Pool) -> PoolReport:
     """The pool's reconciliation (`jackpot.reports`) with the stakes its tables took, its
-    rounds still open and its latest integrity flags (`tables.integrity`)."""
+    rounds still open, its latest integrity flags (`tables.integrity`) and the latest scheduled
+    reconciliation's status (`tables.reconciliation`)."""
     stakes = RoundSeat.objects.filter(round__pool=pool, progressive_cents__gt=0)
     return reports.pool_report(
         pool,
         stakes_count=stakes.count(),
         open_rounds=pool_open_rounds(pool, now=timezone.now()),
         integrity_flags=pool_integrity_flags(pool),
+        reconciliation=latest_reconciliation(),
     )

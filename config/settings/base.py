@@ -39,14 +39,21 @@ EXPORT_RETENTION_HOURS (72), how long a finished file is kept; EXPORT_BATCH_SIZE
 read per statement; EXPORT_SWEEP_SECONDS (60), how often beat's sweeper runs;
 EXPORT_RESEND_AFTER_SECONDS (60), after which a job still queued is sent again;
 EXPORT_STALL_SECONDS (600), after which a running job that wrote no progress is built anew.
+
+Reconciliation (tables.reconciliation, docs/operations.md "Reconciliation"): RECONCILE_SECONDS
+(300), how often beat recomputes every pool from the journal; RECONCILE_DAILY_AT (06:45), the
+UTC time HH:MM of the daily report; JOURNAL_ANCHOR_DIR (unset), the directory of the journal's
+anchor files (anchor_journal) each run also checks the chains against.
 """
 
+import re
 import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.env import env_bool, env_int, env_list, env_str
@@ -182,6 +189,8 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True  # no result backend: a task's outcome is in PostgreSQL
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "jackpot")
+# Beat's crontab entries (the daily reconciliation) are read in UTC, whatever TIME_ZONE says.
+CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = env_str("BEAT_SCHEDULE_FILE", str(VAR_DIR / "celerybeat-schedule"))
 # The auditors' background exports (jackpot.export_jobs).
 EXPORT_DIR = Path(env_str("EXPORT_DIR", str(VAR_DIR / "exports")))
@@ -204,6 +213,15 @@ for _name in (
 # What beat starts, and how often (seconds).
 DISPLAY_REFRESH_SECONDS = env_int("DISPLAY_REFRESH_SECONDS", 30)
 INTEGRITY_CHECK_SECONDS = env_int("INTEGRITY_CHECK_SECONDS", 3600)
+RECONCILE_SECONDS = env_int("RECONCILE_SECONDS", 300)
+if RECONCILE_SECONDS < 1:
+    raise ImproperlyConfigured("RECONCILE_SECONDS must be 1 or more")
+RECONCILE_DAILY_AT = env_str("RECONCILE_DAILY_AT", "06:45")
+_daily = re.fullmatch(r"([01][0-9]|2[0-3]):([0-5][0-9])", RECONCILE_DAILY_AT)
+if _daily is None:
+    raise ImproperlyConfigured("RECONCILE_DAILY_AT must be a UTC time HH:MM, e.g. 06:45")
+# The journal's anchor files (jackpot.anchors), checked by each reconciliation when set.
+JOURNAL_ANCHOR_DIR = env_str("JOURNAL_ANCHOR_DIR") or None
 CELERY_BEAT_SCHEDULE = {
     "refresh-displays": {
         "task": "jackpot.refresh_displays",
@@ -218,6 +236,15 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-exports": {
         "task": "jackpot.sweep_exports",
         "schedule": float(EXPORT_SWEEP_SECONDS),
+    },
+    # Every pool recomputed from the journal, the chains verified; alerts on any difference.
+    "reconcile": {
+        "task": "tables.reconcile",
+        "schedule": float(RECONCILE_SECONDS),
+    },
+    "reconcile-daily": {
+        "task": "tables.reconcile_daily",
+        "schedule": crontab(hour=int(_daily[1]), minute=int(_daily[2])),
     },
 }
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from tables.api import administration, integrity, rules_views, views
+from tables.api import administration, integrity, reconciliations, rules_views, views
 
 urlpatterns = [
     path("tables/<int:table>", administration.TableView.as_view(), name="table-detail"),
@@ -46,4 +46,10 @@ urlpatterns = [
     ),
     path("rules/par", rules_views.ParView.as_view(), name="rules-par"),
     path("integrity/flags", integrity.IntegrityFlagsView.as_view(), name="integrity-flags"),
+    path("reconciliations", reconciliations.ReconciliationsView.as_view(), name="reconciliations"),
+    path(
+        "reconciliations/<int:reconciliation>",
+        reconciliations.ReconciliationView.as_view(),
+        name="reconciliation-detail",
+    ),
 ]

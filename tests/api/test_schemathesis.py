@@ -64,6 +64,7 @@ from jackpot.bodies import ExportRequest
 from jackpot.export_jobs import Built, export_job_build, export_job_create
 from jackpot.services import role_group, staff_token_issue
 from tables.models import Table
+from tables.reconciliation import reconcile
 from tables.services import terminal_token_issue
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
 
@@ -212,6 +213,7 @@ SEMANTIC_REFUSALS = [
     Refusal(403, "four_eyes", "the approver verified this award himself"),
     Refusal(404, "export_not_found", "an export id that does not exist"),
     Refusal(409, "export_not_ready", "the export is not built yet: no worker runs in this test"),
+    Refusal(404, "reconciliation_not_found", "a reconciliation id that does not exist"),
     Refusal(
         404,
         "pool_not_found",
@@ -296,6 +298,7 @@ class World:
     rounds: list[str]  # one round in each state: settled, open, void
     numbers: Iterator[int] = field(default_factory=itertools.count)
     built_export: int | None = None
+    reconciled: int | None = None
 
     def staff_client(self, role: str) -> Client:
         return Client(HTTP_AUTHORIZATION=f"Bearer {self.staff[role]}")
@@ -354,6 +357,12 @@ class World:
             )
             assert requested.status_code == 202, _json(requested)
         return jackpot
+
+    def reconciliation(self) -> int:
+        """A reconciliation report stored here (no worker runs in this test)."""
+        if self.reconciled is None:
+            self.reconciled = reconcile().pk
+        return self.reconciled
 
     def export(self) -> int:
         """A background export built here (no worker runs in this test): done, with its file."""
@@ -415,6 +424,8 @@ class World:
                 params["change"] = self.change_for(operation_id)
             if "export" in params and real is not None:
                 params["export"] = self.export()
+            if "reconciliation" in params and real is not None:
+                params["reconciliation"] = self.reconciliation()
         schemes = {
             name for item in case.operation.definition.raw.get("security", []) for name in item
         }

@@ -125,6 +125,7 @@ REFUSED = {
             "tables_terminal",
             "tables_idempotencyrecord",
             "tables_integrityflag",
+            "tables_reconciliation",
         )
     },
     "CREATE TABLE jackpot_shadow (id int)": "permission denied for schema public",

@@ -1,0 +1,46 @@
+"""The reconciliation reports over the API: auditors, supervisors and admins read them
+(tables.reconciliation stores them on beat's schedule; the pool report shows the latest's
+status)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.openapi import query_parameters
+from config.wire import read_query
+from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
+from tables import bodies
+from tables.selectors import reconciliation_get, reconciliation_page
+
+READERS = ("auditor", "supervisor", "admin")
+
+
+class ReconciliationsView(APIView):
+    authentication_classes = STAFF_AUTHENTICATION
+    permission_classes = [require_roles(*READERS)]
+
+    @extend_schema(
+        operation_id="reconciliations",
+        parameters=query_parameters(bodies.ReconciliationQuery),
+        responses={200: bodies.ReconciliationPage},
+        summary="Scheduled reconciliation reports, newest first (auditors, supervisors)",
+    )
+    def get(self, request: Request) -> Response:
+        page = reconciliation_page(read_query(bodies.ReconciliationQuery, request.query_params))
+        return Response(page.model_dump(mode="json"))
+
+
+class ReconciliationView(APIView):
+    authentication_classes = STAFF_AUTHENTICATION
+    permission_classes = [require_roles(*READERS)]
+
+    @extend_schema(
+        operation_id="reconciliation_get",
+        responses={200: bodies.Reconciliation},
+        summary="One reconciliation report: figures per pool and every problem (auditors)",
+    )
+    def get(self, request: Request, reconciliation: int) -> Response:
+        return Response(reconciliation_get(reconciliation).model_dump(mode="json"))
