@@ -39,6 +39,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import DateTimeField, ExpressionWrapper, F, Q
 from django.db.models.functions import Now
+from django.utils import timezone
 
 from config.dispatch import send, send_after_commit
 from jackpot import webhooks
@@ -67,10 +68,17 @@ def _in(seconds: float) -> ExpressionWrapper:
 
 # --- enqueueing (in the money's transaction) ----------------------------------------------------
 
-_INSERT = (
-    f"INSERT INTO {OutboxMessage._meta.db_table}"
-    " (key, topic, payload, status, attempts, last_error, created_at, next_attempt_at)"
+_TABLE = OutboxMessage._meta.db_table
+_COLUMNS = "key, topic, payload, status, attempts, last_error, created_at, next_attempt_at"
+#: PostgreSQL: one statement, times on the database's clock.
+_INSERT_POSTGRESQL = (
+    f"INSERT INTO {_TABLE} ({_COLUMNS})"
     " VALUES (%s, %s, %s::jsonb, %s, 0, '', now(), now() + make_interval(secs => %s))"
+    " ON CONFLICT (key) DO NOTHING RETURNING id"
+)
+#: SQLite (`make run` without DATABASE_URL, development only): the same, on this process's clock.
+_INSERT_OTHER = (
+    f"INSERT INTO {_TABLE} ({_COLUMNS}) VALUES (%s, %s, %s, %s, 0, '', %s, %s)"
     " ON CONFLICT (key) DO NOTHING RETURNING id"
 )
 
@@ -80,17 +88,19 @@ def enqueue(topic: str, payload: Mapping[str, object], *, key: str) -> int | Non
     relay after the commit. The new message's id, or None when `key` was enqueued before."""
     if topic not in HANDLERS:
         raise ValueError(f"outbox: no handler for topic {topic!r}")
+    body = json.dumps(payload, sort_keys=True)
+    values: list[str | int | None] = [key, topic, body, OutboxStatus.PENDING]
+    resend = settings.OUTBOX_RESEND_AFTER_SECONDS
+    if connection.vendor == "postgresql":
+        statement = _INSERT_POSTGRESQL
+        values.append(resend)
+    else:
+        statement = _INSERT_OTHER
+        now = timezone.now()
+        adapt = connection.ops.adapt_datetimefield_value
+        values += [adapt(now), adapt(now + timedelta(seconds=resend))]
     with connection.cursor() as cursor:
-        cursor.execute(
-            _INSERT,
-            [
-                key,
-                topic,
-                json.dumps(payload, sort_keys=True),
-                OutboxStatus.PENDING,
-                settings.OUTBOX_RESEND_AFTER_SECONDS,
-            ],
-        )
+        cursor.execute(statement, values)
         row = cursor.fetchone()
     if row is None:
         return None
