@@ -42,6 +42,7 @@ django.setup()
 from django.core.management import call_command
 from django.test import Client
 
+import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that sends tasks)
 from jackpot.services import pool_create
 from tables.bodies import parse_open, parse_result
 from tables.models import Game

@@ -1,12 +1,12 @@
 """The progressive's wire shapes, each declared once (see `config.wire`).
 
-The meter (terminals and signs), awards and their steps, the journal and its verification, a
-pool's configuration and report, the query strings of the award list, the export and the
-journal, and a background export's request and job. The views read requests with these models
-and the schema documents them. Answers are built from them too, with `model_construct` and
-dumped with `model_dump(mode="json")`: the meter by `jackpot.meter`, an award and an export job
-by `jackpot.render`, the sign's parts by `jackpot.display`, the pages and the configuration by
-`jackpot.selectors`, the report by `jackpot.reports`, the journal's check by
+The meter (terminals and signs), awards and their steps, the journal and its verification, a pool's
+configuration and report, the query strings of the award list, the export and the journal, a
+background export's request and job, and the webhook deliveries (notifications). The views read
+requests with these models and the schema documents them. Answers are built from them too, with
+`model_construct` and dumped with `model_dump(mode="json")`: the meter by `jackpot.meter`, an award
+and an export job by `jackpot.render`, the sign's parts by `jackpot.display`, the pages and the
+configuration by `jackpot.selectors`, the report by `jackpot.reports`, the journal's check by
 `jackpot.verification`, and the progressive paytable here (`progressive_paytable_of`).
 """
 
@@ -23,6 +23,7 @@ from jackpot.models import (
     AwardKind,
     AwardStatus,
     ChangeStatus,
+    DeliveryStatus,
     ExportStatus,
     TransferCode,
 )
@@ -494,3 +495,40 @@ class ExportJob(Body):
     expires_at: Instant | None = Field(description="when the file is deleted")
     url: str = Field(description="this job (poll it)")
     download_url: str | None = Field(description="the file, once done")
+
+
+# --- notifications (signed webhooks) -----------------------------------------------------------
+
+
+class NotificationQuery(Query):
+    status: DeliveryStatus | None = None
+    url: Annotated[str | None, Field(max_length=500, description="a URL of WEBHOOK_URLS")] = None
+    limit: Annotated[int, Field(ge=1, le=200, description="1 to 200 (default 50)"), DIGITS] = 50
+    offset: Offset = 0
+
+
+class Notification(Body):
+    """One event posted to one URL (a delivery): its attempts and outcome."""
+
+    delivery_id: str = Field(description="the Jackpot-Delivery header: the receiver dedups on it")
+    event_id: str = Field(description="the Jackpot-Event header, e.g. award:42")
+    topic: str = Field(description="award.jackpot_hit or award.big_win")
+    award: Id | None = Field(description="the award it announces")
+    url: str
+    status: DeliveryStatus
+    attempts: Annotated[int, Field(ge=0)]
+    last_status: Annotated[int, Field(ge=100, le=599)] | None = Field(
+        description="the last answer's HTTP status; null: none yet, or no answer"
+    )
+    last_error: str | None = Field(description="the last failure: HTTP status and text, or why")
+    created_at: Instant
+    last_attempt_at: Instant | None
+    next_attempt_at: Instant | None = Field(description="the next retry, while pending")
+    delivered_at: Instant | None = Field(description="when a 2xx was recorded")
+
+
+class NotificationPage(Body):
+    count: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=1, le=200)]
+    offset: Page
+    results: list[Notification]

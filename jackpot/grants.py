@@ -49,6 +49,10 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     # Parameter changes (their decision) and export jobs (their progress): never deleted.
     "jackpot_parameterchange": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "jackpot_exportjob": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    # The outbox and its webhook deliveries (their claims and outcomes): never deleted, so every
+    # notification and each attempt's outcome stays on record for the auditors.
+    "jackpot_outboxmessage": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    "jackpot_webhookdelivery": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # Integrity flags: written once, never changed.
     "tables_integrityflag": READ_APPEND,
     # Tables, terminals, staff tokens (revoked, never deleted) and the answers stored for

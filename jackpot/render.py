@@ -1,5 +1,6 @@
-"""Awards, parameter changes and export jobs as the API shows them (`jackpot.bodies.Award`,
-`ParameterChange`, `ExportJob`): rendering only, no reads and no writes.
+"""Awards, parameter changes, export jobs and webhook deliveries as the API shows them
+(`jackpot.bodies.Award`, `ParameterChange`, `ExportJob`, `Notification`): rendering only, no
+reads and no writes.
 
 Kept apart from `jackpot.awards` (the award's way to payment) so that the reads in
 `jackpot.selectors` can render awards without importing the module that writes them.
@@ -15,9 +16,11 @@ from jackpot.models import (
     AwardKind,
     AwardStatus,
     ChangeStatus,
+    DeliveryStatus,
     ExportJob,
     ExportStatus,
     ParameterChange,
+    WebhookDelivery,
 )
 
 
@@ -90,4 +93,25 @@ def export_job_body(job: ExportJob, *, url: str, download_url: str) -> bodies.Ex
         expires_at=job.expires_at,
         url=url,
         download_url=download_url if done else None,
+    )
+
+
+def notification_body(delivery: WebhookDelivery) -> bodies.Notification:
+    """A webhook delivery as the auditors see it; select_related its message."""
+    pending = delivery.status == DeliveryStatus.PENDING
+    award = delivery.message.payload.get("award")
+    return bodies.Notification.model_construct(
+        delivery_id=str(delivery.delivery_id),
+        event_id=delivery.message.key,
+        topic=delivery.message.topic,
+        award=award if isinstance(award, int) else None,
+        url=delivery.url,
+        status=DeliveryStatus(delivery.status),
+        attempts=delivery.attempts,
+        last_status=delivery.last_status,
+        last_error=delivery.last_error or None,
+        created_at=delivery.created_at,
+        last_attempt_at=delivery.last_attempt_at,
+        next_attempt_at=delivery.next_attempt_at if pending else None,
+        delivered_at=delivery.delivered_at,
     )

@@ -21,6 +21,8 @@ from jackpot.bodies import (
     JournalPage,
     JournalQuery,
     JournalTransfer,
+    NotificationPage,
+    NotificationQuery,
     ParameterChangePage,
     ParameterChangeQuery,
     PoolConfiguration,
@@ -37,8 +39,9 @@ from jackpot.models import (
     Pool,
     Transfer,
     TransferCode,
+    WebhookDelivery,
 )
-from jackpot.render import award_body, change_body
+from jackpot.render import award_body, change_body, notification_body
 from tables.rules.paytables import get_progressive_paytable
 
 
@@ -231,3 +234,20 @@ def export_job_file(job_id: int) -> tuple[ExportJob, Path]:
             param="export",
         )
     return job, path
+
+
+def notification_list(query: NotificationQuery) -> NotificationPage:
+    """A page of webhook deliveries, newest first, filtered by status and URL."""
+    deliveries = WebhookDelivery.objects.all()
+    if query.status is not None:
+        deliveries = deliveries.filter(status=query.status)
+    if query.url is not None:
+        deliveries = deliveries.filter(url=query.url)
+    limit, offset = query.limit, query.offset
+    page = list(deliveries.select_related("message").order_by("-pk")[offset : offset + limit])
+    return NotificationPage.model_construct(
+        count=deliveries.count(),
+        limit=limit,
+        offset=offset,
+        results=[notification_body(delivery) for delivery in page],
+    )

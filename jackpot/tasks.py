@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from jackpot import display, export_jobs
+from jackpot import display, export_jobs, outbox
 
 
 @shared_task(name="jackpot.refresh_displays")
@@ -33,3 +33,17 @@ def sweep_exports() -> dict[str, list[int]]:
     their retention (beat, EXPORT_SWEEP_SECONDS)."""
     swept = export_jobs.export_jobs_sweep()
     return {"resent": swept.resent, "expired": swept.expired}
+
+
+@shared_task(name="jackpot.relay_outbox")
+def relay_outbox(message_id: int) -> str:
+    """Do an outbox message's work (`jackpot.outbox`: its webhooks): claimed, so a duplicate
+    delivery does nothing; a relay killed mid-task is taken over once its lease runs out."""
+    return outbox.relay(message_id).value
+
+
+@shared_task(name="jackpot.sweep_outbox")
+def sweep_outbox() -> list[int]:
+    """Send again the outbox messages Redis never got, whose relay died, or whose webhook retries
+    are due (beat, OUTBOX_SWEEP_SECONDS)."""
+    return outbox.sweep().resent

@@ -210,6 +210,40 @@ for _name in (
 ):
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be 1 or more")
+# The outbox (jackpot.outbox): work recorded in the money's transaction, relayed after commit.
+# The sweeper (beat, every OUTBOX_SWEEP_SECONDS) sends again a pending message whose relay has not
+# finished it OUTBOX_RESEND_AFTER_SECONDS after the commit (Redis was down), or whose retry is due.
+# A relay holds a message, and a webhook send its delivery, for OUTBOX_LEASE_SECONDS: longer than
+# a send can take (WEBHOOK_TIMEOUT_SECONDS), so a lease runs out only when its worker died.
+OUTBOX_SWEEP_SECONDS = env_int("OUTBOX_SWEEP_SECONDS", 15)
+OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 30)
+OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 60)
+# Big-win notifications (jackpot.notifications, jackpot.webhooks): every award of at least
+# NOTIFY_AWARD_CENTS, and every jackpot hit, signed with WEBHOOK_SECRET and posted to each of
+# WEBHOOK_URLS (comma-separated), retried with exponential backoff (WEBHOOK_BACKOFF_SECONDS,
+# doubled per attempt up to WEBHOOK_BACKOFF_MAX_SECONDS) until a 2xx.
+NOTIFY_AWARD_CENTS = env_int("NOTIFY_AWARD_CENTS", 100_000)
+WEBHOOK_URLS = env_list("WEBHOOK_URLS", [])
+WEBHOOK_SECRET = env_str("WEBHOOK_SECRET")
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 5)
+WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", 10)
+WEBHOOK_BACKOFF_MAX_SECONDS = env_int("WEBHOOK_BACKOFF_MAX_SECONDS", 3600)
+for _name in (
+    "OUTBOX_SWEEP_SECONDS",
+    "OUTBOX_RESEND_AFTER_SECONDS",
+    "OUTBOX_LEASE_SECONDS",
+    "NOTIFY_AWARD_CENTS",
+    "WEBHOOK_TIMEOUT_SECONDS",
+    "WEBHOOK_BACKOFF_SECONDS",
+    "WEBHOOK_BACKOFF_MAX_SECONDS",
+):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be 1 or more")
+if OUTBOX_LEASE_SECONDS <= WEBHOOK_TIMEOUT_SECONDS:
+    raise ImproperlyConfigured("OUTBOX_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT_SECONDS")
+for _url in WEBHOOK_URLS:
+    if not re.fullmatch(r"https?://[^/\s]+(/\S*)?", _url):
+        raise ImproperlyConfigured(f"WEBHOOK_URLS: {_url!r} is not an http(s):// URL")
 # What beat starts, and how often (seconds).
 DISPLAY_REFRESH_SECONDS = env_int("DISPLAY_REFRESH_SECONDS", 30)
 INTEGRITY_CHECK_SECONDS = env_int("INTEGRITY_CHECK_SECONDS", 3600)
@@ -245,6 +279,12 @@ CELERY_BEAT_SCHEDULE = {
     "reconcile-daily": {
         "task": "tables.reconcile_daily",
         "schedule": crontab(hour=int(_daily[1]), minute=int(_daily[2])),
+    },
+    # Outbox messages whose relay was never sent (Redis down at the commit), whose relay died, or
+    # whose webhook deliveries are due for a retry.
+    "sweep-outbox": {
+        "task": "jackpot.sweep_outbox",
+        "schedule": float(OUTBOX_SWEEP_SECONDS),
     },
 }
 

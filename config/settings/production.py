@@ -9,6 +9,8 @@ Refused (ImproperlyConfigured, the message says what to set):
 - a JOURNAL_HMAC_KEY (the journal chain's key) that is missing, the example of deploy/env.example,
   the development key of the other settings, or under 32 bytes:
   `python -c "import secrets; print(secrets.token_urlsafe(48))"`;
+- WEBHOOK_URLS set with a WEBHOOK_SECRET missing or under 32 bytes (the big-win webhooks'
+  signing key);
 - no ALLOWED_HOSTS, or "*";
 - a database other than PostgreSQL;
 - a CSRF_TRUSTED_ORIGINS entry that is not an https:// origin, a SECURE_PROXY_SSL_HEADER that is
@@ -32,6 +34,8 @@ from config.settings.base import (
     DEVELOPMENT_JOURNAL_HMAC_KEY,
     DEVELOPMENT_SECRET_KEY,
     POSTGRESQL,
+    WEBHOOK_SECRET,
+    WEBHOOK_URLS,
 )
 from config.settings.env import env_bool, env_int, env_list, env_str
 
@@ -75,6 +79,16 @@ if len(JOURNAL_HMAC_KEY.encode()) < JOURNAL_HMAC_KEY_MIN_BYTES:
     raise ImproperlyConfigured(
         f"JOURNAL_HMAC_KEY is too short: at least {JOURNAL_HMAC_KEY_MIN_BYTES} bytes "
         '(python -c "import secrets; print(secrets.token_urlsafe(48))").'
+    )
+
+# The big-win webhooks' signing key (jackpot.webhooks): a receiver trusts a notification only as
+# far as nobody else knows it.
+WEBHOOK_SECRET_MIN_BYTES = 32
+if WEBHOOK_URLS and len(WEBHOOK_SECRET.encode()) < WEBHOOK_SECRET_MIN_BYTES:
+    raise ImproperlyConfigured(
+        f"WEBHOOK_SECRET must be set, at least {WEBHOOK_SECRET_MIN_BYTES} bytes, when WEBHOOK_URLS "
+        'is (python -c "import secrets; print(secrets.token_urlsafe(48))"); the same key goes to '
+        "every receiver."
     )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])

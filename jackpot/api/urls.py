@@ -1,6 +1,6 @@
 from django.urls import path
 
-from jackpot.api import awards, changes, exports, views
+from jackpot.api import awards, changes, exports, notifications, views
 
 urlpatterns = [
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
@@ -25,6 +25,7 @@ urlpatterns = [
     path("journal", views.JournalView.as_view(), name="journal"),
     path("journal/verify", views.JournalVerifyView.as_view(), name="journal-verify"),
     path("awards", awards.AwardListView.as_view(), name="award-list"),
+    path("notifications", notifications.NotificationListView.as_view(), name="notification-list"),
     path("awards/export.csv", awards.AwardExportView.as_view(), name="award-export"),
     path("awards/exports", exports.ExportJobListView.as_view(), name="award-export-jobs"),
     path("awards/exports/<int:export>", exports.ExportJobView.as_view(), name="award-export-job"),

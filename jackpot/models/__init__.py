@@ -1,5 +1,5 @@
 """The progressive's data: pools, the double-entry journal, awards, the audit chain, staff tokens,
-the auditors' export jobs.
+the auditors' export jobs, the outbox and its webhook deliveries.
 
 Design (see docs/accounting.md):
 - A pool's money lives in its accounts; an account's balance is the sum of the transfers that
@@ -17,6 +17,12 @@ from jackpot.models.changes import ChangeStatus, ParameterChange
 from jackpot.models.exports import ExportJob, ExportStatus
 from jackpot.models.identity import DatabaseIdentity
 from jackpot.models.ledger import Account, AccountKind, Transfer, TransferCode
+from jackpot.models.outbox import (
+    DeliveryStatus,
+    OutboxMessage,
+    OutboxStatus,
+    WebhookDelivery,
+)
 from jackpot.models.pool import UNITS_PER_CENT, Pool
 
 __all__ = [
@@ -30,11 +36,15 @@ __all__ = [
     "AwardStatus",
     "ChangeStatus",
     "DatabaseIdentity",
+    "DeliveryStatus",
     "ExportJob",
     "ExportStatus",
+    "OutboxMessage",
+    "OutboxStatus",
     "ParameterChange",
     "Pool",
     "StaffToken",
     "Transfer",
     "TransferCode",
+    "WebhookDelivery",
 ]

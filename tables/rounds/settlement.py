@@ -2,8 +2,9 @@
 
 One transaction: the round row locked, every seat settled by the rules engine with the pool's own
 paytables, the awards granted (`jackpot.movements`), the audit event with its transfers and the
-stored answer. Locks, in `jackpot.locks`'s order: the round row, the table's chain head, then the
-pool row (only when the round grants awards), last.
+stored answer, and the big wins' notifications in the outbox (`jackpot.notifications`). Locks, in
+`jackpot.locks`'s order: the round row, the table's chain head, then the pool row (only when the
+round grants awards), last; the outbox's INSERT locks no existing row.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from jackpot import ledger, locks, movements
+from jackpot import ledger, locks, movements, notifications
 from jackpot.meter import pool_meter
 from tables.bodies import ResultRequest
 from tables.models import Game, Round, RoundState, Table
@@ -118,4 +119,13 @@ def _settle(
             },
         ),
     )
+    if granted is not None and pool is not None:
+        # The big wins' notifications commit (or roll back) with the awards: an INSERT into the
+        # outbox each, relayed after the commit (jackpot.outbox); none for a round without one.
+        notifications.big_wins_enqueue(
+            awards=granted.awards,
+            table_id=table.pk,
+            round_id=found.round_id,
+            currency=pool.currency,
+        )
     return Answer(200, answer)

@@ -85,6 +85,7 @@ MATRIX = [
     ("get", "/api/v1/awards/exports/999999", {**AUDIT, "auditor": 404, "admin": 404}),
     ("get", "/api/v1/awards/exports/999999/download", {**AUDIT, "auditor": 404, "admin": 404}),
     ("get", "/api/v1/journal", AUDIT),
+    ("get", "/api/v1/notifications", AUDIT),
     ("get", "/api/v1/journal/verify", AUDIT),
     ("post", "/api/v1/awards/999999/verify", SUPERVISE_TEXT),
     ("post", "/api/v1/awards/999999/approve", SUPERVISE),

@@ -118,6 +118,8 @@ REFUSED = {
             "jackpot_auditchain",
             "jackpot_parameterchange",
             "jackpot_exportjob",
+            "jackpot_outboxmessage",
+            "jackpot_webhookdelivery",
             "jackpot_stafftoken",
             "tables_round",
             "tables_roundseat",

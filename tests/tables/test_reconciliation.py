@@ -24,7 +24,7 @@ from config.dispatch import send
 from jackpot import ledger
 from jackpot.anchors import write_anchor
 from jackpot.changes import change_approve, change_propose
-from jackpot.models import AuditEvent, Transfer
+from jackpot.models import AuditEvent, OutboxMessage, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tables import reconciliation
 from tables.models import Reconciliation, Table
@@ -312,6 +312,10 @@ def test_the_command_reconciles_now_and_exits_1_on_a_difference():
     assert lines[0].startswith(f"FAILED: reconciliation {failed.pk}, broken at chain pool-")
     assert lines[1:] == [f"  {problem}" for problem in failed.problems]
     assert _alerts(reconciliation.FAILED)[-1].payload["report"] == failed.pk
+    # The cage and surveillance hear of it as of a big win: a signed webhook, through the outbox.
+    message = OutboxMessage.objects.get(key=f"reconciliation:{failed.pk}")
+    assert message.topic == "reconciliation.failed"
+    assert message.payload["report"] == failed.pk and message.payload["problems"]
 
 
 @pytest.mark.django_db
