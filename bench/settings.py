@@ -5,6 +5,7 @@ import os
 # Production refuses a weak key and a missing ALLOWED_HOSTS; the bench serves plain HTTP on
 # 127.0.0.1, with no TLS proxy to redirect to.
 os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + "0123456789abcdef" * 3)
+os.environ.setdefault("JOURNAL_HMAC_KEY", "bench-only-journal-key-" + "0123456789abcdef" * 3)
 os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
