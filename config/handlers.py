@@ -83,20 +83,30 @@ def _presented(meta: dict[str, Any]) -> str:
     return match.group(1) if match else "-"
 
 
-def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
-    """Failed authentications and refusals, with who and from where, for the security log."""
+def _caller(context: dict[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
+    """The refused request, its WSGI environ and who sent it ("anonymous" before
+    authentication), or None outside a request."""
     request = context.get("request")
     if request is None:
-        return
+        return None
     meta = request._request.META if hasattr(request, "_request") else {}
     user = getattr(request, "_user", None)
+    return request, meta, str(user) if user is not None else "anonymous"
+
+
+def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
+    """Failed authentications and refusals, with who and from where, for the security log."""
+    caller = _caller(context)
+    if caller is None:
+        return
+    request, meta, user = caller
     security_log.warning(
         "refused %s %s: %s (%s) user=%s token=%s from=%s",
         request.method,
         request.path,
         type(exc).__name__,
         getattr(exc, "detail", None) or getattr(exc, "message", ""),
-        user if user is not None else "anonymous",
+        user,
         _presented(meta),
         meta.get("REMOTE_ADDR", "?"),
     )
@@ -110,18 +120,17 @@ def _is_stake_refusal(exc: RulesError) -> bool:
 def _log_stake_refusal(exc: RulesError, context: dict[str, Any]) -> None:
     """A contribution the pool does not take (requirement 13): a significant event, logged with
     the terminal (its actor names it, and the URL its table) and where it came from."""
-    request = context.get("request")
-    if request is None:
+    caller = _caller(context)
+    if caller is None:
         return
-    meta = request._request.META if hasattr(request, "_request") else {}
-    user = getattr(request, "_user", None)
+    request, meta, user = caller
     security_log.warning(
         "significant event: progressive stake refused %s %s: %s (%s) user=%s from=%s",
         request.method,
         request.path,
         exc.param,
         exc.message,
-        user if user is not None else "anonymous",
+        user,
         meta.get("REMOTE_ADDR", "?"),
     )
 

@@ -25,19 +25,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from jackpot.changes import (
+    POOL_FIELDS,  # as `pool.created` records them, `pool.changed` changes them
+)
 from jackpot.ledger import pool_chain
 from jackpot.models import AuditEvent, Award, AwardStatus, Pool
 
-#: A pool's parameters, as `pool.created` records them and `pool.changed` changes them.
-POOL_FIELDS = (
-    "name",
-    "stake_cents",
-    "meter_share_bp",
-    "reserve_share_bp",
-    "seed_cents",
-    "verification_threshold_cents",
-    "paytable_version",
-)
 #: What an award step records of its user, by the status it moves the award to.
 STEP_FIELDS = {
     AwardStatus.VERIFIED: ("verified_by", "verified_at"),
