@@ -53,10 +53,7 @@ class TableView(APIView):
         summary="A table: its game, the pool it feeds, open for play or not, its open rounds",
     )
     def get(self, request: Request, table: int) -> Response:
-        found = Table.objects.filter(pk=table).first()
-        if found is None:
-            raise NotFound("table_not_found", f"no table {table}", param="table")
-        return Response(_table_answer(found).model_dump(mode="json"))
+        return Response(_table_answer(_table(table)).model_dump(mode="json"))
 
     @extend_schema(
         operation_id="table_change",
