@@ -15,6 +15,7 @@ from jackpot.views import display_sign
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("display/<int:pool>/", display_sign, name="display"),
+    path("", include("tables.pages.urls")),
     path("api/v1/", include("tables.api.urls")),
     path("api/v1/", include("jackpot.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
