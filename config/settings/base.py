@@ -325,6 +325,14 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": int(env_str("NUM_PROXIES", "0")),
 }
 
+# Mutual TLS for terminals (compliance requirement 39; docs/operations.md "Terminals' client
+# certificates"): when on, the proxy in front ends each terminal's TLS with a client certificate
+# it verified against the club's CA and says so in two headers it always sets itself
+# (X-Client-Verify: its verification, SUCCESS or why not; X-Client-Subject: the certificate's
+# subject, RFC 2253), and a terminal's request is refused unless the subject's CN names the
+# table of its token (`table-<id>`).
+TERMINAL_CLIENT_CERTIFICATES = env_bool("TERMINAL_CLIENT_CERTIFICATES", default=False)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Progressive jackpot service",
     "DESCRIPTION": "Ultimate Texas Hold'em and Stud Poker rules engine and the progressive ledger.",
