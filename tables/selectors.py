@@ -19,6 +19,7 @@ from fractions import Fraction
 from typing import Any
 
 from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import Case, Count, F, Q, Sum, When
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone as dj_timezone
@@ -290,6 +291,8 @@ def latest_reconciliation() -> ReconciliationStatus | None:
 
 # --- a pool's history for auditors -------------------------------------------------------------
 
+_HISTORY_TIMEOUT_MS = 20_000
+
 
 def _day_bounds(first: date | None, last: date | None, zone: tzinfo) -> Q:
     """The club days `first` to `last` (None: open) as a filter on the alias `at`: from the
@@ -452,8 +455,23 @@ def pool_history(pool_id: int, query: PoolHistoryQuery) -> PoolHistory:
     """A pool's history over the club days of `query` (the service's TIME_ZONE): the meter's
     closing balance per day, the stakes per day, each award kind observed beside its exact
     expectation, the jackpots with their resets, the latest reconciliation. Reads only, a few
-    aggregate queries whatever the size of the journal; every figure in whole cents.
+    aggregate queries whatever the size of the journal, in one snapshot (a round settling
+    meanwhile is in every chart or in none); every figure in whole cents.
     `pool_not_found` if there is no such pool."""
+    postgresql = connection.vendor == "postgresql"
+    snapshot = postgresql and not connection.in_atomic_block
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            if snapshot:  # the transaction's first statement; a caller's transaction rules
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            if postgresql:
+                # Years of journal outgrow the requests' 1.5 s: these reads lock nothing a
+                # round waits for, and stay under gunicorn's 30 s.
+                cursor.execute("SET LOCAL statement_timeout = %s", [_HISTORY_TIMEOUT_MS])
+        return _pool_history(pool_id, query)
+
+
+def _pool_history(pool_id: int, query: PoolHistoryQuery) -> PoolHistory:
     pool = Pool.objects.filter(pk=pool_id).first()
     if pool is None:
         raise NotFound(ErrorCode.POOL_NOT_FOUND, f"no pool {pool_id}", param="pool")
