@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, Count, F, Q, Sum, When
+from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, When
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone as dj_timezone
 
@@ -421,7 +421,9 @@ def _hits(pool: Pool, bounds: Q, zone: tzinfo) -> list[HistoryHit]:
     """The jackpots won, oldest first, each with its reset as its own transfers recorded it."""
 
     def reset(code: TransferCode) -> Coalesce:
-        return Coalesce(Sum("transfers__amount_cents", filter=Q(transfers__code=code)), 0)
+        # A subquery per hit (hits are few): a join to the transfers would group the journal.
+        amount = Transfer.objects.filter(award=OuterRef("pk"), code=code).values("amount_cents")
+        return Coalesce(Subquery(amount[:1]), 0)
 
     hits = (
         Award.objects.filter(pool=pool, kind=AwardKind.ROYAL_FLUSH)
