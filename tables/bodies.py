@@ -15,7 +15,9 @@ The answers (`OpenAnswer`, `ResultAnswer`, `VoidAnswer`) are built from these mo
 JSON; `RoundDetail` puts the stored answers of a round together. A table's rounds are listed
 (`RoundListQuery`, answered with a `RoundPage` by `tables.selectors`) so that a terminal that
 lost its round id finds the round it left open; a supervisor's void of a stuck round takes the
-terminal's `VoidBody`.
+terminal's `VoidBody`. A pool's history for auditors (`PoolHistory`, read by
+`tables.selectors.pool_history`) is made of one row model per chart (`HISTORY_ROWS`), whose
+fields are also the columns of that chart's CSV.
 """
 
 from __future__ import annotations

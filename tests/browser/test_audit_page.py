@@ -131,6 +131,18 @@ def test_the_auditor_sees_the_pools_story_drawn_from_its_figures(
     expect(page.locator("body")).to_have_attribute("data-state", "drawn", timeout=WAIT_MS)
     expect(page.locator("h1")).to_contain_text("Historique du jackpot")
     expect(page.locator("#hits-table td.amount")).to_have_text("10\u202f007,00\u00a0€")
+
+    # One day picked in the page's form: its point, its bar, its CSV.
+    day = story.DAYS[1].isoformat()
+    page.fill('input[name="from"]', day)
+    page.fill('input[name="to"]', day)
+    page.locator(".days button").click()
+    page.wait_for_url(f"**/audit/pools/{story_floor.pool_id}/?from={day}&to={day}")
+    expect(page.locator("body")).to_have_attribute("data-state", "drawn", timeout=WAIT_MS)
+    expect(page.locator("#meter-chart circle.point")).to_have_count(1)
+    expect(page.locator("#stakes-chart rect.bar")).to_have_attribute("data-count", "3")
+    link = page.locator('a.csv[data-chart="hits"]').get_attribute("href")
+    assert link.endswith(f"/history.csv?from={day}&to={day}&chart=hits")
     assert {urlsplit(url).netloc for url in requested} == {urlsplit(live_service.url).netloc}
     assert page.console_errors == []
 
