@@ -47,6 +47,11 @@ EXTRA_DIRS = "METRICS_EXTRA_DIRS"
 # The text format every Prometheus reads (0.0.4; our names need none of 1.0.0's UTF-8 escapes).
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
+if os.environ.get(MULTIPROCESS_DIR):
+    # prometheus_client opens its files there as the metrics below are declared: before any
+    # master could make it (the Celery worker's main process imports this first).
+    os.makedirs(os.environ[MULTIPROCESS_DIR], exist_ok=True)
+
 #: This process's own metrics (without PROMETHEUS_MULTIPROC_DIR, what /metrics serves).
 REGISTRY = CollectorRegistry(auto_describe=True)
 
