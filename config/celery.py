@@ -24,7 +24,6 @@ What the worker's signals add (the web's side is config.dispatch, config.monitor
 
 from __future__ import annotations
 
-import logging.config
 import os
 from contextvars import Token
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 from celery import Celery, signals
 from django.conf import settings
 
-from config import metrics, request_id
+from config import logs, metrics, request_id
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
@@ -44,7 +43,7 @@ app.set_default()
 
 @signals.setup_logging.connect
 def _logging(**_: Any) -> None:
-    logging.config.dictConfig(settings.LOGGING)
+    logs.configure(settings.LOGGING)
 
 
 @signals.worker_init.connect

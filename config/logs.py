@@ -4,7 +4,8 @@
 the Celery worker's (config.celery) and gunicorn's error and access logs (deploy/gunicorn.conf.py)
 write `JsonFormatter`'s lines; `text` (the default, for `make run` and the tests) writes
 `TEXT_FORMAT`. Both carry the request id (config.request_id) of the request or task the line was
-written for.
+written for: `configure` (Django's LOGGING_CONFIG, the worker's logging) stamps it on each record
+as the record is made.
 
 Invariants of a JSON line:
 - one line per record: the exception's traceback is a field, never more lines, and every text is
@@ -14,13 +15,15 @@ Invariants of a JSON line:
   `method`, `path`, `status`, `duration_ms`, `remote_addr`, `bytes` and `request_id` (the one the
   response carried: the access line is written after the request's context is gone).
 
-This module imports nothing of Django: gunicorn's master, which never loads Django, uses it.
+This module needs no Django settings or apps: gunicorn's master, which never sets Django up,
+uses it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import logging.config
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -47,6 +50,16 @@ def _access_fields(atoms: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _request_id(record: logging.LogRecord) -> str | None:
+    """The id the record was stamped with as it was made (`configure`); a record made before
+    that (gunicorn's master, a library configured first) is formatted in its own context."""
+    if not hasattr(record, "request_id"):
+        return request_id.current()
+    stamped = record.request_id
+    # "-": TextFormatter's placeholder, when one record is formatted twice
+    return stamped if isinstance(stamped, str) and stamped != "-" else None
+
+
 class JsonFormatter(logging.Formatter):
     """A record as one JSON object on one line (see the module's invariants)."""
 
@@ -66,9 +79,9 @@ class JsonFormatter(logging.Formatter):
                 line["request_id"] = sent
         else:
             line["message"] = record.getMessage()
-            current = getattr(record, "request_id", None) or request_id.current()
-            if current and current != "-":
-                line["request_id"] = current
+            stamped = _request_id(record)
+            if stamped:
+                line["request_id"] = stamped
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
         elif record.exc_text:
@@ -86,8 +99,30 @@ class TextFormatter(logging.Formatter):
         self.converter = time.gmtime
 
     def format(self, record: logging.LogRecord) -> str:
-        record.request_id = request_id.current() or "-"
+        record.request_id = _request_id(record) or "-"
         return super().format(record)
+
+
+def configure(config: dict[str, Any]) -> None:
+    """Django's LOGGING_CONFIG (and the Celery worker's logging, config.celery): every record is
+    stamped with the request id as it is made, in the request's or the task's own context, so
+    the id is right whenever and wherever the record is formatted; then `config` is applied."""
+    _stamp_records()
+    logging.config.dictConfig(config)
+
+
+def _stamp_records() -> None:
+    made = logging.getLogRecordFactory()
+    if getattr(made, "stamps_request_id", False):
+        return
+
+    def stamped(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = made(*args, **kwargs)
+        record.request_id = request_id.current()
+        return record
+
+    stamped.stamps_request_id = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(stamped)
 
 
 def formatter_config(log_format: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ Invariants:
   whose files the same /metrics adds (the Celery worker's, beside the web's): each group keeps its
   own directory, so restarting one never wipes the other's counters.
 
-This module imports nothing of Django: gunicorn's master uses it before any worker loads Django.
+This module imports nothing of Django: gunicorn's master uses it (it never sets Django up).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from django.core.signals import request_finished
 
-if TYPE_CHECKING:  # annotations only: gunicorn's master loads config.logs and no Django app
+if TYPE_CHECKING:  # annotations only: gunicorn's master loads config.logs and never sets Django up
     from django.http import HttpRequest, HttpResponseBase
 
 HEADER = "X-Request-ID"

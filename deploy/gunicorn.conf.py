@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # config.logs and config.metrics: neither imports Django
+sys.path.insert(0, str(ROOT))  # config.logs and config.metrics: neither sets Django up
 
 from config import metrics  # noqa: E402
 from config.logs import ACCESS_LOGGER, formatter_config  # noqa: E402

@@ -420,6 +420,7 @@ try:
 except ValueError as error:
     raise ImproperlyConfigured(str(error)) from None
 
+LOGGING_CONFIG = "config.logs.configure"  # dictConfig, each record stamped with its request id
 LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
