@@ -5,11 +5,16 @@ processes of gunicorn and a Celery worker are tests/test_observability_processes
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from django.conf import settings
 from django.db import transaction
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
+from config import metrics
+from config.circuit import redis_circuit
 from jackpot.models import OutboxMessage, OutboxStatus
 from tables.bodies import parse_open
 from tables.models import Game, Table
@@ -152,3 +157,39 @@ def test_the_scrape_answers_without_the_database(transactional_db, black_hole):
     assert value(samples, "jackpot_metrics_database_error") == 1
     assert not any(name == "jackpot_meter_cents" for (name, _) in samples)
     assert any(name.startswith("jackpot_http_request_duration_seconds") for (name, _) in samples)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_sign_read_is_a_hit_or_a_miss_of_the_cache():
+    floor = make_floor(1)
+    meter = f"/api/v1/pools/{floor.pool_id}/meter"
+    before = scrape()
+    for _ in range(3):
+        assert Client().get(meter).status_code == 200
+    after = scrape()
+    hits, misses = (
+        value(after, "jackpot_sign_cache_lookups_total", result=result)
+        - value(before, "jackpot_sign_cache_lookups_total", result=result)
+        for result in ("hit", "miss")
+    )
+    # the first read may fill the cache; the next ones are served from it
+    assert hits + misses == 3 and hits >= 2
+
+
+def test_the_redis_circuit_is_counted_once_per_opening_and_says_until_when():
+    before = value(scrape_here(), "jackpot_redis_circuit_opened_total")
+    redis_circuit.failed(ConnectionError("down"))
+    redis_circuit.failed(ConnectionError("still down"))  # while open: the same opening
+    samples = scrape_here()
+    assert value(samples, "jackpot_redis_circuit_opened_total") == before + 1
+    until = value(samples, "jackpot_redis_circuit_open_until_timestamp_seconds")
+    assert time.time() < until <= time.time() + settings.REDIS_BREAKER_SECONDS
+
+
+def scrape_here() -> dict:
+    """This process's counters, without a request (no database needed)."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(metrics.exposition().decode())
+        for sample in family.samples
+    }
