@@ -6,8 +6,9 @@ and what to alert on. What PostgreSQL knows (the meters, the outbox) is not coun
 at scrape time (`jackpot.gauges`).
 
 Invariants:
-- bounded labels only: a route is the URL pattern (`tables/<int:table>/rounds`), never a path; a
-  pool is a pool's id (a club has a handful), a task its registered name, a kind an award kind;
+- bounded labels only: a route is the URL pattern (`api/v1/tables/<int:table>/rounds`), never
+  a path; a pool is a pool's id (a club has a handful), a task its registered name, a kind an
+  award kind;
 - money counters count committed transactions only: the services increment them from
   `transaction.on_commit`, so a rolled-back round (or a replayed one, whose transaction rolls
   back) counts nothing;
