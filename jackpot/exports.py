@@ -29,6 +29,7 @@ from datetime import UTC
 from django.db.models import Max, OuterRef, QuerySet, Subquery
 
 from jackpot.models import Award, Transfer, TransferCode
+from jackpot.render import dealt_cards
 
 HEADER = (
     "award_id",
@@ -111,17 +112,9 @@ class PayoutLog:
         return f"# sha256 {self._digest.hexdigest()}\n"
 
 
-def _dealt(award: Award) -> tuple[str, str]:
-    """The seat's hole cards and the board, as the terminal dealt them (the round's result)."""
-    result = award.round.result or {}
-    seats = {seat.get("seat"): seat for seat in result.get("seats", [])}
-    hole = seats.get(award.seat, {}).get("cards", [])
-    return " ".join(hole), " ".join(result.get("board", []))
-
-
 def _row(award: Award) -> tuple[object, ...]:
     event_hash: str | None = getattr(award, "event_hash", None)
-    hole, board = _dealt(award)
+    hole, board = dealt_cards(award)
     return (
         award.pk,
         award.created_at.astimezone(UTC).isoformat(),
@@ -131,8 +124,8 @@ def _row(award: Award) -> tuple[object, ...]:
         award.round.round_id,
         award.seat,
         award.kind,
-        hole,
-        board,
+        " ".join(hole),
+        " ".join(board),
         award.amount_cents,
         award.status,
         award.verified_by.get_username() if award.verified_by else "",

@@ -5,6 +5,7 @@ reproduce (`book_figures`)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from jackpot.models import (
     AuditChain,
     Award,
     AwardStatus,
+    DatabaseIdentity,
     ExportJob,
     ExportStatus,
     ParameterChange,
@@ -82,7 +84,7 @@ def awards_filtered(query: AwardFilters) -> QuerySet[Award]:
 def award_list(query: AwardListQuery) -> AwardPage:
     """A page of awards, newest first."""
     awards = awards_filtered(query).select_related(
-        "verified_by", "approved_by", "paid_by", "voided_by", "void_requested_by"
+        "round__table", "verified_by", "approved_by", "paid_by", "voided_by", "void_requested_by"
     )
     limit, offset = query.limit, query.offset
     page = list(awards.order_by("-pk")[offset : offset + limit])
@@ -92,6 +94,17 @@ def award_list(query: AwardListQuery) -> AwardPage:
         offset=offset,
         results=[award_body(award) for award in page],
     )
+
+
+def award_list_etag(query: AwardListQuery) -> str:
+    """The ETag of `award_list(query)`, without reading a single award: the query, this
+    database's identity token and every pool's `award_version`, which a new award and each step
+    of one raise in the same transaction (`jackpot.meter`). Polling the queue with If-None-Match
+    thus costs two reads by primary key while nothing moves."""
+    token = DatabaseIdentity.objects.filter(pk=1).values_list("token", flat=True).first()
+    versions = Pool.objects.order_by("pk").values_list("pk", "award_version")
+    state = f"{token}|{list(versions)}|{query.model_dump_json()}"
+    return f'"awards-{hashlib.sha256(state.encode()).hexdigest()[:32]}"'
 
 
 def _transfer(transfer: Transfer) -> JournalTransfer:

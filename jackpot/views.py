@@ -14,18 +14,14 @@ nothing), and `GET /api/v1/pools/{pool}` (the fixed awards) every few minutes. W
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
 
+from config.pages import content_security_policy, inline_asset, page_language, script_json
 from jackpot.models import Pool
 
 POLL_MS = 1_000
@@ -85,20 +81,12 @@ TEXT: dict[str, dict[str, str]] = {
 }
 
 
-@cache
-def _asset(name: str) -> tuple[SafeString, str]:
-    """An inlined file and its CSP source expression (its SHA-256, as the browser hashes it)."""
-    text = (_ASSETS / name).read_text(encoding="utf-8")
-    digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
-    return mark_safe(text), f"'sha256-{digest}'"  # our own file, not user input
-
-
 def display_sign(request: HttpRequest, pool: int) -> HttpResponse:
     if not Pool.objects.filter(pk=pool).exists():
         raise Http404(f"no pool {pool}")
-    lang = "en" if request.GET.get("lang") == "en" else "fr"
-    style, style_hash = _asset("sign.css")
-    script, script_hash = _asset("sign.js")
+    lang = page_language(request)
+    style, style_hash = inline_asset(_ASSETS / "sign.css")
+    script, script_hash = inline_asset(_ASSETS / "sign.js")
     config: dict[str, Any] = {
         "meterUrl": reverse("pool-meter", kwargs={"pool": pool}),
         "poolUrl": reverse("pool-detail", kwargs={"pool": pool}),
@@ -116,12 +104,11 @@ def display_sign(request: HttpRequest, pool: int) -> HttpResponse:
             "text": TEXT[lang],
             "style": style,
             "script": script,
-            "config": mark_safe(json.dumps(config).replace("<", "\\u003c")),
+            "config": script_json(config),
         },
     )
-    response["Content-Security-Policy"] = (
-        f"default-src 'none'; connect-src 'self'; style-src {style_hash}; "
-        f"script-src {script_hash}; base-uri 'none'; form-action 'none'"
+    response["Content-Security-Policy"] = content_security_policy(
+        styles=[style_hash], scripts=[script_hash]
     )
     response["Cache-Control"] = "no-cache"
     return response
