@@ -28,7 +28,7 @@ from datetime import UTC
 
 from django.db.models import Max, OuterRef, QuerySet, Subquery
 
-from jackpot.models import Award, Transfer, TransferCode
+from jackpot.models import AWARD_GRANTED_BY, Award, Transfer
 from jackpot.render import dealt_cards
 
 HEADER = (
@@ -51,8 +51,6 @@ HEADER = (
     "event_hash",
 )
 PAGE_SIZE = 2000  # awards per statement for the synchronous export
-# The transfer that created an award (its audit event is the award's birth certificate).
-_CREATED_BY = (TransferCode.JACKPOT_HIT, TransferCode.FIXED_AWARD, TransferCode.ENVY)
 
 
 def highest_award_id() -> int:
@@ -64,7 +62,7 @@ def award_pages(
     awards: QuerySet[Award], *, up_to: int, page_size: int
 ) -> Iterator[Sequence[Award]]:
     """`awards` with an id up to `up_to`, oldest first, `page_size` at a time (keyset pages)."""
-    event_hash = Transfer.objects.filter(award=OuterRef("pk"), code__in=_CREATED_BY).values(
+    event_hash = Transfer.objects.filter(award=OuterRef("pk"), code__in=AWARD_GRANTED_BY).values(
         "event__hash"
     )[:1]
     query = (

@@ -6,14 +6,17 @@ reproduce (`book_figures`)."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, QuerySet, Sum
 
 from config.codes import ErrorCode
 from config.errors import Conflict, Gone, NotFound
+from jackpot.bodies import Award as AwardBody
 from jackpot.bodies import (
     AwardFilters,
     AwardListQuery,
@@ -30,8 +33,10 @@ from jackpot.bodies import (
     progressive_paytable_of,
 )
 from jackpot.models import (
+    AWARD_GRANTED_BY,
     AccountKind,
     AuditChain,
+    AuditEvent,
     Award,
     AwardStatus,
     DatabaseIdentity,
@@ -62,6 +67,75 @@ def pool_configuration(*, pool: Pool) -> PoolConfiguration:
         paytable=progressive_paytable_of(get_progressive_paytable(pool.paytable_version)),
         tables=list(pool.tables.filter(enabled=True).order_by("pk").values_list("pk", flat=True)),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PaymentSlip:
+    """What a paid award's payment slip shows (the French register's fields): the award as the
+    API shows it (table, round, seat, cards, the people and times of each step), where it was
+    played, and its two entries in the journal: the transfer that granted it and the one that
+    paid it, each with its audit event (chain, position, hash)."""
+
+    award: AwardBody
+    club: str
+    pool_name: str
+    currency: str
+    granted: EventRef
+    paid: EventRef
+
+
+class NoSlip(Exception):
+    """No slip for this award: there is no such award (`status` None), or it is not paid."""
+
+    def __init__(self, award_id: int, status: str | None) -> None:
+        super().__init__(f"award {award_id} is {status or 'unknown'}")
+        self.award_id = award_id
+        self.status = status
+
+
+def _event_ref(event: AuditEvent) -> EventRef:
+    return EventRef.model_construct(
+        chain=event.chain, sequence=event.sequence, kind=event.kind, hash=event.hash
+    )
+
+
+def payment_slip(award_id: int) -> PaymentSlip:
+    """The slip of a paid award; `NoSlip` for an award that does not exist or is not paid."""
+    award = (
+        Award.objects.select_related(
+            "pool",
+            "round__table",
+            "verified_by",
+            "approved_by",
+            "paid_by",
+            "voided_by",
+            "void_requested_by",
+        )
+        .filter(pk=award_id)
+        .first()
+    )
+    if award is None or award.status != AwardStatus.PAID:
+        raise NoSlip(award_id, None if award is None else award.status)
+    events = {
+        transfer.code: transfer.event
+        for transfer in Transfer.objects.filter(
+            award=award, code__in=[*AWARD_GRANTED_BY, TransferCode.AWARD_PAID]
+        ).select_related("event")
+    }
+    granted = next(events[code] for code in AWARD_GRANTED_BY if code in events)
+    return PaymentSlip(
+        award=award_body(award),
+        club=settings.CLUB_NAME,
+        pool_name=award.pool.name,
+        currency=award.pool.currency,
+        granted=_event_ref(granted),
+        paid=_event_ref(events[TransferCode.AWARD_PAID]),
+    )
+
+
+def pool_currencies() -> dict[int, str]:
+    """Each pool's currency, by id: what the staff pages write amounts in."""
+    return dict(Pool.objects.values_list("pk", "currency"))
 
 
 def awards_filtered(query: AwardFilters) -> QuerySet[Award]:

@@ -1,5 +1,13 @@
 """The pages' URL map, mounted at the root by config.urls: `/floor/...` and `/audit/...`."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-urlpatterns: list[URLPattern] = []
+from tables.pages import floor, slips
+
+urlpatterns: list[URLPattern] = [
+    path("floor/login/", floor.login_page, name="floor-login"),
+    path("floor/logout/", floor.logout_page, name="floor-logout"),
+    path("floor/awards/", floor.award_queue, name="floor-awards"),
+    path("floor/awards/<int:award>/slip/", slips.slip_page, name="floor-slip"),
+    path("floor/awards/<int:award>/slip.pdf", slips.slip_pdf, name="floor-slip-pdf"),
+]
