@@ -33,6 +33,7 @@ from django.views.decorators.http import require_POST
 from config.admin_login import throttled_login
 from config.pages import page_language
 from jackpot.selectors import pool_currencies
+from tables.pages.layout import TEXT as LAYOUT_TEXT
 from tables.pages.layout import roles_of, staff_only, staff_page
 
 POLL_MS = 2_000  # a supervisor sees a new award within two seconds; a 304 costs two reads
@@ -283,7 +284,7 @@ def award_queue(request: HttpRequest) -> HttpResponse:
         "canAct": "supervisor" in roles or "admin" in roles,
         "csrfToken": get_token(request),
         "currencies": pool_currencies(),
-        "text": QUEUE_TEXT[lang],
+        "text": {"locale": LAYOUT_TEXT[lang]["locale"], **QUEUE_TEXT[lang]},
     }
     return staff_page(
         request,

@@ -79,16 +79,18 @@
   }
 
   // --- actions ---------------------------------------------------------------------------------
-  function button(label, className, run, refusal) {
+  // A step the API would refuse this user is offered disabled, with the reason beside it (and
+  // still wired: should it be clicked anyway, the API's refusal is what the page shows).
+  function button(box, label, className, run, refusal) {
     var node = element("button", "button " + className, label);
     node.type = "button";
+    node.addEventListener("click", run);
+    box.appendChild(node);
     if (refusal) {
       node.disabled = true;
       node.title = refusal;
-    } else {
-      node.addEventListener("click", run);
+      box.appendChild(element("p", "why", refusal));
     }
-    return node;
   }
 
   function ask(label) {
@@ -154,37 +156,37 @@
     var me = config.user;
     var requested = award.void_requested_by;
     if (requested) {
-      box.appendChild(button(text.void_confirm, "danger", function () {
+      button(box, text.void_confirm, "danger", function () {
         post(award, "void/confirm", {}, "done_void_confirm");
-      }, requested === me ? text.you_requested : null));
-      box.appendChild(button(text.void_cancel, "quiet", function () {
+      }, requested === me ? text.you_requested : null);
+      button(box, text.void_cancel, "quiet", function () {
         ask(text.ask_cancel).then(function (reason) {
           if (reason) post(award, "void/cancel", { reason: reason }, "done_void_cancel");
         });
-      }));
+      });
       return box;
     }
     if (award.status === "pending") {
-      box.appendChild(button(text.verify, "primary", function () {
+      button(box, text.verify, "primary", function () {
         ask(text.ask_note).then(function (note) {
           if (note) post(award, "verify", { note: note }, "done_verify");
         });
-      }));
+      });
     } else if (award.status === "verified") {
-      box.appendChild(button(text.approve, "primary", function () {
+      button(box, text.approve, "primary", function () {
         post(award, "approve", {}, "done_approve");
-      }, award.verified_by === me ? text.you_verified : null));
+      }, award.verified_by === me ? text.you_verified : null);
     } else if (award.status === "approved") {
-      box.appendChild(button(text.pay, "primary", function () {
+      button(box, text.pay, "primary", function () {
         post(award, "pay", {}, "done_pay");
-      }));
+      });
     }
     if (award.status === "pending" || award.status === "verified") {
-      box.appendChild(button(text.void, "danger", function () {
+      button(box, text.void, "danger", function () {
         ask(text.ask_reason).then(function (reason) {
           if (reason) post(award, "void", { reason: reason }, "done_void");
         });
-      }));
+      });
     }
     return box;
   }
@@ -292,6 +294,9 @@
           showMessage(text.signed_out, "refused");
           window.location.assign(config.loginUrl + "?next=" + encodeURIComponent(location.pathname));
           return;
+        }
+        if (!(failure instanceof TypeError && /fetch/i.test(failure.message))) {
+          console.error(failure); // not the network: a fault of this script, let it be seen
         }
         showMessage(text.offline, "refused");
       })
