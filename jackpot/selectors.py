@@ -174,7 +174,9 @@ def award_list_etag(query: AwardListQuery) -> str:
     """The ETag of `award_list(query)`, without reading a single award: the query, this
     database's identity token and every pool's `award_version`, which a new award and each step
     of one raise in the same transaction (`jackpot.meter`). Polling the queue with If-None-Match
-    thus costs two reads by primary key while nothing moves."""
+    thus costs two small reads (the identity row, the pools' versions) while nothing moves.
+    What an award shows that no step changes (its round's cards, its table) never changes,
+    except a table's name: a renamed table shows in the list at the next step of any award."""
     token = DatabaseIdentity.objects.filter(pk=1).values_list("token", flat=True).first()
     versions = Pool.objects.order_by("pk").values_list("pk", "award_version")
     state = f"{token}|{list(versions)}|{query.model_dump_json()}"

@@ -89,6 +89,9 @@ def staff_page(
     if script is not None:
         page_script, script_hash = inline_asset(ASSETS / script)
         scripts.append(script_hash)
+    other_lang = "en" if lang == "fr" else "fr"
+    switch = request.GET.copy()  # the same page, the same query (a login's next), other words
+    switch["lang"] = other_lang
     user = request.user
     response = render(
         request,
@@ -96,7 +99,8 @@ def staff_page(
         {
             **context,
             "lang": lang,
-            "other_lang": "en" if lang == "fr" else "fr",
+            "other_lang": other_lang,
+            "other_lang_url": f"{request.path}?{switch.urlencode()}",
             "text": {**TEXT[lang], **text},
             "signed_in_as": TEXT[lang]["signed_in_as"].format(user=user.get_username())
             if user.is_authenticated
@@ -131,7 +135,7 @@ def staff_only(view: PageView[P]) -> PageView[P]:
             return staff_page(
                 request,
                 "pages/refused.html",
-                {"refusal": refusal},
+                {"refusal_title": TEXT[lang]["no_role_title"], "refusal": refusal},
                 lang=lang,
                 text={},
                 status=403,

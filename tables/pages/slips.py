@@ -70,7 +70,6 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "no_award": "Il n'existe pas de gain n° {id}.",
         "not_paid": "Le gain n° {id} est « {status} » : un bordereau n'est établi qu'une fois le "
         "gain payé.",
-        "paid_status": "payé",
         "void": "annulé",
         "date": "%d/%m/%Y à %H:%M:%S %Z",
     },
@@ -106,7 +105,6 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "no_slip_title": "No slip",
         "no_award": "There is no award #{id}.",
         "not_paid": "Award #{id} is '{status}': a slip is made only once the award is paid.",
-        "paid_status": "paid",
         "void": "void",
         "date": "%d/%m/%Y %H:%M:%S %Z",
     },
@@ -179,14 +177,14 @@ def _no_slip(request: HttpRequest, refused: NoSlip, lang: str) -> HttpResponse:
     if refused.status is None:
         why = text["no_award"].format(id=refused.award_id)
     else:
-        status = QUEUE_TEXT[lang].get(refused.status) or text.get(refused.status, refused.status)
+        status = QUEUE_TEXT[lang].get(f"status_{refused.status}") or text[refused.status]
         why = text["not_paid"].format(id=refused.award_id, status=status)
     return staff_page(
         request,
         "pages/refused.html",
-        {"refusal": why},
+        {"refusal_title": text["no_slip_title"], "refusal": why},
         lang=lang,
-        text={"no_role_title": text["no_slip_title"]},
+        text={},
         status=404,
     )
 

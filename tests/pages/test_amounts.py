@@ -110,3 +110,12 @@ def test_figures():
     assert amount_in_figures(1_000_060_000, "EUR", "fr") == "10\u00a0000\u00a0600,00\u00a0€"
     assert amount_in_figures(5, "EUR", "en") == "€0.05"
     assert amount_in_figures(123_456, "CHF", "en") == "CHF 1,234.56"
+
+
+def test_the_docstrings_examples_hold():
+    import doctest
+
+    from tables.pages import amounts
+
+    result = doctest.testmod(amounts)
+    assert result.attempted >= 8 and result.failed == 0

@@ -20,6 +20,8 @@ def test_the_queue_sends_a_visitor_to_the_login_page_and_back():
     assert page.status_code == 200 and '<html lang="fr">' in page.content.decode()
     assert 'name="next" value="/floor/awards/"' in page.content.decode()
     assert "form-action 'self'" in page["Content-Security-Policy"]
+    # The language switch keeps the page's query: English, then back to the queue.
+    assert 'href="/floor/login/?next=%2Ffloor%2Fawards%2F&amp;lang=en"' in page.content.decode()
 
 
 def test_a_supervisor_signs_in_and_the_login_is_logged(people, caplog):

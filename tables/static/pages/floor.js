@@ -43,6 +43,10 @@
     return say(text.hours, { n: Math.floor(minutes / 60), m: minutes % 60 });
   }
 
+  function clock(iso) {
+    return new Intl.DateTimeFormat(text.locale, { timeStyle: "short" }).format(new Date(iso));
+  }
+
   function element(tag, className, content) {
     var node = document.createElement(tag);
     if (className) node.className = className;
@@ -204,10 +208,14 @@
     facts.appendChild(field(text.table, award.table_name));
     facts.appendChild(field(text.seat, String(award.seat)));
     facts.appendChild(field(text.round, award.round_id, "round"));
-    var waited = field(text.age, age(award.created_at), "age");
-    waited.dataset.since = award.created_at;
-    facts.appendChild(waited);
-    facts.appendChild(field(text.status, text[award.status] || award.status, "status"));
+    if (award.paid_at) {
+      facts.appendChild(field(text.paid_at, clock(award.paid_at)));
+    } else {
+      var waited = field(text.age, age(award.created_at), "age");
+      waited.dataset.since = award.created_at;
+      facts.appendChild(waited);
+    }
+    facts.appendChild(field(text.status, text["status_" + award.status], "status"));
     node.appendChild(facts);
     node.appendChild(cardsNode(award));
     var who = [];
@@ -221,7 +229,7 @@
     }
     if (who.length) node.appendChild(element("p", "people", who.join(" · ")));
     if (award.status === "paid") {
-      var slip = element("a", "button quiet slip", text.slip);
+      var slip = element("a", "button quiet slip-link", text.slip);
       slip.href = config.slipUrl.replace("{id}", award.id);
       node.appendChild(slip);
     } else {
