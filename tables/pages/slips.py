@@ -60,6 +60,7 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "entry": "{chain} n° {sequence}",
         "hash": "empreinte {hash}",
         "by": "{user}, le {when}",
+        "note": " · « {note} »",
         "none": "aucune (La Garantie : le jackpot d'un autre siège de la table)",
         "signatures": "Caissier|Responsable de salle|Joueur",
         "print": "Imprimer",
@@ -96,6 +97,7 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "entry": "{chain} #{sequence}",
         "hash": "hash {hash}",
         "by": "{user}, {when}",
+        "note": ' · "{note}"',
         "none": "none (envy bonus: another seat's jackpot at the table)",
         "signatures": "Cashier|Floor manager|Player",
         "print": "Print",
@@ -134,11 +136,7 @@ def slip_rows(slip: PaymentSlip, lang: str) -> list[SlipRow]:
     ):
         value = text["by"].format(user=user, when=_when(moment, lang)) if user else ""
         if key == "verified" and award.verification_note:
-            value += (
-                f" · « {award.verification_note} »"
-                if lang == "fr"
-                else (f' · "{award.verification_note}"')
-            )
+            value += text["note"].format(note=award.verification_note)
         people.append(SlipRow(key, text[key], value))
     dealt = " ".join(award.cards) + (f" · {' '.join(award.board)}" if award.board else "")
     rows = [

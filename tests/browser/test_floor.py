@@ -2,8 +2,9 @@
 
 Two supervisors in two browser sessions: ana signs in and verifies a jackpot; her approve button
 is disabled with the reason beside it, and when clicked anyway the API's refusal is what the page
-shows; bob approves and pays; ana's page follows by itself; the slip prints (print media and
-Chromium's own PDF) and its server-side PDF downloads. Screenshots go to artifacts/browser/.
+shows; she voids another award with a reason; bob approves and pays; ana's page follows by
+itself; the slip prints (print media and Chromium's own PDF) and its server-side PDF downloads.
+Screenshots go to artifacts/browser/.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from playwright.sync_api import expect
 
 from jackpot.models import Award
 from jackpot.services import role_group
-from tests.conftest import make_floor
+from tests.conftest import make_floor, uth_play, uth_seat
 from tests.pages.conftest import PASSWORD, play_hit
 
 WAIT_MS = 10_000  # the queue polls every 2 s
@@ -32,6 +33,22 @@ def floor(live_service):
         user = get_user_model().objects.create_user(username=name, password=PASSWORD)
         user.groups.add(role_group("supervisor"))
     return floor
+
+
+def play_straight_flush(terminal) -> dict:
+    """A straight flush on seat 1: a fixed award above the verification threshold (pending)."""
+    terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(1)]})
+    answer = terminal.post(
+        "/rounds/r-2/result",
+        {
+            "board": ["9s", "8s", "7s", "2d", "3c"],
+            "dealer": ["Kd", "Kc"],
+            "seats": [uth_play(1, "6s 5s")],
+        },
+    ).json()
+    (award,) = answer["awards"]
+    assert (award["kind"], award["status"]) == ("straight_flush", "pending")
+    return award
 
 
 def supervisor(browser, server, name):
@@ -55,6 +72,7 @@ def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     live_service, floor, browser, artifacts
 ):
     jackpot, _ = play_hit(floor.uth[0])
+    straight_flush = play_straight_flush(floor.uth[1])
     ana = supervisor(browser, live_service, "ana")
     card = ana.locator(f"#jackpot-list article[data-award='{jackpot['id']}']")
     expect(ana.locator("#jackpot")).to_be_visible()
@@ -80,6 +98,19 @@ def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     approve.click()
     expect(ana.locator("#message")).to_contain_text("Refusé : la même personne")
     assert Award.objects.get(pk=jackpot["id"]).status == "verified"
+
+    # ana voids the straight flush (a misdeal seen on the video), with a reason.
+    other = ana.locator(f"#queue article[data-award='{straight_flush['id']}']")
+    other.get_by_role("button", name="Annuler").click()
+    ana.click("#ask-ok")  # no reason yet: nothing is sent
+    expect(other).to_be_visible()
+    other.get_by_role("button", name="Annuler").click()
+    ana.fill("#ask-text", "maldonne vue sur la vidéo")
+    ana.click("#ask-ok")
+    expect(ana.locator("#message")).to_have_text(f"Gain n°{straight_flush['id']} annulé.")
+    expect(other).to_have_count(0)
+    voided = Award.objects.get(pk=straight_flush["id"])
+    assert (voided.status, voided.void_reason) == ("void", "maldonne vue sur la vidéo")
 
     # bob, on his own tablet, sees who verified, approves and pays.
     bob = supervisor(browser, live_service, "bob")
