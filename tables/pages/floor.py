@@ -32,7 +32,9 @@ from django.views.decorators.http import require_POST
 
 from config.admin_login import throttled_login
 from config.pages import page_language
+from jackpot.models import AwardKind
 from jackpot.selectors import pool_currencies
+from jackpot.views import TEXT as SIGN_TEXT
 from tables.pages.layout import TEXT as LAYOUT_TEXT
 from tables.pages.layout import roles_of, staff_only, staff_page
 
@@ -64,7 +66,7 @@ LOGIN_TEXT: dict[str, dict[str, str]] = {
     },
 }
 
-QUEUE_TEXT: dict[str, dict[str, str]] = {
+_QUEUE_WORDS: dict[str, dict[str, str]] = {
     "fr": {
         "title": "Gains à traiter",
         "jackpot_waiting": "Jackpot en attente",
@@ -124,12 +126,6 @@ QUEUE_TEXT: dict[str, dict[str, str]] = {
         "seconds": "{n} s",
         "minutes": "{n} min",
         "hours": "{n} h {m} min",
-        "royal_flush": "Jackpot (quinte flush royale)",
-        "community_royal": "Quinte flush royale communautaire",
-        "straight_flush": "Quinte flush",
-        "four_of_a_kind": "Carré",
-        "full_house": "Full",
-        "envy": "La Garantie",
     },
     "en": {
         "title": "Awards to handle",
@@ -189,13 +185,13 @@ QUEUE_TEXT: dict[str, dict[str, str]] = {
         "seconds": "{n} s",
         "minutes": "{n} min",
         "hours": "{n} h {m} min",
-        "royal_flush": "Jackpot (royal flush)",
-        "community_royal": "Community royal",
-        "straight_flush": "Straight flush",
-        "four_of_a_kind": "Four of a kind",
-        "full_house": "Full house",
-        "envy": "Envy bonus",
     },
+}
+
+# The queue's words, and each kind of award named as the sign names it.
+QUEUE_TEXT = {
+    lang: {**words, **{kind.value: SIGN_TEXT[lang][kind.value] for kind in AwardKind}}
+    for lang, words in _QUEUE_WORDS.items()
 }
 
 
