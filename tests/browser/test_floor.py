@@ -100,10 +100,14 @@ def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     assert Award.objects.get(pk=jackpot["id"]).status == "verified"
 
     # ana voids the straight flush (a misdeal seen on the video), with a reason.
+    posts = []
+    ana.on("request", lambda request: request.method == "POST" and posts.append(request.url))
     other = ana.locator(f"#queue article[data-award='{straight_flush['id']}']")
     other.get_by_role("button", name="Annuler").click()
-    ana.click("#ask-ok")  # no reason yet: nothing is sent
-    expect(other).to_be_visible()
+    ana.click("#ask-ok")  # no reason: nothing is sent
+    other.get_by_role("button", name="Annuler").click()
+    ana.fill("#ask-text", "pas encore")
+    ana.keyboard.press("Escape")  # a reason, then Escape: nothing is sent either
     other.get_by_role("button", name="Annuler").click()
     ana.fill("#ask-text", "maldonne vue sur la vidéo")
     ana.click("#ask-ok")
@@ -111,6 +115,7 @@ def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     expect(other).to_have_count(0)
     voided = Award.objects.get(pk=straight_flush["id"])
     assert (voided.status, voided.void_reason) == ("void", "maldonne vue sur la vidéo")
+    assert posts == [f"{live_service.url}/api/v1/awards/{straight_flush['id']}/void"]
 
     # bob, on his own tablet, sees who verified, approves and pays.
     bob = supervisor(browser, live_service, "bob")

@@ -102,6 +102,7 @@
     var input = document.getElementById("ask-text");
     document.getElementById("ask-label").textContent = label;
     input.value = "";
+    dialog.returnValue = ""; // Escape leaves it as it was: an earlier "ok" must not count
     return new Promise(function (resolve) {
       dialog.addEventListener("close", function done() {
         dialog.removeEventListener("close", done);
