@@ -33,10 +33,10 @@ def inline_asset(path: Path) -> tuple[SafeString, str]:
     return mark_safe(text), f"'sha256-{digest}'"  # our own file, not user input
 
 
-def script_json(value: Any) -> SafeString:
-    """`value` as JSON to put in a `<script type="application/json">` block: no `<` in it, so no
-    text in it can close the block."""
-    return mark_safe(json.dumps(value).replace("<", "\\u003c"))
+def page_config(config: Any) -> SafeString:
+    """A page's configuration as JSON to put in a `<script type="application/json">` block: no
+    `<` in it, so no text in it can close the block."""
+    return mark_safe(json.dumps(config).replace("<", "\\u003c"))
 
 
 def page_language(request: HttpRequest) -> str:

@@ -21,7 +21,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from config.pages import content_security_policy, inline_asset, page_language, script_json
+from config.pages import content_security_policy, inline_asset, page_config, page_language
 from jackpot.models import Pool
 
 POLL_MS = 1_000
@@ -104,7 +104,7 @@ def display_sign(request: HttpRequest, pool: int) -> HttpResponse:
             "text": TEXT[lang],
             "style": style,
             "script": script,
-            "config": script_json(config),
+            "config": page_config(config),
         },
     )
     response["Content-Security-Policy"] = content_security_policy(

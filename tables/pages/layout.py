@@ -22,9 +22,9 @@ from django.shortcuts import render
 from config.pages import (
     content_security_policy,
     inline_asset,
+    page_config,
     page_language,
     remember_language,
-    script_json,
 )
 from jackpot.api.authentication import has_role
 
@@ -108,7 +108,7 @@ def staff_page(
             "style": style,
             "page_style": page_style,
             "script": page_script,
-            "config": script_json(config or {}),
+            "config": page_config(config or {}),
         },
         status=status,
     )
