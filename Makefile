@@ -30,8 +30,9 @@ run: install
 	set -o pipefail; $(BIN)/python manage.py seed_demo --json | tee var/demo-floor.json
 	@echo "Demo floor (with the terminals' and staff tokens) saved in var/demo-floor.json"
 	@pool=$$($(BIN)/python -c "import json; print(json.load(open('var/demo-floor.json'))['pools'][0]['id'])"); \
-	printf '\n  %-18s %s\n  %-18s %s\n  %-18s %s\n\n' \
+	printf '\n  %-18s %s\n  %-18s %s\n  %-18s %s\n  %-18s %s\n\n' \
 		"the jackpot sign" "http://127.0.0.1:8000/display/$$pool/  (?lang=en for English)" \
+		"the award queue" "http://127.0.0.1:8000/floor/awards/  (supervisor1 or 2, passwords above)" \
 		"the API, its docs" "http://127.0.0.1:8000/api/docs/" \
 		"the admin" "http://127.0.0.1:8000/admin/  (user admin, the password above)"
 	@$(BIN)/python manage.py runserver --noreload 127.0.0.1:8000 > var/server.log 2>&1 & server=$$!; \

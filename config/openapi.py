@@ -19,6 +19,7 @@ from drf_spectacular.contrib.pydantic import PydanticExtension
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.utils import OpenApiParameter
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, model_json_schema
 from pydantic_core import core_schema
@@ -122,6 +123,17 @@ class StaffTokenScheme(OpenApiAuthenticationExtension):
             "scheme": "bearer",
             "description": "A staff member's token: `Authorization: Bearer staff_...`.",
         }
+
+
+# The header of a conditional GET (the meter, the award list: 304 when nothing changed).
+IF_NONE_MATCH = OpenApiParameter(
+    "If-None-Match",
+    str,
+    OpenApiParameter.HEADER,
+    # What a header can carry: printable ASCII, not starting with a space.
+    pattern=r"^([!-~][ -~]*)?$",
+    description="the last ETag seen",
+)
 
 
 def query_parameters(model: type[BaseModel]) -> list[Any]:

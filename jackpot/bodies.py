@@ -35,6 +35,7 @@ Cents = int  # integer euro cents, everywhere
 Id = Annotated[int, Field(ge=1)]
 Page = Annotated[int, Field(ge=0)]
 Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+CardText = Annotated[str, Field(pattern=r"^[2-9TJQKA][cdhs]$")]
 
 # --- the meter --------------------------------------------------------------------------------
 
@@ -83,7 +84,18 @@ class Award(Body):
     id: Id
     pool: Id
     round: Id
+    round_id: Annotated[str, Field(description="the round's id, as its terminal named it")]
+    table: Id
+    table_name: str
+    game: str
     seat: Annotated[int, Field(ge=1, le=7)]
+    cards: list[CardText] = Field(description="the seat's own cards, as dealt")
+    board: list[CardText] = Field(max_length=5, description="the board as dealt; empty for Stud")
+    winning_five: list[CardText] = Field(
+        max_length=5,
+        description="the five of cards and board that make the award; empty for an envy (won "
+        "by another seat's jackpot)",
+    )
     kind: AwardKind
     amount_cents: Cents
     status: AwardStatus

@@ -28,7 +28,8 @@ from datetime import UTC
 
 from django.db.models import Max, OuterRef, QuerySet, Subquery
 
-from jackpot.models import Award, Transfer, TransferCode
+from jackpot.models import AWARD_GRANTED_BY, Award, Transfer
+from jackpot.render import dealt_cards
 
 HEADER = (
     "award_id",
@@ -50,8 +51,6 @@ HEADER = (
     "event_hash",
 )
 PAGE_SIZE = 2000  # awards per statement for the synchronous export
-# The transfer that created an award (its audit event is the award's birth certificate).
-_CREATED_BY = (TransferCode.JACKPOT_HIT, TransferCode.FIXED_AWARD, TransferCode.ENVY)
 
 
 def highest_award_id() -> int:
@@ -63,7 +62,7 @@ def award_pages(
     awards: QuerySet[Award], *, up_to: int, page_size: int
 ) -> Iterator[Sequence[Award]]:
     """`awards` with an id up to `up_to`, oldest first, `page_size` at a time (keyset pages)."""
-    event_hash = Transfer.objects.filter(award=OuterRef("pk"), code__in=_CREATED_BY).values(
+    event_hash = Transfer.objects.filter(award=OuterRef("pk"), code__in=AWARD_GRANTED_BY).values(
         "event__hash"
     )[:1]
     query = (
@@ -111,17 +110,9 @@ class PayoutLog:
         return f"# sha256 {self._digest.hexdigest()}\n"
 
 
-def _dealt(award: Award) -> tuple[str, str]:
-    """The seat's hole cards and the board, as the terminal dealt them (the round's result)."""
-    result = award.round.result or {}
-    seats = {seat.get("seat"): seat for seat in result.get("seats", [])}
-    hole = seats.get(award.seat, {}).get("cards", [])
-    return " ".join(hole), " ".join(result.get("board", []))
-
-
 def _row(award: Award) -> tuple[object, ...]:
     event_hash: str | None = getattr(award, "event_hash", None)
-    hole, board = _dealt(award)
+    hole, board = dealt_cards(award)
     return (
         award.pk,
         award.created_at.astimezone(UTC).isoformat(),
@@ -131,8 +122,8 @@ def _row(award: Award) -> tuple[object, ...]:
         award.round.round_id,
         award.seat,
         award.kind,
-        hole,
-        board,
+        " ".join(hole),
+        " ".join(board),
         award.amount_cents,
         award.status,
         award.verified_by.get_username() if award.verified_by else "",

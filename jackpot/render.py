@@ -22,19 +22,46 @@ from jackpot.models import (
     ParameterChange,
     WebhookDelivery,
 )
+from tables.rules.cards import parse_cards
+from tables.rules.hands import evaluate
 
 
 def _who(user: User | None) -> str | None:
     return None if user is None else user.get_username()
 
 
+def dealt_cards(award: Award) -> tuple[list[str], list[str]]:
+    """The seat's own cards and the board, as the terminal dealt them (the round's result)."""
+    result = award.round.result or {}
+    seats = {seat.get("seat"): seat for seat in result.get("seats", [])}
+    return list(seats.get(award.seat, {}).get("cards", [])), list(result.get("board", []))
+
+
+def winning_five(award: Award, cards: list[str], board: list[str]) -> list[str]:
+    """The five cards that make the award, as the rules engine reads the seat's hand; none for
+    an envy, which the seat wins by another seat's jackpot, not by its own cards."""
+    if award.kind == AwardKind.ENVY or not 5 <= len(cards) + len(board) <= 7:
+        return []
+    hand = evaluate(parse_cards([*cards, *board], param="cards", count=(5, 7)))
+    return [str(card) for card in hand.best_five]
+
+
 def award_body(award: Award) -> bodies.Award:
-    """An award as the API shows it (select_related the five users when listing many)."""
+    """An award as the API shows it (select_related its round and table, and the five users,
+    when listing many)."""
+    cards, board = dealt_cards(award)
     return bodies.Award.model_construct(
         id=award.pk,
         pool=award.pool_id,
         round=award.round_id,
+        round_id=award.round.round_id,
+        table=award.round.table_id,
+        table_name=award.round.table.name,
+        game=award.round.table.game,
         seat=award.seat,
+        cards=cards,
+        board=board,
+        winning_five=winning_five(award, cards, board),
         kind=AwardKind(award.kind),  # the database gives the value, the model its enum
         amount_cents=award.amount_cents,
         status=AwardStatus(award.status),

@@ -5,14 +5,18 @@ reproduce (`book_figures`)."""
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, QuerySet, Sum
 
 from config.codes import ErrorCode
 from config.errors import Conflict, Gone, NotFound
+from jackpot.bodies import Award as AwardBody
 from jackpot.bodies import (
     AwardFilters,
     AwardListQuery,
@@ -29,10 +33,13 @@ from jackpot.bodies import (
     progressive_paytable_of,
 )
 from jackpot.models import (
+    AWARD_GRANTED_BY,
     AccountKind,
     AuditChain,
+    AuditEvent,
     Award,
     AwardStatus,
+    DatabaseIdentity,
     ExportJob,
     ExportStatus,
     ParameterChange,
@@ -62,6 +69,75 @@ def pool_configuration(*, pool: Pool) -> PoolConfiguration:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PaymentSlip:
+    """What a paid award's payment slip shows (the French register's fields): the award as the
+    API shows it (table, round, seat, cards, the people and times of each step), where it was
+    played, and its two entries in the journal: the transfer that granted it and the one that
+    paid it, each with its audit event (chain, position, hash)."""
+
+    award: AwardBody
+    club: str
+    pool_name: str
+    currency: str
+    granted: EventRef
+    paid: EventRef
+
+
+class NoSlip(Exception):
+    """No slip for this award: there is no such award (`status` None), or it is not paid."""
+
+    def __init__(self, award_id: int, status: str | None) -> None:
+        super().__init__(f"award {award_id} is {status or 'unknown'}")
+        self.award_id = award_id
+        self.status = status
+
+
+def _event_ref(event: AuditEvent) -> EventRef:
+    return EventRef.model_construct(
+        chain=event.chain, sequence=event.sequence, kind=event.kind, hash=event.hash
+    )
+
+
+def payment_slip(award_id: int) -> PaymentSlip:
+    """The slip of a paid award; `NoSlip` for an award that does not exist or is not paid."""
+    award = (
+        Award.objects.select_related(
+            "pool",
+            "round__table",
+            "verified_by",
+            "approved_by",
+            "paid_by",
+            "voided_by",
+            "void_requested_by",
+        )
+        .filter(pk=award_id)
+        .first()
+    )
+    if award is None or award.status != AwardStatus.PAID:
+        raise NoSlip(award_id, None if award is None else award.status)
+    events = {
+        transfer.code: transfer.event
+        for transfer in Transfer.objects.filter(
+            award=award, code__in=[*AWARD_GRANTED_BY, TransferCode.AWARD_PAID]
+        ).select_related("event")
+    }
+    granted = next(events[code] for code in AWARD_GRANTED_BY if code in events)
+    return PaymentSlip(
+        award=award_body(award),
+        club=settings.CLUB_NAME,
+        pool_name=award.pool.name,
+        currency=award.pool.currency,
+        granted=_event_ref(granted),
+        paid=_event_ref(events[TransferCode.AWARD_PAID]),
+    )
+
+
+def pool_currencies() -> dict[int, str]:
+    """Each pool's currency, by id: what the staff pages write amounts in."""
+    return dict(Pool.objects.values_list("pk", "currency"))
+
+
 def awards_filtered(query: AwardFilters) -> QuerySet[Award]:
     """Awards matching the query's filters: pool, table, kind, status, from and to (on when the
     award was won; `to` excluded)."""
@@ -82,7 +158,7 @@ def awards_filtered(query: AwardFilters) -> QuerySet[Award]:
 def award_list(query: AwardListQuery) -> AwardPage:
     """A page of awards, newest first."""
     awards = awards_filtered(query).select_related(
-        "verified_by", "approved_by", "paid_by", "voided_by", "void_requested_by"
+        "round__table", "verified_by", "approved_by", "paid_by", "voided_by", "void_requested_by"
     )
     limit, offset = query.limit, query.offset
     page = list(awards.order_by("-pk")[offset : offset + limit])
@@ -92,6 +168,19 @@ def award_list(query: AwardListQuery) -> AwardPage:
         offset=offset,
         results=[award_body(award) for award in page],
     )
+
+
+def award_list_etag(query: AwardListQuery) -> str:
+    """The ETag of `award_list(query)`, without reading a single award: the query, this
+    database's identity token and every pool's `award_version`, which a new award and each step
+    of one raise in the same transaction (`jackpot.meter`). Polling the queue with If-None-Match
+    thus costs two small reads (the identity row, the pools' versions) while nothing moves.
+    What an award shows that no step changes (its round's cards, its table) never changes,
+    except a table's name: a renamed table shows in the list at the next step of any award."""
+    token = DatabaseIdentity.objects.filter(pk=1).values_list("token", flat=True).first()
+    versions = Pool.objects.order_by("pk").values_list("pk", "award_version")
+    state = f"{token}|{list(versions)}|{query.model_dump_json()}"
+    return f'"awards-{hashlib.sha256(state.encode()).hexdigest()[:32]}"'
 
 
 def _transfer(transfer: Transfer) -> JournalTransfer:

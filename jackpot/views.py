@@ -14,18 +14,14 @@ nothing), and `GET /api/v1/pools/{pool}` (the fixed awards) every few minutes. W
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
 
+from config.pages import content_security_policy, inline_asset, page_config, page_language
 from jackpot.models import Pool
 
 POLL_MS = 1_000
@@ -85,36 +81,6 @@ TEXT: dict[str, dict[str, str]] = {
 }
 
 
-@cache
-def inline_asset(path: Path) -> tuple[SafeString, str]:
-    """A file of ours to inline in a page, and its CSP source expression (its SHA-256, as the
-    browser hashes it). The staff pages (`tables.pages`) inline theirs with it too."""
-    text = path.read_text(encoding="utf-8")
-    digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
-    return mark_safe(text), f"'sha256-{digest}'"  # our own file, not user input
-
-
-def page_language(request: HttpRequest) -> str:
-    """French by default, English with `?lang=en`: the sign's rule, and the staff pages'."""
-    return "en" if request.GET.get("lang") == "en" else "fr"
-
-
-def page_config(config: dict[str, Any]) -> SafeString:
-    """A page's configuration as JSON to put in a `<script type="application/json">`: `<`
-    escaped, so that no text in it can close the element."""
-    return mark_safe(json.dumps(config).replace("<", "\\u003c"))
-
-
-def content_security_policy(
-    style_hash: str, script_hash: str, *, form_action: str = "'none'"
-) -> str:
-    """Only this page's inlined style and script (by hash), requests to this origin only."""
-    return (
-        f"default-src 'none'; connect-src 'self'; style-src {style_hash}; "
-        f"script-src {script_hash}; base-uri 'none'; form-action {form_action}"
-    )
-
-
 def display_sign(request: HttpRequest, pool: int) -> HttpResponse:
     if not Pool.objects.filter(pk=pool).exists():
         raise Http404(f"no pool {pool}")
@@ -141,6 +107,8 @@ def display_sign(request: HttpRequest, pool: int) -> HttpResponse:
             "config": page_config(config),
         },
     )
-    response["Content-Security-Policy"] = content_security_policy(style_hash, script_hash)
+    response["Content-Security-Policy"] = content_security_policy(
+        styles=[style_hash], scripts=[script_hash]
+    )
     response["Cache-Control"] = "no-cache"
     return response

@@ -390,8 +390,13 @@ SELFCHECK_REQUIRE_PIN = False
 # audited events only. A setting that comes to decide money is named here.
 MONEY_SETTINGS: tuple[str, ...] = ()
 
-# The admin's failed logins allowed per user name and per address (config.admin_login).
+# The staff's failed logins allowed per user name and per address, the admin's and the floor
+# pages' together (config.admin_login).
 THROTTLE_ADMIN_LOGIN = env_str("THROTTLE_ADMIN_LOGIN", "5/min")
+
+# The staff pages (tables.pages): where a session signs in, and the club named on payment slips.
+LOGIN_URL = "/floor/login/"
+CLUB_NAME = env_str("CLUB_NAME", "Cercle de jeux")
 
 # The security log (`jackpot.security`): refusals of the API (config.handlers) and of Django
 # (`django.security`: hosts not allowed, CSRF failures), the admin's logins and failed logins

@@ -16,14 +16,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.openapi import query_parameters
+from config.openapi import IF_NONE_MATCH, query_parameters
 from config.wire import Body, read, read_query
 from jackpot import awards, bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows
 from jackpot.models import Award, AwardStatus
 from jackpot.render import award_body
-from jackpot.selectors import award_list, awards_filtered
+from jackpot.selectors import award_list, award_list_etag, awards_filtered
 
 B = TypeVar("B", bound=Body)
 
@@ -42,13 +42,19 @@ class AwardListView(StaffView):
 
     @extend_schema(
         operation_id="award_list",
-        parameters=query_parameters(bodies.AwardListQuery),
-        responses={200: bodies.AwardPage},
+        parameters=[*query_parameters(bodies.AwardListQuery), IF_NONE_MATCH],
+        responses={200: bodies.AwardPage, 304: None},
         summary="Awards, newest first, filtered (supervisors, auditors)",
+        description="Send the last ETag in If-None-Match: a list in which no award has changed "
+        "since gets 304 (a page polling the queue costs the server next to nothing).",
     )
     def get(self, request: Request) -> Response:
-        page = award_list(read_query(bodies.AwardListQuery, request.query_params))
-        return Response(page.model_dump(mode="json"))
+        query = read_query(bodies.AwardListQuery, request.query_params)
+        etag = award_list_etag(query)
+        if etag in request.headers.get("If-None-Match", ""):
+            return Response(status=304, headers={"ETag": etag})
+        page = award_list(query)
+        return Response(page.model_dump(mode="json"), headers={"ETag": etag})
 
 
 class AwardExportView(StaffView):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.errors import NotFound
-from config.openapi import query_parameters
+from config.openapi import IF_NONE_MATCH, query_parameters
 from config.throttling import AddressThrottle
 from config.wire import read_query
 from jackpot import bodies
@@ -45,16 +45,7 @@ class PoolDetailView(PublicView):
 class PoolMeterView(PublicView):
     @extend_schema(
         operation_id="pool_meter",
-        parameters=[
-            OpenApiParameter(
-                "If-None-Match",
-                str,
-                OpenApiParameter.HEADER,
-                # What a header can carry: printable ASCII, not starting with a space.
-                pattern=r"^([!-~][ -~]*)?$",
-                description="the last ETag seen",
-            )
-        ],
+        parameters=[IF_NONE_MATCH],
         responses={200: bodies.DisplayMeter, 304: None},
         summary="The committed meter in whole cents, the last hit, and whether a jackpot waits",
         description="Send the last ETag in If-None-Match: an unchanged sign gets 304.",

@@ -16,7 +16,7 @@ from jackpot.models.awards import Award, AwardKind, AwardStatus
 from jackpot.models.changes import ChangeStatus, ParameterChange
 from jackpot.models.exports import ExportJob, ExportStatus
 from jackpot.models.identity import DatabaseIdentity
-from jackpot.models.ledger import Account, AccountKind, Transfer, TransferCode
+from jackpot.models.ledger import AWARD_GRANTED_BY, Account, AccountKind, Transfer, TransferCode
 from jackpot.models.outbox import (
     DeliveryStatus,
     OutboxMessage,
@@ -26,6 +26,7 @@ from jackpot.models.outbox import (
 from jackpot.models.pool import UNITS_PER_CENT, Pool
 
 __all__ = [
+    "AWARD_GRANTED_BY",
     "UNITS_PER_CENT",
     "Account",
     "AccountKind",

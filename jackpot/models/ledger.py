@@ -41,6 +41,10 @@ class TransferCode(models.TextChoices):
     CORRECTION = "correction", "Correction by a new entry"
 
 
+# The transfers that grant an award (its audit event is the award's birth certificate).
+AWARD_GRANTED_BY = (TransferCode.JACKPOT_HIT, TransferCode.FIXED_AWARD, TransferCode.ENVY)
+
+
 class Account(models.Model):
     pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="accounts")
     kind = models.CharField(max_length=20, choices=AccountKind.choices)

@@ -1,32 +1,29 @@
 """The auditor's view of a pool: `/audit/pools/{pool}/`, its story in charts.
 
-The page is a shell for signed-in auditors and admins (a Django session; anyone else signed in
-gets 403, and no one is shown a byte of the pool before that): its script reads the pool's
+The page is a shell for signed-in auditors and admins (a Django session, `tables.pages.layout`:
+a visitor is sent to the login page, anyone else signed in gets a 403 page, and no one is shown a
+byte of the pool before that): its script reads the pool's
 history from the API (`GET /api/v1/pools/{pool}/history`, with the session) and draws each chart
 as inline SVG of its own; each chart links to its CSV (`history.csv?chart=`), the same rows.
 What it promises:
 - every figure drawn is one the API answered: amounts in whole cents, formatted, never computed;
 - it needs nothing from outside the service: its style and script are inlined and allowed by hash
-  (`jackpot.views.inline_asset`, as the sign does), requests go to this origin only;
+  (`tables.pages.layout.staff_page`, as every staff page), requests go to this origin only;
 - French by default, English with `?lang=en`; laid out for a tablet as well as a desk.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
 from django.urls import reverse
 
+from config.pages import page_language
 from jackpot.api.authentication import has_role
 from jackpot.models import Pool
-from jackpot.views import content_security_policy, inline_asset, page_config, page_language
+from tables.pages.layout import staff_only, staff_page
 
-_ASSETS = Path(__file__).resolve().parent.parent / "static" / "pages"
 AUDITORS = ("auditor", "admin")
 
 TEXT: dict[str, dict[str, str]] = {
@@ -81,6 +78,8 @@ TEXT: dict[str, dict[str, str]] = {
         "holds": "vérifiée",
         "broken": "rompue",
         "not_applicable": "sans objet",
+        "refused_title": "Accès refusé",
+        "refused": "L'historique d'un jackpot est réservé aux auditeurs et aux administrateurs.",
     },
     "en": {
         "locale": "en-GB",
@@ -133,20 +132,27 @@ TEXT: dict[str, dict[str, str]] = {
         "holds": "holds",
         "broken": "broken",
         "not_applicable": "not applicable",
+        "refused_title": "Access refused",
+        "refused": "A jackpot's history is for auditors and administrators.",
     },
 }
 
 
-@login_required
+@staff_only
 def audit_pool(request: HttpRequest, pool: int) -> HttpResponse:
+    lang = page_language(request)
     if not has_role(request.user, *AUDITORS):
-        raise PermissionDenied("the auditor's view needs the role auditor or admin")
+        return staff_page(
+            request,
+            "pages/refused.html",
+            {"refusal_title": TEXT[lang]["refused_title"], "refusal": TEXT[lang]["refused"]},
+            lang=lang,
+            text={},
+            status=403,
+        )
     found = Pool.objects.filter(pk=pool).first()
     if found is None:
         raise Http404(f"no pool {pool}")
-    lang = page_language(request)
-    style, style_hash = inline_asset(_ASSETS / "audit.css")
-    script, script_hash = inline_asset(_ASSETS / "audit.js")
     # The day filters go to the API as they are: it refuses a bad one, naming it, and the page
     # says so.
     days = {key: request.GET[key] for key in ("from", "to") if request.GET.get(key)}
@@ -157,21 +163,13 @@ def audit_pool(request: HttpRequest, pool: int) -> HttpResponse:
         "currency": found.currency,
         "text": TEXT[lang],
     }
-    response = render(
+    return staff_page(
         request,
         "pages/audit_pool.html",
-        {
-            "lang": lang,
-            "text": TEXT[lang],
-            "pool": found,
-            "days": days,
-            "style": style,
-            "script": script,
-            "config": page_config(config),
-        },
+        {"pool": found, "days": days},
+        lang=lang,
+        text=TEXT[lang],
+        script="audit.js",
+        extra_style="audit.css",
+        config=config,
     )
-    response["Content-Security-Policy"] = content_security_policy(
-        style_hash, script_hash, form_action="'self'"
-    )
-    response["Cache-Control"] = "no-store"
-    return response

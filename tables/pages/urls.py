@@ -2,8 +2,13 @@
 
 from django.urls import URLPattern, path
 
-from tables.pages import audit
+from tables.pages import audit, floor, slips
 
 urlpatterns: list[URLPattern] = [
+    path("floor/login/", floor.login_page, name="floor-login"),
+    path("floor/logout/", floor.logout_page, name="floor-logout"),
+    path("floor/awards/", floor.award_queue, name="floor-awards"),
+    path("floor/awards/<int:award>/slip/", slips.slip_page, name="floor-slip"),
+    path("floor/awards/<int:award>/slip.pdf", slips.slip_pdf, name="floor-slip-pdf"),
     path("audit/pools/<int:pool>/", audit.audit_pool, name="audit-pool"),
 ]

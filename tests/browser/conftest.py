@@ -77,13 +77,19 @@ def page(browser):
 
 
 @pytest.fixture
-def screenshot(page):
-    """`screenshot("name")` saves the page as artifacts/browser/name.png."""
+def artifacts() -> Path:
+    """artifacts/browser/, where screenshots go (a test with several tabs saves each there)."""
     folder = Path(os.environ.get("ARTIFACTS_DIR", ROOT / "artifacts")) / "browser"
     folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def screenshot(page, artifacts):
+    """`screenshot("name")` saves the page as artifacts/browser/name.png."""
 
     def save(name: str) -> Path:
-        path = folder / f"{name}.png"
+        path = artifacts / f"{name}.png"
         page.screenshot(path=str(path))
         return path
 

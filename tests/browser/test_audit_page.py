@@ -126,8 +126,9 @@ def test_the_auditor_sees_the_pools_story_drawn_from_its_figures(
         for day, (count, cents, *_) in story.STAKES.items()
     ]
 
-    # In French by default; nothing fetched from elsewhere, nothing refused by the CSP.
-    page.goto(f"{live_service.url}/audit/pools/{story_floor.pool_id}/")
+    # In French when asked (the English asked above is remembered, as on every staff page);
+    # nothing fetched from elsewhere, nothing refused by the CSP.
+    page.goto(f"{live_service.url}/audit/pools/{story_floor.pool_id}/?lang=fr")
     expect(page.locator("body")).to_have_attribute("data-state", "drawn", timeout=WAIT_MS)
     expect(page.locator("h1")).to_contain_text("Historique du jackpot")
     expect(page.locator("#hits-table td.amount")).to_have_text("10\u202f007,00\u00a0€")

@@ -43,7 +43,10 @@ class Command(BaseCommand):
             for table in floor["tables"]:
                 self.stdout.write(f"{table['name']:<12} id={table['id']:<4} token={table['token']}")
             for person in [floor["auditor"], *floor["supervisors"], floor["admin"]]:
-                self.stdout.write(f"{person['username']:<12} token={person['token']}")
+                self.stdout.write(
+                    f"{person['username']:<12} password={person['password']} "
+                    f"token={person['token']}"
+                )
 
     def _seed(self, count: int) -> dict[str, Any]:
         pool = Pool.objects.filter(name=POOL_NAME).first() or pool_create(
@@ -77,13 +80,13 @@ class Command(BaseCommand):
     def _staff(self, username: str, role: str, *, superuser: bool = False) -> dict[str, Any]:
         user, _ = get_user_model().objects.get_or_create(username=username)
         user.groups.add(role_group(role))
-        person: dict[str, Any] = {"username": username, "role": role}
+        # Each person signs in to a browser page (the floor's, /floor/login/; the admin's,
+        # /admin/): a fresh password, shown only here.
+        password = secrets.token_urlsafe(12)
+        user.set_password(password)
+        person: dict[str, Any] = {"username": username, "role": role, "password": password}
         if superuser:
-            # The admin signs in to /admin/ in a browser: a fresh password, shown only here.
-            password = secrets.token_urlsafe(12)
-            user.set_password(password)
             user.is_staff = user.is_superuser = True
-            person["password"] = password
         user.save()
         person["token"] = staff_token_issue(user=user, revoke_others=True, actor=ACTOR)
         return person

@@ -4,7 +4,7 @@
 (function () {
   "use strict";
 
-  const config = JSON.parse(document.getElementById("audit-config").textContent);
+  const config = JSON.parse(document.getElementById("page-config").textContent);
   const text = config.text;
   const SVG = "http://www.w3.org/2000/svg";
   const W = 640, H = 260, LEFT = 96, RIGHT = 44, TOP = 16, BOTTOM = 34;

@@ -1,0 +1,53 @@
+"""The floor's people and a paid jackpot, made through the services and the API."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from jackpot.awards import award_approve, award_pay, award_verify
+from jackpot.services import role_group
+from tests.conftest import uth_play, uth_seat
+
+PASSWORD = "a long floor password"
+
+
+@pytest.fixture
+def people(django_user_model):
+    """ana and bob (supervisors), ida (auditor), and tom (staff with no role)."""
+    users = {}
+    for name, role in (("ana", "supervisor"), ("bob", "supervisor"), ("ida", "auditor")):
+        user = django_user_model.objects.create_user(username=name, password=PASSWORD)
+        user.groups.add(role_group(role))
+        users[name] = user
+    users["tom"] = django_user_model.objects.create_user(username="tom", password=PASSWORD)
+    return users
+
+
+def signed_in(name: str) -> Client:
+    client = Client()
+    response = client.post("/floor/login/", {"username": name, "password": PASSWORD})
+    assert response.status_code == 302, response.content
+    return client
+
+
+def play_hit(terminal, round_id: str = "r-1") -> list[dict]:
+    """A round with a jackpot royal (seat 1, Jh Th on Ah Kh Qh) and an envy (seat 2)."""
+    terminal.post("/rounds", {"round_id": round_id, "seats": [uth_seat(1), uth_seat(2)]})
+    return terminal.post(
+        f"/rounds/{round_id}/result",
+        {
+            "board": ["Ah", "Kh", "Qh", "2c", "3d"],
+            "dealer": ["9s", "9d"],
+            "seats": [uth_play(1, "Jh Th"), uth_play(2, "4c 5c", "fold")],
+        },
+    ).json()["awards"]
+
+
+@pytest.fixture
+def paid_jackpot(floor, people):
+    jackpot, _ = play_hit(floor.uth[0])
+    award_verify(award_id=jackpot["id"], user=people["ana"], note="video checked")
+    award_approve(award_id=jackpot["id"], user=people["bob"])
+    award_pay(award_id=jackpot["id"], user=people["bob"])
+    return jackpot
