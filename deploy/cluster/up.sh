@@ -143,18 +143,25 @@ run_env() { env -i "${service_env[@]}" "$@"; }
 owner_url="postgres://$OWNER:$OWNER_PASSWORD@$PG_HOST:$PG_PORT/$CLUSTER_DATABASE"
 
 # --- migrations: once per `make cluster`, as the owner, straight to PostgreSQL ------------------
+# migrate, then grant_app_role (jackpot-migrate.service's two steps), then the configuration
+# checksum production requires to be pinned: on a server the operator pins it after review; here
+# this build's own is approved, unless JACKPOT_CONFIG_SHA256 is given. One Python process for
+# the three (each would pay Django's start again).
 log "migrating $CLUSTER_DATABASE as $OWNER (direct to $PG_HOST:$PG_PORT)"
 run_env DATABASE_URL="$owner_url" DATABASE_POOLER= DATABASE_STATEMENT_TIMEOUT_MS=0 \
-    "$VENV/bin/python" manage.py migrate --no-input > "$CLUSTER_DIR/migrate.log" 2>&1 \
-    || die "migrate failed: $CLUSTER_DIR/migrate.log"
-run_env DATABASE_URL="$owner_url" DATABASE_POOLER= DATABASE_STATEMENT_TIMEOUT_MS=0 \
-    "$VENV/bin/python" manage.py grant_app_role "$APP" >> "$CLUSTER_DIR/migrate.log" 2>&1 \
-    || die "grant_app_role failed: $CLUSTER_DIR/migrate.log"
-# The approved configuration checksum (production refuses to serve without one): on a server the
-# operator pins it after review; here this build's own is approved, unless one is given.
+    APP_ROLE="$APP" "$VENV/bin/python" - > "$CLUSTER_DIR/migrate.log" 2>&1 <<'PY' \
+    || die "migrate or grant_app_role failed: $CLUSTER_DIR/migrate.log"
+import io, os, django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", interactive=False)
+call_command("grant_app_role", os.environ["APP_ROLE"])
+checksum = io.StringIO()
+call_command("selfcheck", print_checksum=True, stdout=checksum)
+print(f"approved checksum: {checksum.getvalue().strip()}")
+PY
 if [ -z "${JACKPOT_CONFIG_SHA256:-}" ]; then
-    JACKPOT_CONFIG_SHA256=$(run_env DATABASE_URL="$owner_url" DATABASE_POOLER= \
-        "$VENV/bin/python" manage.py selfcheck --print-checksum)
+    JACKPOT_CONFIG_SHA256=$(sed -n 's/^approved checksum: //p' "$CLUSTER_DIR/migrate.log")
 fi
 echo "JACKPOT_CONFIG_SHA256=$JACKPOT_CONFIG_SHA256" >> "$env_file"
 service_env+=("JACKPOT_CONFIG_SHA256=$JACKPOT_CONFIG_SHA256")
