@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make cluster-down`: stop what `make cluster` (up.sh) started, and nothing else: each process
 # named by a pid file of CLUSTER_DIR whose program is still the one started there (a pid the
-# system gave to another program since is left alone). nginx and the gunicorn instances first
-# (no new requests), then the worker and beat, then pgbouncer. SIGTERM (each stops gracefully),
+# system gave to another program since is left alone). nginx, the gunicorn instances, the
+# worker and beat together, then pgbouncer. SIGTERM (each stops gracefully),
 # SIGKILL to whatever of its process group is still there after 30 s. PostgreSQL and Redis are
 # the machine's services and stay up. The files (logs, secrets, configuration) stay too.
 set -euo pipefail
@@ -45,13 +45,14 @@ stop() {
     echo "cluster: $1 stopped (pid $pid)"
 }
 
-stop nginx nginx
+# nginx, the instances, the worker and beat at once (each stops on its own); pgbouncer last, so
+# nothing that still finishes a request or a task loses its database.
+stop nginx nginx &
 for pidfile in "$CLUSTER_DIR"/web-*.pid; do
     [ -e "$pidfile" ] || continue
     name=$(basename "$pidfile" .pid)
     stop "$name" gunicorn &
 done
-wait
 stop worker "celery.*worker" &
 stop beat "celery.*beat" &
 wait

@@ -33,6 +33,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.cluster.conftest import TABLES
 from tests.cluster.topology import Seated, Topology
 from tests.faults.harness import (
     PATIENCE_S,
@@ -49,7 +50,6 @@ from tests.workers import wait_for
 
 pytestmark = pytest.mark.faults
 
-TABLES = 4
 ROUNDS = 8  # per table and drill: 32 rounds, 64 posts
 FAULT_AFTER = TABLES * ROUNDS // 3
 
@@ -167,7 +167,7 @@ def test_a_gunicorn_instance_killed_mid_burst_loses_and_doubles_nothing(topology
     # sent to the other instance; what was in flight there is a 502, resent by the terminal; an
     # acknowledged round is never lost, a resend is answered from the stored answer. Then
     # `make cluster` again (what Restart=always does) starts exactly the missing instance.
-    seated = topology.seat(TABLES)
+    seated = topology.next_seat()
     victim = f"web-{topology.web_ports[0]}"
     others = {name: topology.pid(name) for name in ("worker", "beat", "nginx", "pgbouncer")}
 
@@ -198,7 +198,7 @@ def test_postgresql_restarted_mid_burst_closes_the_progressive_then_play_resumes
     # progressive_closed within its 2 s of patience (requirement 28), nothing else; once
     # PostgreSQL is back, pgbouncer logs in again within a second and play resumes, resends
     # completing every round exactly once.
-    seated = topology.seat(TABLES)
+    seated = topology.next_seat()
 
     def restart_postgresql() -> dict[str, Any]:
         stop_s = topology.postgres.stop("fast")
@@ -235,7 +235,7 @@ def test_redis_killed_and_restarted_moves_no_money_and_the_sign_recovers(topolog
     # never the truth: no round is refused or slowed into a retry, the meter endpoint answers
     # from PostgreSQL meanwhile, and afterwards the sign's figure is the database's again,
     # published anew into the new Redis.
-    seated = topology.seat(TABLES)
+    seated = topology.next_seat()
     meter_path = f"/api/v1/pools/{seated.pool}/meter"
 
     def kill_redis() -> dict[str, Any]:
@@ -270,7 +270,7 @@ def test_pgbouncer_restarted_mid_burst_loses_and_doubles_nothing(topology):
     # started again with its own command line. Every client connection is cut; a request on one
     # gets 503 progressive_closed (or, checked before use, reconnects), never another error;
     # every round completes exactly once.
-    seated = topology.seat(TABLES)
+    seated = topology.next_seat()
 
     def restart_pgbouncer() -> dict[str, Any]:
         old = topology.pid("pgbouncer")
@@ -298,7 +298,7 @@ def test_the_worker_killed_mid_task_does_nothing_twice(topology):
     # delivered, each under one delivery id (what receivers dedup on), and no receiver got more
     # requests for a delivery than the attempts recorded for it. A delivery recorded delivered
     # before the kill is never sent again.
-    seated = topology.seat(TABLES)
+    seated = topology.next_seat()
     slow = topology.receiver.url("/slow")
 
     def sending_to_slow() -> bool:

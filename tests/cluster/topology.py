@@ -30,7 +30,6 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tests.faults.harness import PrivateCluster, alive, children, wait_dead
 from tests.jackpot.webhook_receiver import Receiver
@@ -112,7 +111,7 @@ class Topology:
         self.pgbouncer_port = free_port()
         self.web_ports = [free_port(), free_port()]
         self.settings: dict[str, str] = {}  # CLUSTER_SET_*: more of the service's environment
-        self._pools = 0
+        self._seated: list[Seated] = []
 
     @property
     def database_url(self) -> str:
@@ -186,31 +185,38 @@ class Topology:
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         return done.stdout
 
-    def seat(self, tables: int) -> Seated:
-        """A new pool with `tables` Ultimate Hold'em tables, made by the services as the app
-        role through pgbouncer (the worked example's shares: sub-cent remainders, so the books
-        are exact or wrong). Each drill has its own, so its books are its own."""
-        self._pools += 1
+    def seat(self, pools: int, tables: int) -> None:
+        """`pools` new pools of `tables` Ultimate Hold'em tables each, one per drill (so each
+        drill's books are its own), made by the services as the app role through pgbouncer, in
+        one process (Django starts once). The worked example's shares: sub-cent remainders, so
+        the books are exact or wrong."""
         code = f"""
 import json
 from jackpot.services import pool_create
 from tables.models import Game
 from tables.services import table_create, terminal_token_issue
-pool = pool_create(name="Drill {self._pools}", actor="drill", meter_share_bp=1250,
-                   reserve_share_bp=625)
-seats = []
-for number in range({tables}):
-    table = table_create(name=f"UTH {{pool.pk}}-{{number}}", game=Game.UTH, pool=pool,
-                         actor="drill")
-    token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="drill")
-    seats.append([table.pk, token.token])
-print(json.dumps({{"pool": pool.pk, "stake_cents": pool.stake_cents, "tables": seats}}))
+seated = []
+for n in range({pools}):
+    pool = pool_create(name=f"Drill {{n}}", actor="drill", meter_share_bp=1250,
+                       reserve_share_bp=625)
+    seats = []
+    for number in range({tables}):
+        table = table_create(name=f"UTH {{pool.pk}}-{{number}}", game=Game.UTH, pool=pool,
+                             actor="drill")
+        token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="drill")
+        seats.append([table.pk, token.token])
+    seated.append({{"pool": pool.pk, "stake_cents": pool.stake_cents, "tables": seats}})
+print(json.dumps(seated))
 """
         out = self.manage("shell", "-c", code).strip().splitlines()[-1]
-        seated: dict[str, Any] = json.loads(out)
-        return Seated(
-            seated["pool"], seated["stake_cents"], [(t, token) for t, token in seated["tables"]]
-        )
+        self._seated = [
+            Seated(s["pool"], s["stake_cents"], [(t, token) for t, token in s["tables"]])
+            for s in json.loads(out)
+        ]
+
+    def next_seat(self) -> Seated:
+        """A pool of its own for the next drill."""
+        return self._seated.pop(0)
 
     def get(
         self, path: str, port: int | None = None, headers: dict[str, str] | None = None
