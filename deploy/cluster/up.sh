@@ -262,13 +262,13 @@ else
 fi
 python3 deploy/cluster/render.py deploy/nginx/jackpot.conf.in "$CLUSTER_DIR/nginx-jackpot.conf"
 python3 deploy/cluster/render.py deploy/cluster/nginx.conf.in "$CLUSTER_DIR/nginx.conf"
-nginx -t -q -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf" 2>> "$CLUSTER_DIR/nginx-error.log" \
+nginx -t -q -e "$CLUSTER_DIR/nginx-error.log" -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf" 2>> "$CLUSTER_DIR/nginx-error.log" \
     || die "nginx refuses its configuration: $CLUSTER_DIR/nginx-error.log"
 if running nginx nginx; then
     log "nginx already running; reloading its configuration"
-    nginx -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf" -s reload
+    nginx -e "$CLUSTER_DIR/nginx-error.log" -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf" -s reload
 else
-    nginx -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf"
+    nginx -e "$CLUSTER_DIR/nginx-error.log" -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf"
     log "nginx started (log $CLUSTER_DIR/nginx-access.log, $CLUSTER_DIR/nginx-error.log)"
 fi
 
