@@ -58,7 +58,6 @@ def topology() -> Iterator[Topology]:
         redis.start()
         cluster.make("cluster")
         cluster.seat(pools=DRILLS, tables=TABLES)
-        cluster.warm()
         yield cluster
     finally:
         with contextlib.suppress(Exception):

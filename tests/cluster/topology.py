@@ -26,7 +26,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,36 +228,6 @@ print(json.dumps(seated))
             return response.status, dict(response.getheaders()), response.read()
         finally:
             connection.close()
-
-    def warm(self) -> None:
-        """Every gunicorn worker has evaluated a hand: the rules engine builds its tables on
-        first use (a second of CPU), which a fresh worker would otherwise spend inside a drill's
-        first rounds. Two hands at once per instance, until both come back warm."""
-        body = json.dumps({"cards": ["As", "Ks", "Qs", "Js", "Ts", "2c", "3d"]})
-
-        def evaluate(port: int, seconds: list[float]) -> None:
-            started = time.monotonic()
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            try:
-                connection.request(
-                    "POST", "/api/v1/rules/evaluate", body,
-                    {"Host": "127.0.0.1", "Content-Type": "application/json"},
-                )  # fmt: skip
-                assert connection.getresponse().status == 200
-            finally:
-                connection.close()
-            seconds.append(time.monotonic() - started)
-
-        for port in self.web_ports:
-            for _ in range(20):
-                seconds: list[float] = []
-                pair = [threading.Thread(target=evaluate, args=(port, seconds)) for _ in "ab"]
-                for thread in pair:
-                    thread.start()
-                for thread in pair:
-                    thread.join()
-                if len(seconds) == 2 and max(seconds) < 0.2:
-                    break
 
     def healthy(self, port: int) -> bool:
         with contextlib.suppress(OSError, http.client.HTTPException):
