@@ -95,6 +95,8 @@ SELECT format('CREATE ROLE %I LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLIC
 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$OWNER') \gexec
 SELECT format('CREATE ROLE %I LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT', '$APP')
 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$APP') \gexec
+-- This machine's generated passwords (secrets.env), for a local cluster; on a server the roles'
+-- passwords are set at postgres-roles.sql's prompts, which send only their SCRAM hash.
 ALTER ROLE $OWNER PASSWORD '$OWNER_PASSWORD';
 ALTER ROLE $APP PASSWORD '$APP_PASSWORD';
 SELECT format('CREATE DATABASE %I OWNER %I', '$CLUSTER_DATABASE', '$OWNER')
