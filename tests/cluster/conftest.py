@@ -1,6 +1,7 @@
 """One topology for the module: `make cluster` on a private PostgreSQL and a private Redis, its
 big-win webhooks posted to a receiver of the test's own; `make cluster-down` and everything
-removed at the end, whatever happened."""
+removed at the end, whatever happened (KEEP_TOPOLOGY=1 keeps its directory, with every part's
+log, to read after a failure)."""
 
 from __future__ import annotations
 
