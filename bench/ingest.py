@@ -1,13 +1,20 @@
-"""Round ingestion through HTTP: gunicorn on PostgreSQL, 1 to 64 terminals posting at once.
+"""Round ingestion through HTTP, 1 to 64 terminals posting at once.
 
 Each terminal (a client thread with its own keep-alive connection) posts rounds of 7 seats, all
 with the progressive: an open, then the result. For each level the script prints rounds/s,
-hands/s and the p50/p99 latency of a request, then the same figures for the trivial endpoint
-(insert one row, update one counter row) and our request rate as a share of it.
+hands/s and the p50/p99 latency of a request. Two services to post to:
 
-    .venv/bin/python bench/ingest.py [--seconds 8] [--levels 1,8,32,64] [--workers 3]
+- `--via gunicorn` (the default): one gunicorn on PostgreSQL, nothing in front, and beside each
+  level the same figures for a trivial endpoint (insert one row, update one counter row) and our
+  request rate as a share of it;
+- `--via cluster`: the production topology that `make cluster` starts (nginx, two gunicorn
+  instances, pgbouncer in transaction pooling, a worker and beat; docs/operations.md
+  "Topology"), started by that command with its own directory and database, and stopped after.
 
-Needs PostgreSQL and Redis (DATABASE_URL's server; a database jackpot_bench is created anew).
+    .venv/bin/python bench/ingest.py [--via gunicorn|cluster] [--seconds 8] [--levels 1,8,32,64]
+
+Needs PostgreSQL and Redis (DATABASE_URL's server; a database jackpot_bench, or
+jackpot_bench_cluster, is created anew). The figures go to bench/results/ingest-<via>.json.
 """
 
 from __future__ import annotations
@@ -22,12 +29,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.results import write_result  # noqa: E402
 
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
 PORT = 8765
@@ -36,6 +47,17 @@ TRIVIAL_SCHEMA = [
     "CREATE TABLE IF NOT EXISTS bench_counter (id int PRIMARY KEY, hits bigint NOT NULL)",
     "INSERT INTO bench_counter VALUES (1, 0) ON CONFLICT DO NOTHING",
 ]
+
+
+@dataclass(frozen=True)
+class Service:
+    """Where the terminals post (127.0.0.1:`port`), the floor seeded in its database, and the
+    environment its `manage.py` commands run with."""
+
+    port: int
+    floor: dict
+    env: dict[str, str]
+    trivial: bool  # serves the trivial endpoint (the bench's own settings only)
 
 
 def _env(database_url: str) -> dict[str, str]:
@@ -74,7 +96,9 @@ def prepare(database_url: str, tables: int) -> dict:
 
 
 @contextmanager
-def gunicorn(bench_url: str, workers: int, threads: int = 1, worker_class: str = "sync"):
+def gunicorn(
+    bench_url: str, workers: int, threads: int = 1, worker_class: str = "sync"
+) -> Iterator[None]:
     """The service under gunicorn on PORT with the bench settings, until the block ends."""
     server = subprocess.Popen(
         [
@@ -111,12 +135,79 @@ def gunicorn(bench_url: str, workers: int, threads: int = 1, worker_class: str =
         server.wait(10)
 
 
-def verify_journal(bench_url: str) -> str:
-    """The first line of `manage.py verify_journal` on the bench database."""
+@contextmanager
+def own_gunicorn(
+    tables: int, workers: int, threads: int = 1, worker_class: str = "sync"
+) -> Iterator[Service]:
+    """A database jackpot_bench made anew with `tables` tables, served by gunicorn on PORT."""
+    database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/jackpot")
+    bench_url = urlunsplit(urlsplit(database_url)._replace(path="/jackpot_bench"))
+    floor = prepare(bench_url, tables)
+    with gunicorn(bench_url, workers, threads, worker_class):
+        yield Service(port=PORT, floor=floor, env=_env(bench_url), trivial=True)
+
+
+WARMUP_TERMINALS = 4
+CLUSTER_DIR = ROOT / "var" / "bench-cluster"
+CLUSTER_PORT = 8780
+
+
+@contextmanager
+def cluster(tables: int) -> Iterator[Service]:
+    """The topology as `make cluster` starts it, in var/bench-cluster with a database
+    jackpot_bench_cluster made anew, on ports of its own; `make cluster-down` after the block.
+
+    Its throttles are raised (CLUSTER_SET_): the bench's terminals and signs all come from one
+    address, which a club's would not."""
+    database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/jackpot")
+    admin_url = urlunsplit(urlsplit(database_url)._replace(path="/postgres"))
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS jackpot_bench_cluster WITH (FORCE)")
+    settings = {
+        "CLUSTER_DIR": str(CLUSTER_DIR),
+        "CLUSTER_PG_URL": admin_url,
+        "CLUSTER_DATABASE": "jackpot_bench_cluster",
+        "CLUSTER_REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+        "PUBLIC_LISTEN": f"127.0.0.1:{CLUSTER_PORT}",
+        "METRICS_LISTEN": f"127.0.0.1:{CLUSTER_PORT + 1}",
+        "PGBOUNCER_PORT": str(CLUSTER_PORT + 2),
+        "WEB_PORTS": f"{CLUSTER_PORT + 3} {CLUSTER_PORT + 4}",
+        "CLUSTER_SET_THROTTLE_ANON": "1000000/min",
+        "CLUSTER_SET_THROTTLE_TERMINAL": "1000000/min",
+        "LOG_LEVEL": "WARNING",
+    }
+    make_env = {**os.environ, **settings}
+    subprocess.run(["make", "cluster-down"], cwd=ROOT, env=make_env, capture_output=True)
+    subprocess.run(
+        ["make", "cluster"], cwd=ROOT, env=make_env, check=True, stdout=subprocess.DEVNULL
+    )
+    try:
+        service_env = dict(
+            line.split("=", 1)
+            for line in (CLUSTER_DIR / "env").read_text().splitlines()
+            if line and not line.startswith("#")
+        )
+        out = subprocess.run(
+            [sys.executable, "manage.py", "seed_demo", "--json", "--tables", str(tables)],
+            cwd=ROOT,
+            env=service_env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        yield Service(port=CLUSTER_PORT, floor=json.loads(out), env=service_env, trivial=False)
+    finally:
+        subprocess.run(["make", "cluster-down"], cwd=ROOT, env=make_env, check=True)
+
+
+def verify_journal(service: Service) -> str:
+    """The first line of `manage.py verify_journal` on the service's database."""
     verify = subprocess.run(
         [sys.executable, "manage.py", "verify_journal"],
         cwd=ROOT,
-        env=_env(bench_url),
+        env={**service.env, "DATABASE_STATEMENT_TIMEOUT_MS": "0"},
         capture_output=True,
         text=True,
     )
@@ -158,9 +249,10 @@ SEATS = [
 
 
 class Terminal(threading.Thread):
-    def __init__(self, table: dict, tag: str, stop_at: float, trivial: bool) -> None:
+    def __init__(self, port: int, table: dict, tag: str, stop_at: float, trivial: bool) -> None:
         super().__init__(daemon=True)
-        self.table, self.tag, self.stop_at, self.trivial = table, tag, stop_at, trivial
+        self.port, self.table, self.tag = port, table, tag
+        self.stop_at, self.trivial = stop_at, trivial
         self.latencies: list[float] = []
         self.rounds = 0
         self.errors = 0
@@ -175,7 +267,7 @@ class Terminal(threading.Thread):
         return response.status
 
     def run(self) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         headers = {
             "Content-Type": "application/json",
             "Authorization": f"Bearer {self.table['token']}",
@@ -200,9 +292,12 @@ class Terminal(threading.Thread):
         conn.close()
 
 
-def _level(tables: list[dict], count: int, seconds: float, trivial: bool, tag: str) -> dict:
+def _level(service: Service, count: int, seconds: float, trivial: bool, tag: str) -> dict:
+    tables = [t for t in service.floor["tables"] if t["game"] == "uth"]
     stop_at = time.perf_counter() + seconds
-    terminals = [Terminal(tables[i], f"{tag}-{count}", stop_at, trivial) for i in range(count)]
+    terminals = [
+        Terminal(service.port, tables[i], f"{tag}-{count}", stop_at, trivial) for i in range(count)
+    ]
     started = time.perf_counter()
     for terminal in terminals:
         terminal.start()
@@ -226,45 +321,61 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--via", default="gunicorn", choices=["gunicorn", "cluster"])
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--levels", default="1,8,32,64")
     # Sync workers, one per core and one more: measured best on 2 cores (gthread's threads
-    # contend for the GIL; see docs/operations.md).
+    # contend for the GIL; see docs/operations.md). The cluster has its own (make cluster).
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--worker-class", default="sync", choices=["gthread", "sync"])
     args = parser.parse_args()
     levels = [int(level) for level in args.levels.split(",")]
+    tables = max([*levels, WARMUP_TERMINALS])
 
-    database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/jackpot")
-    bench_url = urlunsplit(urlsplit(database_url)._replace(path="/jackpot_bench"))
-    floor = prepare(bench_url, max(levels))
-    tables = [t for t in floor["tables"] if t["game"] == "uth"]
-    with gunicorn(bench_url, args.workers, args.threads, args.worker_class):
-        _level(tables, 4, 1.0, False, "warmup")
-        _level(tables, 4, 1.0, True, "warmup")
-        server_at = bench_url.rsplit("@", 1)[-1]
-        print(
-            f"machine: {os.cpu_count()} cores; gunicorn {args.worker_class} {args.workers} workers"
-            f" x {args.threads} threads; {args.seconds:.0f} s a level; PostgreSQL {server_at}"
-        )
+    if args.via == "cluster":
+        started = cluster(tables)
+        served_by = "make cluster: nginx, 2 gunicorn instances x 2 sync workers, pgbouncer"
+    else:
+        started = own_gunicorn(tables, args.workers, args.threads, args.worker_class)
+        served_by = f"gunicorn {args.worker_class} {args.workers} workers x {args.threads} threads"
+    with started as service:
+        _level(service, WARMUP_TERMINALS, 1.0, False, "warmup")
+        if service.trivial:
+            _level(service, WARMUP_TERMINALS, 1.0, True, "warmup")
+        print(f"machine: {os.cpu_count()} cores; {served_by}; {args.seconds:.0f} s a level")
         columns = ("terminals", "rounds/s", "hands/s", "req/s", "p50 ms", "p99 ms", "errors")
-        header = f"{'endpoint':<10}" + "".join(f"{column:>10}" for column in columns)
-        print(header)
+        print(f"{'endpoint':<10}" + "".join(f"{column:>10}" for column in columns))
         rows = []
         for count in levels:
-            ours = _level(tables, count, args.seconds, False, f"run{time.time_ns()}")
-            floor_ = _level(tables, count, args.seconds, True, "trivial")
-            rows.append((ours, floor_))
-            for name, row in (("rounds", ours), ("trivial", floor_)):
+            ours = _level(service, count, args.seconds, False, f"run{time.time_ns()}")
+            row = {"rounds": ours}
+            if service.trivial:
+                row["trivial"] = _level(service, count, args.seconds, True, "trivial")
+                row["share_of_trivial"] = ours["requests_per_s"] / row["trivial"]["requests_per_s"]
+            rows.append(row)
+            for name in ("rounds", "trivial"):
+                if name not in row:
+                    continue
+                figures = row[name]
                 print(
-                    f"{name:<10}{row['terminals']:>10}{row['rounds_per_s']:>10.1f}"
-                    f"{row['hands_per_s']:>10.0f}{row['requests_per_s']:>10.1f}"
-                    f"{row['p50_ms']:>10.1f}{row['p99_ms']:>10.1f}{row['errors']:>10}"
+                    f"{name:<10}{figures['terminals']:>10}{figures['rounds_per_s']:>10.1f}"
+                    f"{figures['hands_per_s']:>10.0f}{figures['requests_per_s']:>10.1f}"
+                    f"{figures['p50_ms']:>10.1f}{figures['p99_ms']:>10.1f}{figures['errors']:>10}"
                 )
-            share = ours["requests_per_s"] / floor_["requests_per_s"]
-            print(f"{'':<10}share of the trivial endpoint's request rate: {share:.0%}")
-        print("verify_journal:", verify_journal(bench_url))
+            if "share_of_trivial" in row:
+                share = row["share_of_trivial"]
+                print(f"{'':<10}share of the trivial endpoint's request rate: {share:.0%}")
+        verified = verify_journal(service)
+        print("verify_journal:", verified)
+    path = write_result(
+        f"ingest-{args.via}",
+        {"levels": rows, "verify_journal": verified},
+        via=args.via,
+        served_by=served_by,
+        seconds=args.seconds,
+    )
+    print(f"written: {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,12 @@ prints the meter requests served a second, the share of 304s, the p50/p99 latenc
 how long after the terminal's answer the signs first saw each new meter (freshness: the Redis
 display cache is written after commit, so this is the cost of that path, not of polling).
 
-    .venv/bin/python bench/signs.py [--seconds 8] [--levels 1,16,64] [--rate 5] [--workers 3]
+    .venv/bin/python bench/signs.py [--via gunicorn|cluster] [--seconds 8] [--levels 1,16,64]
 
-Needs PostgreSQL and Redis (DATABASE_URL's server; a database jackpot_bench is created anew).
+`--via` as for bench/ingest.py: the bench's own gunicorn (3 sync workers, nothing in front), or
+the production topology `make cluster` starts (nginx, two gunicorn instances, pgbouncer).
+Needs PostgreSQL and Redis (DATABASE_URL's server; a database jackpot_bench, or
+jackpot_bench_cluster, is created anew). The figures go to bench/results/signs-<via>.json.
 """
 
 from __future__ import annotations
@@ -24,26 +27,26 @@ import sys
 import threading
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.ingest import PORT, SEATS, deal_result, gunicorn, prepare, verify_journal
+from bench.ingest import ROOT, SEATS, cluster, deal_result, own_gunicorn, verify_journal
+from bench.results import write_result
 
 
 class Sign(threading.Thread):
     """Polls the meter until `stop_at`; notes when it first saw each meter sequence."""
 
-    def __init__(self, pool: int, stop_at: float) -> None:
+    def __init__(self, port: int, pool: int, stop_at: float) -> None:
         super().__init__(daemon=True)
-        self.path, self.stop_at = f"/api/v1/pools/{pool}/meter", stop_at
+        self.port, self.path, self.stop_at = port, f"/api/v1/pools/{pool}/meter", stop_at
         self.latencies: list[float] = []
         self.not_modified = 0
         self.errors = 0
         self.first_seen: dict[int, float] = {}
 
     def run(self) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         etag = ""
         while time.perf_counter() < self.stop_at:
             started = time.perf_counter()
@@ -65,14 +68,15 @@ class Sign(threading.Thread):
 class Table(threading.Thread):
     """Posts a round every `interval` seconds; notes when each answer's meter came back."""
 
-    def __init__(self, table: dict, tag: str, interval: float, stop_at: float) -> None:
+    def __init__(self, port: int, table: dict, tag: str, interval: float, stop_at: float) -> None:
         super().__init__(daemon=True)
-        self.table, self.tag, self.interval, self.stop_at = table, tag, interval, stop_at
+        self.port, self.table, self.tag = port, table, tag
+        self.interval, self.stop_at = interval, stop_at
         self.answered: dict[int, float] = {}  # meter sequence -> when the terminal had it
 
     def run(self) -> None:
         rng = random.Random(self.tag)
-        conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         headers = {
             "Content-Type": "application/json",
             "Authorization": f"Bearer {self.table['token']}",
@@ -94,10 +98,10 @@ class Table(threading.Thread):
         conn.close()
 
 
-def _level(pool: int, table: dict, signs: int, seconds: float, rate: float) -> dict:
+def _level(port: int, pool: int, table: dict, signs: int, seconds: float, rate: float) -> dict:
     stop_at = time.perf_counter() + seconds
-    pollers = [Sign(pool, stop_at) for _ in range(signs)]
-    terminal = Table(table, f"signs{time.time_ns()}-{signs}", 1.0 / rate, stop_at)
+    pollers = [Sign(port, pool, stop_at) for _ in range(signs)]
+    terminal = Table(port, table, f"signs{time.time_ns()}-{signs}", 1.0 / rate, stop_at)
     started = time.perf_counter()
     for thread in [*pollers, terminal]:
         thread.start()
@@ -129,27 +133,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--via", default="gunicorn", choices=["gunicorn", "cluster"])
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--levels", default="1,16,64")
     parser.add_argument("--rate", type=float, default=5.0, help="rounds a second from the table")
     parser.add_argument("--workers", type=int, default=3)
     args = parser.parse_args()
 
-    database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/jackpot")
-    bench_url = urlunsplit(urlsplit(database_url)._replace(path="/jackpot_bench"))
-    floor = prepare(bench_url, 1)
-    pool = floor["pools"][0]["id"]
-    table = next(t for t in floor["tables"] if t["game"] == "uth")
-    with gunicorn(bench_url, args.workers):
-        _level(pool, table, 4, 1.0, args.rate)  # warm up
+    if args.via == "cluster":
+        started = cluster(1)
+        served_by = "make cluster: nginx, 2 gunicorn instances x 2 sync workers, pgbouncer"
+    else:
+        started = own_gunicorn(1, args.workers)
+        served_by = f"gunicorn sync {args.workers} workers"
+    rows = []
+    with started as service:
+        pool = service.floor["pools"][0]["id"]
+        table = next(t for t in service.floor["tables"] if t["game"] == "uth")
+        _level(service.port, pool, table, 4, 1.0, args.rate)  # warm up
         print(
-            f"machine: {os.cpu_count()} cores; gunicorn sync {args.workers} workers; "
-            f"{args.seconds:.0f} s a level; one table posting {args.rate:g} rounds/s"
+            f"machine: {os.cpu_count()} cores; {served_by}; {args.seconds:.0f} s a level;"
+            f" one table posting {args.rate:g} rounds/s"
         )
         columns = ("req/s", "304 share", "p50 ms", "p99 ms", "meters", "seen", "lag p50", "max")
         print(f"{'signs':>6}" + "".join(f"{column:>10}" for column in columns) + f"{'errors':>8}")
         for signs in (int(level) for level in args.levels.split(",")):
-            row = _level(pool, table, signs, args.seconds, args.rate)
+            row = _level(service.port, pool, table, signs, args.seconds, args.rate)
+            rows.append(row)
             print(
                 f"{row['signs']:>6}{row['requests_per_s']:>10.0f}{row['not_modified']:>10.0%}"
                 f"{row['p50_ms']:>10.1f}{row['p99_ms']:>10.1f}{row['meters']:>10}"
@@ -157,7 +167,17 @@ def main() -> None:
                 f"{row['errors']:>8}"
             )
         print("lag: ms from the terminal's answer to the first sign showing that meter")
-        print("verify_journal:", verify_journal(bench_url))
+        verified = verify_journal(service)
+        print("verify_journal:", verified)
+    path = write_result(
+        f"signs-{args.via}",
+        {"levels": rows, "verify_journal": verified},
+        via=args.via,
+        served_by=served_by,
+        seconds=args.seconds,
+        table_rounds_per_s=args.rate,
+    )
+    print(f"written: {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

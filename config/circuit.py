@@ -7,7 +7,9 @@ down or black-holed (a connection accepted or not, and no answer). So the first 
 a Redis failure opens the circuit, and for `REDIS_BREAKER_SECONDS` (5 s by default) `redis_client`
 answers None at once and every caller takes its way without Redis. The first call after that
 period tries Redis again: a success keeps the circuit closed, a failure opens it for another
-period. The state is per process: each gunicorn worker pays one timeout to learn it.
+period. The state is per process: each gunicorn worker pays one timeout to learn it. Each opening
+is counted, and until when it stays open is a gauge (config.metrics: the `jackpot_redis_circuit_`
+metrics).
 
 The clients made here fail fast: `TIMEOUT` to connect and to answer, and no retries (redis-py
 retries three times by default, with back-off sleeps of up to seconds).
@@ -23,6 +25,8 @@ import redis
 from django.conf import settings
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+
+from config import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -56,12 +60,15 @@ class Circuit:
         with self._lock:
             if not self.open:
                 logger.warning("%s failed (%s): skipped for %g s", self.name, error, seconds)
+                metrics.REDIS_CIRCUIT_OPENED.inc()
             self._open_until = time.monotonic() + seconds
+        metrics.REDIS_CIRCUIT_OPEN_UNTIL.set(time.time() + seconds)
 
     def close(self) -> None:
         """Try the service again at the next call (tests; an operator's shell)."""
         with self._lock:
             self._open_until = 0.0
+        metrics.REDIS_CIRCUIT_OPEN_UNTIL.set(0)
 
 
 redis_circuit = Circuit("Redis")

@@ -10,7 +10,9 @@ Invariants:
   `config.circuit`, no retries, and none at all while the Redis circuit is open. A send that
   fails is logged and answered False; whatever must happen anyway is recorded in PostgreSQL
   first (an outbox row, a queued job) and sent again by beat's sweeper;
-- without a broker (`make run` without REDIS_URL: eager tasks) the task runs here, after commit.
+- without a broker (`make run` without REDIS_URL: eager tasks) the task runs here, after commit;
+- a task carries the request id of the request (or task) that sent it, in its `request_id`
+  header (config.request_id), so its log lines name the request that caused it.
 """
 
 from __future__ import annotations
@@ -20,9 +22,16 @@ import logging
 from celery import current_app
 from django.db import transaction
 
+from config import request_id
 from config.circuit import redis_circuit
 
 logger = logging.getLogger(__name__)
+
+
+def _headers() -> dict[str, str]:
+    """The request id the task will run as (config.celery's task_prerun), when there is one."""
+    current = request_id.current()
+    return {request_id.TASK_HEADER: current} if current else {}
 
 
 def send(name: str, *args: object) -> bool:
@@ -36,7 +45,7 @@ def send(name: str, *args: object) -> bool:
         logger.warning("task %s%r not sent: Redis is skipped for now; the sweeper will", name, args)
         return False
     try:
-        app.send_task(name, args=list(args), retry=False)
+        app.send_task(name, args=list(args), retry=False, headers=_headers())
     except Exception as error:  # kombu's and redis's errors alike: the broker did not take it
         redis_circuit.failed(error)
         logger.warning("task %s%r not sent (%s); the sweeper will", name, args, error)

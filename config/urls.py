@@ -1,5 +1,5 @@
-"""URL map: health, the jackpot sign, the API under /api/v1/, its OpenAPI schema and docs, and the
-Django admin."""
+"""URL map: health, metrics, the jackpot sign, the API under /api/v1/, its OpenAPI schema and
+docs, and the Django admin."""
 
 from django.contrib import admin
 from django.urls import include, path, re_path
@@ -10,10 +10,12 @@ from config import openapi  # noqa: F401  (registers the schema extensions)
 from config.admin_login import admin_login
 from config.handlers import json_404
 from config.health import healthz
+from config.monitoring import metrics_view
 from jackpot.views import display_sign
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),  # not the API's: no schema (config.monitoring)
     path("display/<int:pool>/", display_sign, name="display"),
     path("", include("tables.pages.urls")),
     path("api/v1/", include("tables.api.urls")),

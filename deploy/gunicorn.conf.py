@@ -6,6 +6,11 @@ one process take turns holding the GIL. On the 2-core reference machine bench/in
 rounds/s with p99 over 300 ms for 3 workers of 4 threads. Put a buffering proxy (nginx) in front:
 a sync worker serves one connection at a time, so it must not wait on slow clients.
 
+Metrics (config.metrics): with PROMETHEUS_MULTIPROC_DIR set, the workers write their counters to
+files there, which any worker's /metrics adds up; the master empties it at start and drops a dead
+worker's live gauges (`child_exit`). Logs (config.logs): LOG_FORMAT=json makes the error and
+access logs JSON lines, the access line with the request id the response carried.
+
 Before it binds its port, the master runs the start-up self-check (`on_starting`, compliance
 requirement 27): a restarted service answers nothing until the check passes, and gunicorn exits
 non-zero, never bound, when it fails.
@@ -23,6 +28,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # config.logs and config.metrics: neither sets Django up
+
+from config import metrics  # noqa: E402
+from config.logs import ACCESS_LOGGER, formatter_config  # noqa: E402
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_WORKERS", multiprocessing.cpu_count() + 1))
@@ -33,6 +42,36 @@ max_requests = 20_000  # recycle workers now and then; jitter avoids recycling a
 max_requests_jitter = 2_000
 accesslog = "-"
 errorlog = "-"
+# The request id Django answered with (config.request_id) ends each access line; with
+# LOG_FORMAT=json both logs are config.logs's JSON lines, the access line with named fields.
+access_log_format = (
+    '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %(M)sms %({x-request-id}o)s'
+)
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text").strip().lower() or "text"
+if LOG_FORMAT == "json":
+    logconfig_dict = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": formatter_config("json")},
+        "handlers": {
+            "error": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "stream": "ext://sys.stderr",
+            },
+            "access": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "stream": "ext://sys.stdout",
+            },
+        },
+        "root": {"level": "INFO", "handlers": ["error"]},
+        "loggers": {
+            # Not propagated: a worker's Django configures the root logger's handlers too.
+            "gunicorn.error": {"level": "INFO", "handlers": ["error"], "propagate": False},
+            ACCESS_LOGGER: {"level": "INFO", "handlers": ["access"], "propagate": False},
+        },
+    }
 
 
 def on_starting(server):  # type: ignore[no-untyped-def]
@@ -43,6 +82,7 @@ def on_starting(server):  # type: ignore[no-untyped-def]
     database connection its workers would inherit. The check scans the whole journal: no
     statement timeout for it (each worker keeps its own).
     """
+    metrics.clean_directory()  # PROMETHEUS_MULTIPROC_DIR: the last run's files (config.metrics)
     env = {**os.environ, "DATABASE_STATEMENT_TIMEOUT_MS": "0"}
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     server.log.info("Running the start-up self-check before binding")
@@ -61,3 +101,8 @@ def post_worker_init(worker):  # type: ignore[no-untyped-def]
     from tables.rules.hands import evaluate
 
     evaluate(parse_cards(["As", "Ks", "Qs", "Js", "Ts", "2c", "3d"], param="cards", count=7))
+
+
+def child_exit(server, worker):  # type: ignore[no-untyped-def]
+    """A worker is gone (recycled, killed): its live gauges go, its counters stay."""
+    metrics.process_exited(worker.pid)

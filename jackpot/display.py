@@ -28,7 +28,8 @@ database's figures, possibly under the very same versions. So (compliance requir
   figure the database may not hold.
 When Redis is down or does not hold both parts, `display_meter` reads PostgreSQL and refills the
 cache; after a Redis failure, Redis is skipped for a few seconds (`config.circuit`). Losing Redis
-costs a query, never a wrong number.
+costs a query, never a wrong number. Each read counts as a hit or a miss of the cache
+(`jackpot_sign_cache_lookups_total`, config.metrics).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import redis
 from django.conf import settings
 from django.db import connection, transaction
 
+from config import metrics
 from config.circuit import redis_circuit, redis_client
 from jackpot.bodies import Hit, Meter, SignAwards
 from jackpot.meter import pool_meter
@@ -296,8 +298,10 @@ def display_meter(pool_id: int) -> tuple[dict[str, Any], str] | None:
         and int(held[b"meter:version"]) == meter_version
         and int(held[b"awards:version"]) == award_version
     ):
+        metrics.SIGN_CACHE.labels("hit").inc()
         meter, awards = json.loads(held[b"meter"]), json.loads(held[b"awards"])
     else:
+        metrics.SIGN_CACHE.labels("miss").inc()
         found = _from_database(pool_id)
         if found is None:
             return None

@@ -18,15 +18,19 @@ Invariants:
   pool's `verification_threshold_cents`, and is approved at once otherwise;
 - award numbers follow the commit order (taken under the pool row lock), within a round in seat
   order, each seat's own award before its envy;
-- the displays hear of a change only after commit (`jackpot.display`).
+- the displays hear of a change only after commit (`jackpot.display`), and the metrics count it
+  only then (`_count_after_commit`, config.metrics): a rolled-back transaction counts nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import transaction
+
+from config import metrics
 from config.errors import Conflict
 from jackpot import display, meter
 from jackpot.accounting import Posting
@@ -61,6 +65,27 @@ def _meter_changed(pool: Pool, meter_cents: int, meter_version: int, now: dateti
     )
     display.meter_changed(pool.pk, body)
     return body
+
+
+def _count_after_commit(count: Callable[[], None]) -> None:
+    """Count a movement once its transaction commits; a metric that fails never fails the
+    committed request (`robust`)."""
+    transaction.on_commit(count, robust=True)
+
+
+def _count_stakes(pool_id: int, stakes: int, stake_cents: int) -> None:
+    pool = str(pool_id)
+    metrics.STAKES.labels(pool).inc(stakes)
+    metrics.STAKES_CENTS.labels(pool).inc(stakes * stake_cents)
+
+
+def _count_awards(pool_id: int, awards: Sequence[tuple[str, int]]) -> None:
+    pool = str(pool_id)
+    for kind, amount_cents in awards:
+        metrics.AWARDS.labels(pool, kind).inc()
+        metrics.AWARDS_CENTS.labels(pool, kind).inc(amount_cents)
+        if kind == AwardKind.ROYAL_FLUSH:
+            metrics.JACKPOT_HITS.labels(pool).inc()
 
 
 def seed_pool(*, seed_cents: int) -> tuple[Posting, ...]:
@@ -113,6 +138,7 @@ def take_stakes(
             Posting(TransferCode.SUB_CENT_CARRY, carry, round_pk),
         ]
     body = _meter_changed(pool, split.meter_after_cents, split.meter_version, now)
+    _count_after_commit(lambda: _count_stakes(pool.pk, stakes, stake_cents))
     return StakesTaken(
         stakes=stakes,
         stake_cents=stake_cents,
@@ -177,6 +203,8 @@ def grant_awards(
     ]
     Award.objects.bulk_create(awards)
     display.awards_changed(pool.pk)
+    counted = [(str(award.kind), award.amount_cents) for award in awards]
+    _count_after_commit(lambda: _count_awards(pool.pk, counted))
 
     postings: list[Posting] = []
     for award in awards:

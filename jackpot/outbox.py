@@ -22,7 +22,9 @@ Invariants:
   is claimed anew. Its outcome is written by one UPDATE naming the token. The handler itself is
   idempotent (each webhook send is claimed on its own row), so two relays of one message never
   do its work twice;
-- a message done is never relayed again.
+- a message done is never relayed again;
+- a message keeps the request id of the request that wrote it (config.request_id), and its
+  relay's log lines carry that id, whoever sent the relay.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from django.db.models import DateTimeField, ExpressionWrapper, F, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from config import request_id
 from config.dispatch import send, send_after_commit
 from jackpot import webhooks
 from jackpot.models import OutboxMessage, OutboxStatus
@@ -73,16 +76,18 @@ def _in(seconds: float) -> ExpressionWrapper:
 # --- enqueueing (in the money's transaction) ----------------------------------------------------
 
 _TABLE = OutboxMessage._meta.db_table
-_COLUMNS = "key, topic, payload, status, attempts, last_error, created_at, next_attempt_at"
+_COLUMNS = (
+    "key, topic, payload, status, attempts, last_error, request_id, created_at, next_attempt_at"
+)
 #: PostgreSQL: one statement, times on the database's clock.
 _INSERT_POSTGRESQL = (
     f"INSERT INTO {_TABLE} ({_COLUMNS})"
-    " VALUES (%s, %s, %s::jsonb, %s, 0, '', now(), now() + make_interval(secs => %s))"
+    " VALUES (%s, %s, %s::jsonb, %s, 0, '', %s, now(), now() + make_interval(secs => %s))"
     " ON CONFLICT (key) DO NOTHING RETURNING id"
 )
 #: SQLite (`make run` without DATABASE_URL, development only): the same, on this process's clock.
 _INSERT_OTHER = (
-    f"INSERT INTO {_TABLE} ({_COLUMNS}) VALUES (%s, %s, %s, %s, 0, '', %s, %s)"
+    f"INSERT INTO {_TABLE} ({_COLUMNS}) VALUES (%s, %s, %s, %s, 0, '', %s, %s, %s)"
     " ON CONFLICT (key) DO NOTHING RETURNING id"
 )
 
@@ -93,7 +98,13 @@ def enqueue(topic: str, payload: Mapping[str, object], *, key: str) -> int | Non
     if topic not in HANDLERS:
         raise ValueError(f"outbox: no handler for topic {topic!r}")
     body = json.dumps(payload, sort_keys=True)
-    values: list[str | int | None] = [key, topic, body, OutboxStatus.PENDING]
+    values: list[str | int | None] = [
+        key,
+        topic,
+        body,
+        OutboxStatus.PENDING,
+        request_id.current() or "",
+    ]
     resend = settings.OUTBOX_RESEND_AFTER_SECONDS
     if connection.vendor == "postgresql":
         statement = _INSERT_POSTGRESQL
@@ -146,6 +157,13 @@ def relay(message_id: int) -> Relayed:
         logger.info("outbox %s left alone: done, or a relay holds it", message_id)
         return Relayed.LEFT_ALONE
     message = OutboxMessage.objects.get(pk=message_id)
+    # Its work is logged as the request that wrote it, however late (a sweeper's resend).
+    with request_id.bound(message.request_id or request_id.current()):
+        return _relay_claimed(message, token)
+
+
+def _relay_claimed(message: OutboxMessage, token: uuid.UUID) -> Relayed:
+    message_id = message.pk
     mine = OutboxMessage.objects.filter(pk=message_id, claim=token, status=OutboxStatus.PENDING)
     try:
         outcome = HANDLERS[message.topic](message)

@@ -86,19 +86,41 @@ TEXT: dict[str, dict[str, str]] = {
 
 
 @cache
-def _asset(name: str) -> tuple[SafeString, str]:
-    """An inlined file and its CSP source expression (its SHA-256, as the browser hashes it)."""
-    text = (_ASSETS / name).read_text(encoding="utf-8")
+def inline_asset(path: Path) -> tuple[SafeString, str]:
+    """A file of ours to inline in a page, and its CSP source expression (its SHA-256, as the
+    browser hashes it). The staff pages (`tables.pages`) inline theirs with it too."""
+    text = path.read_text(encoding="utf-8")
     digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
     return mark_safe(text), f"'sha256-{digest}'"  # our own file, not user input
+
+
+def page_language(request: HttpRequest) -> str:
+    """French by default, English with `?lang=en`: the sign's rule, and the staff pages'."""
+    return "en" if request.GET.get("lang") == "en" else "fr"
+
+
+def page_config(config: dict[str, Any]) -> SafeString:
+    """A page's configuration as JSON to put in a `<script type="application/json">`: `<`
+    escaped, so that no text in it can close the element."""
+    return mark_safe(json.dumps(config).replace("<", "\\u003c"))
+
+
+def content_security_policy(
+    style_hash: str, script_hash: str, *, form_action: str = "'none'"
+) -> str:
+    """Only this page's inlined style and script (by hash), requests to this origin only."""
+    return (
+        f"default-src 'none'; connect-src 'self'; style-src {style_hash}; "
+        f"script-src {script_hash}; base-uri 'none'; form-action {form_action}"
+    )
 
 
 def display_sign(request: HttpRequest, pool: int) -> HttpResponse:
     if not Pool.objects.filter(pk=pool).exists():
         raise Http404(f"no pool {pool}")
-    lang = "en" if request.GET.get("lang") == "en" else "fr"
-    style, style_hash = _asset("sign.css")
-    script, script_hash = _asset("sign.js")
+    lang = page_language(request)
+    style, style_hash = inline_asset(_ASSETS / "sign.css")
+    script, script_hash = inline_asset(_ASSETS / "sign.js")
     config: dict[str, Any] = {
         "meterUrl": reverse("pool-meter", kwargs={"pool": pool}),
         "poolUrl": reverse("pool-detail", kwargs={"pool": pool}),
@@ -116,12 +138,9 @@ def display_sign(request: HttpRequest, pool: int) -> HttpResponse:
             "text": TEXT[lang],
             "style": style,
             "script": script,
-            "config": mark_safe(json.dumps(config).replace("<", "\\u003c")),
+            "config": page_config(config),
         },
     )
-    response["Content-Security-Policy"] = (
-        f"default-src 'none'; connect-src 'self'; style-src {style_hash}; "
-        f"script-src {script_hash}; base-uri 'none'; form-action 'none'"
-    )
+    response["Content-Security-Policy"] = content_security_policy(style_hash, script_hash)
     response["Cache-Control"] = "no-cache"
     return response

@@ -28,6 +28,10 @@ The test (docs/operations.md, "Integrity flags"; the statistics in ``tables.rule
 - Awards are counted whatever their status, voided ones included: a voided award still shows
   what was dealt. Open and voided rounds are left out (no award was decided).
 
+The auditors' history (``tables.selectors.pool_history``) reads the same counts of rounds by staked
+seats (:func:`rounds_by_stakes`) and the same probabilities, but charts awards rather than rounds
+with one: :func:`expected_awards` is their exact expectation (linearity needs no independence).
+
 Invariants: reads only, then one transaction that inserts the new flags (each flag at most once:
 the unique constraint over its scope, kind, window start, rounds and observed count, so a task
 run twice over the same rounds stores nothing twice); no money moves; nothing is ever updated.
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_CEILING, Context, Decimal
@@ -44,7 +49,7 @@ from fractions import Fraction
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from jackpot.models import Award, AwardKind, Pool
@@ -103,25 +108,46 @@ def window_start(pool: Pool, now: datetime) -> datetime:
     return max(pool.created_at, now - timedelta(hours=hours)) if hours else pool.created_at
 
 
-def _pool_findings(pool: Pool, now: datetime) -> list[Finding]:
-    since = window_start(pool, now)
-    settled = Q(state=RoundState.SETTLED, pool=pool, closed_at__gte=since, closed_at__lt=now)
+def expected_awards(kind: AwardKind, sizes: Mapping[int, int]) -> Fraction:
+    """The exact expected number of awards of ``kind`` (not of rounds with one: the auditors'
+    chart, ``tables.selectors.pool_history``) in ``sizes`` rounds (number of staked seats ->
+    rounds): by linearity, each staked seat's probability of the kind as the PAR sheet gives it
+    with the seat's ``other_bettors`` (m - 1): p for the per-seat kinds and the community royal
+    (every bettor holds the board), ``(m - 1) x p(jackpot)`` for envy. Exact whatever the
+    dependence between the seats of a round, where :func:`round_probability` bounds."""
+    if kind == AwardKind.ENVY:
+        per_round = {m: m * (m - 1) * _P[ProgressiveAward.ROYAL_FLUSH] for m in sizes}
+    elif kind == AwardKind.COMMUNITY_ROYAL:
+        per_round = {m: m * _P[ProgressiveAward.COMMUNITY_ROYAL] for m in sizes}
+    else:
+        per_round = {m: m * _PER_SEAT[kind] for m in sizes}
+    return sum((count * per_round[m] for m, count in sizes.items()), start=Fraction(0))
+
+
+def rounds_by_stakes(settled: QuerySet[Round]) -> list[tuple[int, int, int]]:
+    """``(table id, staked seats, rounds)`` of the ``settled`` rounds that had a progressive
+    stake: all that a round's probability of any kind depends on. One aggregate query."""
     stakes = (
         RoundSeat.objects.filter(round=OuterRef("pk"), progressive_cents__gt=0)
         .values("round")
         .annotate(n=Count("pk"))
         .values("n")
     )
-    # Rounds by table and number of staked seats: all that a round's probability depends on.
-    by_size: dict[int | None, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    for table, size, count in (
-        Round.objects.filter(settled)
-        .annotate(size=Subquery(stakes))
+    return list(
+        settled.annotate(size=Subquery(stakes))
         .filter(size__gt=0)
         .values("table_id", "size")
         .annotate(count=Count("pk"))
         .values_list("table_id", "size", "count")
-    ):
+    )
+
+
+def _pool_findings(pool: Pool, now: datetime) -> list[Finding]:
+    since = window_start(pool, now)
+    settled = Q(state=RoundState.SETTLED, pool=pool, closed_at__gte=since, closed_at__lt=now)
+    # Rounds by table and number of staked seats.
+    by_size: dict[int | None, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for table, size, count in rounds_by_stakes(Round.objects.filter(settled)):
         by_size[table][size] += count
         by_size[None][size] += count
     seen: dict[tuple[int | None, str], tuple[int, int]] = defaultdict(lambda: (0, 0))

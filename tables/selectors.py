@@ -1,6 +1,8 @@
 """Reads of a table's rounds: the list a terminal recovers from, and the stale rounds of a pool;
 the integrity flags (`tables.integrity`) and the reconciliation reports
-(`tables.reconciliation`), listed and as the pool report shows them.
+(`tables.reconciliation`), listed and as the pool report shows them; a pool's history for
+auditors (`pool_history`: the meter, stakes, awards against the PAR sheet and jackpots by club
+day, each an aggregate query in the database, never the journal's rows in Python).
 
 A round is stale once it has been open for `settings.ROUND_STALE_AFTER_SECONDS` (15 minutes by
 default) by the service's clock: a UTH hand takes minutes, so its result is not coming (the
@@ -11,20 +13,39 @@ The bets shown are the round's `RoundSeat` rows, as locked at open, never its st
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from collections import defaultdict
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from fractions import Fraction
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Sum
+from django.db import connection, transaction
+from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, When
+from django.db.models.functions import Coalesce, TruncDate
+from django.utils import timezone as dj_timezone
 
 from config.codes import ErrorCode
 from config.errors import NotFound
 from jackpot.bodies import IntegrityFlag as IntegrityFlagBody
 from jackpot.bodies import OpenRounds, ReconciliationStatus, StaleRound
-from jackpot.models import AccountKind, AwardKind, Pool
+from jackpot.models import (
+    Account,
+    AccountKind,
+    Award,
+    AwardKind,
+    AwardStatus,
+    Pool,
+    Transfer,
+    TransferCode,
+)
 from tables.bodies import (
+    AwardFrequency,
+    HistoryHit,
     IntegrityFlagPage,
     IntegrityFlagQuery,
+    MeterDay,
+    PoolHistory,
+    PoolHistoryQuery,
     ReconciliationBroken,
     ReconciliationPage,
     ReconciliationPool,
@@ -32,8 +53,10 @@ from tables.bodies import (
     RoundListQuery,
     RoundPage,
     RoundSummary,
+    StakeDay,
 )
 from tables.bodies import Reconciliation as ReconciliationBody
+from tables.integrity import expected_awards, rounds_by_stakes
 from tables.models import Game, IntegrityFlag, Reconciliation, Round, RoundSeat, RoundState, Table
 from tables.render import seat_bets_body
 from tables.rules.stud import StudBets
@@ -263,4 +286,217 @@ def latest_reconciliation() -> ReconciliationStatus | None:
         finished_at=found.finished_at,
         problem_count=found.problem_count,
         first_problem=found.problems[0] if found.problems else None,
+    )
+
+
+# --- a pool's history for auditors -------------------------------------------------------------
+
+_HISTORY_TIMEOUT_MS = 20_000
+
+
+def _day_bounds(first: date | None, last: date | None, zone: tzinfo) -> Q:
+    """The club days `first` to `last` (None: open) as a filter on the alias `at`: from the
+    first day's midnight, before the midnight after the last. A day too far from today for a
+    time to exist (year 1, 9999) leaves its side open: nothing is recorded there anyway."""
+    bounds = Q()
+    for day, lookup, shift in ((first, "gte", 0), (last, "lt", 1)):
+        if day is None:
+            continue
+        try:
+            midnight = datetime.combine(day + timedelta(days=shift), time.min, tzinfo=zone)
+            midnight.astimezone(UTC)
+        except OverflowError:
+            continue
+        bounds &= Q(**{f"at__{lookup}": midnight})
+    return bounds
+
+
+def _meter_days(pool: Pool, query: PoolHistoryQuery, zone: tzinfo) -> list[MeterDay]:
+    """The `meter` account's closing balance on each day it moved: one grouped query over the
+    account's transfers up to the last day (a closing balance needs every earlier movement),
+    summed day after day here (days are few; transfers may be millions)."""
+    meter = Account.objects.get(pool=pool, kind=AccountKind.METER)
+    up_to = _day_bounds(None, query.to, zone)
+    moves = (
+        Transfer.objects.filter(Q(credit=meter) | Q(debit=meter), pool=pool)
+        .alias(at=F("created_at"))
+        .filter(up_to)
+        .annotate(day=TruncDate("created_at", tzinfo=zone))
+        .values("day")
+        .annotate(
+            change=Sum(Case(When(credit=meter, then=F("amount_cents")), default=-F("amount_cents")))
+        )
+        .order_by("day")
+        .values_list("day", "change")
+    )
+    days, closing = [], 0
+    for day, change in moves:
+        closing += change
+        if query.from_ is None or day >= query.from_:
+            days.append(
+                MeterDay.model_construct(day=day, closing_cents=closing, change_cents=change)
+            )
+    return days
+
+
+def _stake_days(pool: Pool, bounds: Q, zone: tzinfo) -> list[StakeDay]:
+    """The stakes of the rounds opened each day (the seats' bets as locked at open, which the
+    journal's check holds equal to the `stakes` account), and of those voided since."""
+    voided = Q(round__state=RoundState.VOID)
+    rows = (
+        RoundSeat.objects.filter(round__pool=pool, progressive_cents__gt=0)
+        .alias(at=F("round__opened_at"))
+        .filter(bounds)
+        .annotate(day=TruncDate("round__opened_at", tzinfo=zone))
+        .values("day")
+        .annotate(
+            count=Count("pk"),
+            cents=Sum("progressive_cents"),
+            refunded_count=Count("pk", filter=voided),
+            refunded_cents=Coalesce(Sum("progressive_cents", filter=voided), 0),
+        )
+        .order_by("day")
+        .values_list("day", "count", "cents", "refunded_count", "refunded_cents")
+    )
+    return [
+        StakeDay.model_construct(
+            day=day,
+            count=count,
+            stakes_cents=cents,
+            refunded_count=refunded_count,
+            refunded_cents=refunded_cents,
+        )
+        for day, count, cents, refunded_count, refunded_cents in rows
+    ]
+
+
+def _decimal(value: Fraction) -> str:
+    """A non-negative fraction rounded half up to 4 decimals, in integers."""
+    scaled = (value * 10_000 * 2 + 1) // 2
+    return f"{scaled // 10_000}.{scaled % 10_000:04d}"
+
+
+def _award_frequencies(pool: Pool, bounds: Q) -> tuple[int, int, list[AwardFrequency]]:
+    """Settled rounds with a stake, their stakes, and each kind observed beside expected (the
+    integrity check's own counts of rounds by staked seats, its probabilities)."""
+    settled = Round.objects.filter(pool=pool, state=RoundState.SETTLED).alias(at=F("closed_at"))
+    sizes: dict[int, int] = defaultdict(int)
+    for _, size, count in rounds_by_stakes(settled.filter(bounds)):
+        sizes[size] += count
+    stakes = sum(size * count for size, count in sizes.items())
+    void = Q(status=AwardStatus.VOID)
+    won = {
+        kind: (observed, voided, cents)
+        for kind, observed, voided, cents in Award.objects.filter(pool=pool)
+        .alias(at=F("created_at"))
+        .filter(bounds)
+        .values("kind")
+        .annotate(
+            observed=Count("pk"),
+            voided=Count("pk", filter=void),
+            cents=Coalesce(Sum("amount_cents", filter=~void), 0),
+        )
+        .values_list("kind", "observed", "voided", "cents")
+    }
+    frequencies = []
+    for kind in AwardKind:
+        expected = expected_awards(kind, sizes)
+        observed, voided, cents = won.get(kind.value, (0, 0, 0))
+        rate = expected / stakes if stakes else Fraction(0)
+        frequencies.append(
+            AwardFrequency.model_construct(
+                kind=kind,
+                observed=observed,
+                voided=voided,
+                amount_cents=cents,
+                expected=f"{expected.numerator}/{expected.denominator}",
+                expected_decimal=_decimal(expected),
+                expected_rate=f"{rate.numerator}/{rate.denominator}",
+            )
+        )
+    return sum(sizes.values()), stakes, frequencies
+
+
+def _hits(pool: Pool, bounds: Q, zone: tzinfo) -> list[HistoryHit]:
+    """The jackpots won, oldest first, each with its reset as its own transfers recorded it."""
+
+    def reset(code: TransferCode) -> Coalesce:
+        # A subquery per hit (hits are few): a join to the transfers would group the journal.
+        amount = Transfer.objects.filter(award=OuterRef("pk"), code=code).values("amount_cents")
+        return Coalesce(Subquery(amount[:1]), 0)
+
+    hits = (
+        Award.objects.filter(pool=pool, kind=AwardKind.ROYAL_FLUSH)
+        .alias(at=F("created_at"))
+        .filter(bounds)
+        .select_related("round__table")
+        .annotate(
+            reset_reserve=reset(TransferCode.RESET_RESERVE),
+            reset_house=reset(TransferCode.RESET_HOUSE),
+        )
+        .order_by("sequence")
+    )
+    return [
+        HistoryHit.model_construct(
+            award=hit.pk,
+            at=hit.created_at,
+            day=hit.created_at.astimezone(zone).date(),
+            table=hit.round.table.name,
+            round=hit.round.round_id,
+            seat=hit.seat,
+            amount_cents=hit.amount_cents,
+            status=AwardStatus(hit.status),
+            reset_reserve_cents=hit.reset_reserve,
+            reset_house_cents=hit.reset_house,
+        )
+        for hit in hits
+    ]
+
+
+def pool_history(pool_id: int, query: PoolHistoryQuery) -> PoolHistory:
+    """A pool's history over the club days of `query` (the service's TIME_ZONE): the meter's
+    closing balance per day, the stakes per day, each award kind observed beside its exact
+    expectation, the jackpots with their resets, the latest reconciliation. Reads only, a few
+    aggregate queries whatever the size of the journal, in one snapshot (a round settling
+    meanwhile is in every chart or in none); every figure in whole cents.
+    `pool_not_found` if there is no such pool."""
+    postgresql = connection.vendor == "postgresql"
+    snapshot = postgresql and not connection.in_atomic_block
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            if snapshot:  # the transaction's first statement; a caller's transaction rules
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            if postgresql:
+                # Years of journal outgrow the requests' 1.5 s: these reads lock nothing a
+                # round waits for, and stay under gunicorn's 30 s.
+                cursor.execute("SET LOCAL statement_timeout = %s", [_HISTORY_TIMEOUT_MS])
+        return _pool_history(pool_id, query)
+
+
+def _pool_history(pool_id: int, query: PoolHistoryQuery) -> PoolHistory:
+    pool = Pool.objects.filter(pk=pool_id).first()
+    if pool is None:
+        raise NotFound(ErrorCode.POOL_NOT_FOUND, f"no pool {pool_id}", param="pool")
+    zone = dj_timezone.get_default_timezone()
+    bounds = _day_bounds(query.from_, query.to, zone)
+    rounds, stakes, frequencies = _award_frequencies(pool, bounds)
+    status = latest_reconciliation()
+    figures = None
+    if status is not None:
+        report = Reconciliation.objects.only("pools").get(pk=status.id)
+        figures = next((f for f in report.pools if f["pool"] == pool.pk), None)
+    return PoolHistory.model_construct(
+        pool=pool.pk,
+        currency=pool.currency,
+        time_zone=str(zone),
+        first_day=query.from_,
+        last_day=query.to,
+        settled_rounds=rounds,
+        settled_stakes=stakes,
+        meter=_meter_days(pool, query, zone),
+        stakes=_stake_days(pool, bounds, zone),
+        awards=frequencies,
+        hits=_hits(pool, bounds, zone),
+        reconciliation=status,
+        reconciled=_reconciled_pool(figures) if figures is not None else None,
     )

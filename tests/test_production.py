@@ -244,10 +244,17 @@ def test_gunicorn_config_wsgi_runs_the_production_settings(tmp_path, test_databa
             "/api/v1/journal", Authorization="Bearer not-a-token", **{"X-Forwarded-Proto": "https"}
         )
         assert status == 401
-        logged = security_log.read_text()
-        assert "jackpot.security refused GET /api/v1/journal" in logged
-        assert "from=127.0.0.1" in logged
-        assert "django.security.DisallowedHost Invalid HTTP_HOST header: 'evil.example'" in logged
+        # one JSON object a line (LOG_FORMAT=json, deploy/env.example), with its request id
+        logged = [json.loads(line) for line in security_log.read_text().splitlines()]
+        refusal = next(line for line in logged if line["logger"] == "jackpot.security")
+        assert refusal["message"].startswith("refused GET /api/v1/journal")
+        assert "from=127.0.0.1" in refusal["message"]
+        assert len(refusal["request_id"]) == 32 and refusal["time"].endswith("Z")
+        assert any(
+            line["logger"] == "django.security.DisallowedHost"
+            and line["message"].startswith("Invalid HTTP_HOST header: 'evil.example'")
+            for line in logged
+        )
     finally:
         output = server.stop()
     assert "Booting worker" in output and "Worker failed to boot" not in output, output

@@ -57,8 +57,8 @@ UTC time HH:MM of the daily report; JOURNAL_ANCHOR_DIR (unset), the directory of
 anchor files (anchor_journal) each run also checks the chains against.
 """
 
+import ipaddress
 import re
-import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from config.logs import formatter_config
 from config.settings.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -101,6 +102,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every later line of the request's logs carries its id (config.request_id), and the
+    # request is timed from here (config.monitoring).
+    "config.request_id.RequestIdMiddleware",
+    "config.monitoring.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -210,6 +215,8 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 0.5
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# The worker logs with LOGGING (config.celery answers setup_logging): never Celery's own handlers.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TASK_IGNORE_RESULT = True  # no result backend: a task's outcome is in PostgreSQL
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "jackpot")
 # Beat's crontab entries (the daily reconciliation) are read in UTC, whatever TIME_ZONE says.
@@ -348,6 +355,14 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": int(env_str("NUM_PROXIES", "0")),
 }
 
+# Mutual TLS for terminals (compliance requirement 39; docs/operations.md "Terminals' client
+# certificates"): when on, the proxy in front ends each terminal's TLS with a client certificate
+# it verified against the club's CA and says so in two headers it always sets itself
+# (X-Client-Verify: its verification, SUCCESS or why not; X-Client-Subject: the certificate's
+# subject, RFC 2253), and a terminal's request is refused unless the subject's CN names the
+# table of its token (`table-<id>`).
+TERMINAL_CLIENT_CERTIFICATES = env_bool("TERMINAL_CLIENT_CERTIFICATES", default=False)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Progressive jackpot service",
     "DESCRIPTION": "Ultimate Texas Hold'em and Stud Poker rules engine and the progressive ledger.",
@@ -415,17 +430,32 @@ if SECURITY_LOG != "stderr":
         "formatter": "plain",
     }
 
+# Who may read /metrics (config.monitoring): the client's address (the peer's, REMOTE_ADDR) must be
+# in one of these networks (comma-separated CIDRs). Loopback by default: Prometheus on the host,
+# or nginx's internal listener (docs/operations.md "Metrics").
+METRICS_ALLOWED_NETS = env_list("METRICS_ALLOWED_NETS", ["127.0.0.0/8", "::1/128"])
+for _net in METRICS_ALLOWED_NETS:
+    try:
+        ipaddress.ip_network(_net, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"METRICS_ALLOWED_NETS: {_net!r} is not a network (CIDR, e.g. 10.0.0.0/8)"
+        ) from None
+
+# LOG_FORMAT (config.logs): "json", one JSON object per line with the request id (production,
+# deploy/env.example), or "text" (the default: `make run`, the tests). Every handler uses it; the
+# Celery worker (config.celery) and gunicorn (deploy/gunicorn.conf.py) too.
+LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower() or "text"
+try:
+    _formatter = formatter_config(LOG_FORMAT)
+except ValueError as error:
+    raise ImproperlyConfigured(str(error)) from None
+
+LOGGING_CONFIG = "config.logs.configure"  # dictConfig, each record stamped with its request id
 LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {
-        "plain": {
-            "()": "logging.Formatter",
-            "fmt": "%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s %(message)s",
-            "datefmt": "%Y-%m-%dT%H:%M:%S",
-            ".": {"converter": time.gmtime},
-        }
-    },
+    "formatters": {"plain": _formatter},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain"},
         **_security_handlers,

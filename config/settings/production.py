@@ -112,7 +112,9 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 # --- HTTPS ----------------------------------------------------------------------------------
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the load balancer probes the instance itself
+# The load balancer probes the instance itself; Prometheus scrapes it inside the host (or through
+# nginx's internal listener), in plain HTTP: neither is a browser to send to HTTPS.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)

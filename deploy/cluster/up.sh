@@ -133,6 +133,7 @@ SECURITY_LOG=stderr
 EXPORT_DIR=$CLUSTER_DIR/exports
 BEAT_SCHEDULE_FILE=$CLUSTER_DIR/celerybeat-schedule
 LOG_LEVEL=${LOG_LEVEL:-INFO}
+LOG_FORMAT=json
 PATH=$PATH
 HOME=${HOME:-/tmp}
 ENV
@@ -231,13 +232,25 @@ else
 fi
 wait_until 10 "pgbouncer" answers 127.0.0.1 "$PGBOUNCER_PORT"
 
+# Metrics (config.metrics): each process group writes its own directory, emptied by its master at
+# start; each instance's /metrics adds the others' and the worker's, so any one answers for all.
+metrics_dir=$CLUSTER_DIR/metrics
+mkdir -p "$metrics_dir/worker"
+for port in $WEB_PORTS; do mkdir -p "$metrics_dir/web-$port"; done
+others() { # the metrics directories but $1's, comma-separated
+    local dir list=""
+    for dir in "$metrics_dir"/*; do [ "$dir" = "$metrics_dir/$1" ] || list+="${list:+,}$dir"; done
+    echo "$list"
+}
 # Gunicorn instances: each runs the start-up self-check before it binds (deploy/gunicorn.conf.py).
 for port in $WEB_PORTS; do
     start "web-$port" gunicorn BIND="127.0.0.1:$port" WEB_WORKERS="$WEB_WORKERS" \
+        PROMETHEUS_MULTIPROC_DIR="$metrics_dir/web-$port" METRICS_EXTRA_DIRS="$(others "web-$port")" \
         "$VENV/bin/gunicorn" -c deploy/gunicorn.conf.py config.wsgi
 done
 # The worker: the unit's longer statement limit for exports (deploy/systemd/jackpot-worker.service).
 start worker "celery.*worker" DATABASE_STATEMENT_TIMEOUT_MS=300000 \
+    PROMETHEUS_MULTIPROC_DIR="$metrics_dir/worker" \
     "$VENV/bin/celery" -A config worker --loglevel=INFO --concurrency="$WORKER_CONCURRENCY" \
     --hostname "worker@$CLUSTER_DATABASE"
 start beat "celery.*beat" "$VENV/bin/celery" -A config beat --loglevel=INFO \

@@ -1,13 +1,22 @@
 """Terminal authentication: `Authorization: Bearer term_...`, one terminal, one table.
 
 A revoked or unknown token is a 401; a terminal reaching for another table's rounds is a 403.
+
+With `TERMINAL_CLIENT_CERTIFICATES` on (mutual TLS, compliance requirement 39), a token is not
+enough: the proxy must have verified the terminal's client certificate (`X-Client-Verify:
+SUCCESS`) and the certificate's subject must name the token's table (`CN=table-<id>`), else the
+request is a 401 like a bad token, logged with the rest of the refusals. The two headers are
+trusted because the proxy always sets them itself, overwriting whatever a client sent, and the
+service listens only where the proxy reaches it (docs/operations.md).
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import AuthenticationFailed
@@ -75,6 +84,38 @@ def _terminal_by_token(token_hash: str) -> Terminal | None:
     return terminal
 
 
+_COMMON_NAME = re.compile(r"(?:^|,)CN=([^,]*)")
+
+
+def certificate_table(verify: str, subject: str) -> str | None:
+    """The table a verified client certificate names (`CN=table-<id>` in its RFC 2253 subject),
+    or None when the proxy did not verify one or its subject names no table."""
+    if verify != "SUCCESS":
+        return None
+    names = _COMMON_NAME.findall(subject)
+    if len(names) != 1 or not re.fullmatch(r"table-[1-9][0-9]*", names[0]):
+        return None
+    return names[0].removeprefix("table-")
+
+
+def check_client_certificate(request: Request, table_id: int) -> None:
+    """Refuse a terminal whose client certificate the proxy did not verify, or that names
+    another table than its token's."""
+    meta = request._request.META
+    verify = meta.get("HTTP_X_CLIENT_VERIFY", "")
+    named = certificate_table(verify, meta.get("HTTP_X_CLIENT_SUBJECT", ""))
+    if named is None:
+        if verify == "SUCCESS":
+            why = "its subject names no table"
+        else:
+            why = f"the proxy's verification: {verify[:80]}" if verify else "none was presented"
+        raise AuthenticationFailed(f"a terminal needs its client certificate here ({why})")
+    if named != str(table_id):
+        raise AuthenticationFailed(
+            f"the client certificate names table {named}, the token table {table_id}"
+        )
+
+
 class TerminalAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[TerminalPrincipal, str] | None:
         token = bearer_token(request, "term", what="a table terminal's token")
@@ -83,6 +124,8 @@ class TerminalAuthentication(BaseAuthentication):
         terminal = _terminal_by_token(hash_token(token))
         if terminal is None:
             raise AuthenticationFailed("unknown or revoked terminal token")
+        if settings.TERMINAL_CLIENT_CERTIFICATES:
+            check_client_certificate(request, terminal.table_id)
         return TerminalPrincipal(terminal), token
 
     def authenticate_header(self, request: Request) -> str:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from tables.api import administration, integrity, reconciliations, rules_views, views
+from tables.api import administration, history, integrity, reconciliations, rules_views, views
 
 urlpatterns = [
     path("tables/<int:table>", administration.TableView.as_view(), name="table-detail"),
@@ -45,6 +45,12 @@ urlpatterns = [
         name="rules-progressive-return",
     ),
     path("rules/par", rules_views.ParView.as_view(), name="rules-par"),
+    path("pools/<int:pool>/history", history.PoolHistoryView.as_view(), name="pool-history"),
+    path(
+        "pools/<int:pool>/history.csv",
+        history.PoolHistoryCsvView.as_view(),
+        name="pool-history-csv",
+    ),
     path("integrity/flags", integrity.IntegrityFlagsView.as_view(), name="integrity-flags"),
     path("reconciliations", reconciliations.ReconciliationsView.as_view(), name="reconciliations"),
     path(

@@ -4,7 +4,8 @@ One transaction: the round row locked, every seat settled by the rules engine wi
 paytables, the awards granted (`jackpot.movements`), the audit event with its transfers and the
 stored answer, and the big wins' notifications in the outbox (`jackpot.notifications`). Locks, in
 `jackpot.locks`'s order: the round row, the table's chain head, then the pool row (only when the
-round grants awards), last; the outbox's INSERT locks no existing row.
+round grants awards), last; the outbox's INSERT locks no existing row. The round is counted
+(`jackpot_rounds_settled_total`, config.metrics) once the transaction commits, never before.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from config import metrics
 from jackpot import ledger, locks, movements, notifications
 from jackpot.meter import pool_meter
 from tables.bodies import ResultRequest
@@ -119,6 +121,8 @@ def _settle(
             },
         ),
     )
+    game = str(table.game)
+    transaction.on_commit(lambda: metrics.ROUNDS_SETTLED.labels(game).inc(), robust=True)
     if granted is not None and pool is not None:
         # The big wins' notifications commit (or roll back) with the awards: an INSERT into the
         # outbox each, relayed after the commit (jackpot.outbox); none for a round without one.

@@ -215,6 +215,13 @@ SEMANTIC_REFUSALS = [
     Refusal(409, "export_not_ready", "the export is not built yet: no worker runs in this test"),
     Refusal(404, "reconciliation_not_found", "a reconciliation id that does not exist"),
     Refusal(
+        400,
+        "invalid_parameter",
+        "a history's last day before its first: JSON Schema cannot compare two parameters",
+        operations=frozenset({"pool_history", "pool_history_csv"}),
+        when=_message("must not be before from"),
+    ),
+    Refusal(
         404,
         "pool_not_found",
         "a pool id that does not exist",

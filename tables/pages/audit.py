@@ -1,0 +1,177 @@
+"""The auditor's view of a pool: `/audit/pools/{pool}/`, its story in charts.
+
+The page is a shell for signed-in auditors and admins (a Django session; anyone else signed in
+gets 403, and no one is shown a byte of the pool before that): its script reads the pool's
+history from the API (`GET /api/v1/pools/{pool}/history`, with the session) and draws each chart
+as inline SVG of its own; each chart links to its CSV (`history.csv?chart=`), the same rows.
+What it promises:
+- every figure drawn is one the API answered: amounts in whole cents, formatted, never computed;
+- it needs nothing from outside the service: its style and script are inlined and allowed by hash
+  (`jackpot.views.inline_asset`, as the sign does), requests go to this origin only;
+- French by default, English with `?lang=en`; laid out for a tablet as well as a desk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from jackpot.api.authentication import has_role
+from jackpot.models import Pool
+from jackpot.views import content_security_policy, inline_asset, page_config, page_language
+
+_ASSETS = Path(__file__).resolve().parent.parent / "static" / "pages"
+AUDITORS = ("auditor", "admin")
+
+TEXT: dict[str, dict[str, str]] = {
+    "fr": {
+        "locale": "fr-FR",
+        "title": "Historique du jackpot",
+        "from": "Du",
+        "to": "au",
+        "show": "Afficher",
+        "csv": "Télécharger (CSV)",
+        "loading": "Chargement…",
+        "failed": "Historique indisponible",
+        "meter": "Le jackpot, en fin de journée",
+        "stakes": "Mises progressives par jour",
+        "awards": "Gains par combinaison : observés et attendus",
+        "awards_note": "Attendu : probabilité exacte de la fiche PAR, mise par mise, "
+        "sur les tours réglés",
+        "hits": "Jackpots gagnés et remise à la mise de départ",
+        "reconciliation": "Rapprochement",
+        "reconciliation_ok": "Rapprochement conforme",
+        "reconciliation_failed": "Rapprochement en échec",
+        "reconciliation_none": "Aucun rapprochement encore",
+        "identity": "Identité du compteur :",
+        "no_data": "Rien sur cette période",
+        "day": "Jour",
+        "count": "Mises",
+        "amount": "Montant",
+        "refunded": "Remboursées",
+        "kind": "Combinaison",
+        "observed": "Observés",
+        "expected": "Attendus",
+        "rate": "Fréquence attendue",
+        "one_in": "1 sur {n}",
+        "table": "Table",
+        "round": "Tour",
+        "seat": "Place",
+        "status": "Statut",
+        "reset_reserve": "Remise : réserve",
+        "reset_house": "Remise : maison",
+        "rounds": "{rounds} tours réglés, {stakes} mises",
+        "royal_flush": "Quinte flush royale",
+        "community_royal": "Quinte flush royale communautaire",
+        "straight_flush": "Quinte flush",
+        "four_of_a_kind": "Carré",
+        "full_house": "Full",
+        "envy": "La Garantie",
+        "pending": "à vérifier",
+        "verified": "vérifié",
+        "approved": "approuvé",
+        "paid": "payé",
+        "void": "annulé",
+        "holds": "vérifiée",
+        "broken": "rompue",
+        "not_applicable": "sans objet",
+    },
+    "en": {
+        "locale": "en-GB",
+        "title": "Jackpot history",
+        "from": "From",
+        "to": "to",
+        "show": "Show",
+        "csv": "Download (CSV)",
+        "loading": "Loading…",
+        "failed": "History unavailable",
+        "meter": "The jackpot at the end of each day",
+        "stakes": "Progressive stakes per day",
+        "awards": "Awards by hand: observed and expected",
+        "awards_note": "Expected: the PAR sheet's exact probability, stake by stake, "
+        "over the settled rounds",
+        "hits": "Jackpots won and the reset to the seed",
+        "reconciliation": "Reconciliation",
+        "reconciliation_ok": "Reconciliation ok",
+        "reconciliation_failed": "Reconciliation failed",
+        "reconciliation_none": "No reconciliation yet",
+        "identity": "Meter identity:",
+        "no_data": "Nothing in this period",
+        "day": "Day",
+        "count": "Stakes",
+        "amount": "Amount",
+        "refunded": "Refunded",
+        "kind": "Hand",
+        "observed": "Observed",
+        "expected": "Expected",
+        "rate": "Expected frequency",
+        "one_in": "1 in {n}",
+        "table": "Table",
+        "round": "Round",
+        "seat": "Seat",
+        "status": "Status",
+        "reset_reserve": "Reset: reserve",
+        "reset_house": "Reset: house",
+        "rounds": "{rounds} settled rounds, {stakes} stakes",
+        "royal_flush": "Royal flush",
+        "community_royal": "Community royal",
+        "straight_flush": "Straight flush",
+        "four_of_a_kind": "Four of a kind",
+        "full_house": "Full house",
+        "envy": "Envy bonus",
+        "pending": "to verify",
+        "verified": "verified",
+        "approved": "approved",
+        "paid": "paid",
+        "void": "void",
+        "holds": "holds",
+        "broken": "broken",
+        "not_applicable": "not applicable",
+    },
+}
+
+
+@login_required
+def audit_pool(request: HttpRequest, pool: int) -> HttpResponse:
+    if not has_role(request.user, *AUDITORS):
+        raise PermissionDenied("the auditor's view needs the role auditor or admin")
+    found = Pool.objects.filter(pk=pool).first()
+    if found is None:
+        raise Http404(f"no pool {pool}")
+    lang = page_language(request)
+    style, style_hash = inline_asset(_ASSETS / "audit.css")
+    script, script_hash = inline_asset(_ASSETS / "audit.js")
+    # The day filters go to the API as they are: it refuses a bad one, naming it, and the page
+    # says so.
+    days = {key: request.GET[key] for key in ("from", "to") if request.GET.get(key)}
+    config: dict[str, Any] = {
+        "historyUrl": reverse("pool-history", kwargs={"pool": pool}),
+        "csvUrl": reverse("pool-history-csv", kwargs={"pool": pool}),
+        "days": days,
+        "currency": found.currency,
+        "text": TEXT[lang],
+    }
+    response = render(
+        request,
+        "pages/audit_pool.html",
+        {
+            "lang": lang,
+            "text": TEXT[lang],
+            "pool": found,
+            "days": days,
+            "style": style,
+            "script": script,
+            "config": page_config(config),
+        },
+    )
+    response["Content-Security-Policy"] = content_security_policy(
+        style_hash, script_hash, form_action="'self'"
+    )
+    response["Cache-Control"] = "no-store"
+    return response
