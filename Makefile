@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/jackpot
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench clean cluster cluster-down
 
 install: $(STAMP)
 
@@ -56,6 +56,16 @@ test: install
 	@deploy/dev/ensure-browser.sh
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
 		$(BIN)/pytest
+
+# The production topology on this machine: nginx, two gunicorn instances, pgbouncer (transaction
+# pooling), PostgreSQL, Redis, a Celery worker and beat; logs and pids in var/cluster/
+# (docs/operations.md "Topology"; deploy/cluster/up.sh lists what can be set). Idempotent.
+cluster: install
+	deploy/cluster/up.sh
+
+# Stops exactly what `make cluster` started (PostgreSQL and Redis stay up).
+cluster-down:
+	deploy/cluster/down.sh
 
 lint: install
 	$(BIN)/ruff check .

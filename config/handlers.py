@@ -21,7 +21,7 @@ from typing import Any
 
 import psycopg
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, InternalError, OperationalError, connection
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -146,6 +146,27 @@ DATABASE_UNAVAILABLE = (
 )
 
 
+def _database_unavailable(exc: Exception) -> bool:
+    """The database could not be reached, or went away under the request.
+
+    A connection cut in the middle of a statement is not always an OperationalError: behind
+    pgbouncer, a server stopped during a COMMIT reaches psycopg as two error results (the
+    server's FATAL and pgbouncer's own) before the socket closes, which psycopg raises as an
+    InternalError ("received 2 results from command 'COMMIT'"). Whether that commit happened is
+    unknown to us as to the terminal, whose resend (the same round id) finds out: so it is
+    answered as the closed progressive, not as a bug, when the connection is now unusable. A
+    genuine InternalError on a sound connection stays a 500.
+    """
+    if isinstance(exc, DATABASE_UNAVAILABLE):
+        return True
+    if not isinstance(exc, (InternalError, psycopg.InternalError)):
+        return False
+    raw = connection.connection
+    if raw is None or raw.closed or getattr(raw, "broken", False):
+        return True
+    return not connection.in_atomic_block and not connection.is_usable()
+
+
 def _closed() -> tuple[dict[str, Any], dict[str, str]]:
     body = error_body(
         "api_error",
@@ -158,7 +179,7 @@ def _closed() -> tuple[dict[str, Any], dict[str, str]]:
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, DATABASE_UNAVAILABLE):
+    if _database_unavailable(exc):
         set_rollback()
         logger.error("progressive closed: database unavailable: %s", exc)
         body, headers = _closed()
@@ -209,7 +230,8 @@ def json_404(request: Any, exception: Exception | None = None) -> JsonResponse:
 
 def json_500(request: Any) -> JsonResponse:
     """Django's last resort (outside DRF's views): the database's absence is still a 503."""
-    if isinstance(sys.exc_info()[1], DATABASE_UNAVAILABLE):
+    error = sys.exc_info()[1]
+    if isinstance(error, Exception) and _database_unavailable(error):
         body, headers = _closed()
         return JsonResponse(body, status=503, headers=headers)
     body = error_body("api_error", "internal_error", "Internal error; it has been logged.", None)

@@ -14,6 +14,11 @@ access logs JSON lines, the access line with the request id the response carried
 Before it binds its port, the master runs the start-up self-check (`on_starting`, compliance
 requirement 27): a restarted service answers nothing until the check passes, and gunicorn exits
 non-zero, never bound, when it fails.
+
+Each worker builds the rules engine's lookup tables before its first request (`post_worker_init`):
+about a second of CPU that a fresh worker would otherwise spend inside a terminal's first round,
+past the terminal's 2 s of patience on a busy host (the drills of tests/cluster met it after an
+instance's restart).
 """
 
 import multiprocessing
@@ -87,6 +92,15 @@ def on_starting(server):  # type: ignore[no-untyped-def]
     if check.returncode != 0:
         server.log.error("Start-up self-check failed (exit %s): not serving", check.returncode)
         sys.exit(check.returncode if check.returncode > 0 else 1)
+
+
+def post_worker_init(worker):  # type: ignore[no-untyped-def]
+    """Evaluate one hand in the new worker, after the application loaded and before it accepts:
+    the engine fills its tables on first use (tables.rules.hands), once per process."""
+    from tables.rules.cards import parse_cards
+    from tables.rules.hands import evaluate
+
+    evaluate(parse_cards(["As", "Ks", "Qs", "Js", "Ts", "2c", "3d"], param="cards", count=7))
 
 
 def child_exit(server, worker):  # type: ignore[no-untyped-def]

@@ -35,6 +35,15 @@ ALTER SCHEMA public OWNER TO jackpot_owner;
 REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO jackpot_app;
 
+-- Behind pgbouncer in transaction pooling (deploy/env.example, DATABASE_POOLER=transaction) the
+-- limits cannot ride on the connection (pgbouncer refuses libpq's `options`): the role's own
+-- defaults bound every statement of the service, on every server connection pgbouncer opens.
+-- The same figures as DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_LOCK_TIMEOUT_MS; UTC spares
+-- Django a SET TIME ZONE (config/settings/base.py).
+ALTER ROLE jackpot_app IN DATABASE jackpot SET statement_timeout = '1500ms';
+ALTER ROLE jackpot_app IN DATABASE jackpot SET lock_timeout = '1000ms';
+ALTER ROLE jackpot_app IN DATABASE jackpot SET TimeZone = 'UTC';
+
 -- Next, as the owner (deploy/systemd/jackpot-migrate.service does both):
 --   DATABASE_URL=$DATABASE_OWNER_URL manage.py migrate
 --   DATABASE_URL=$DATABASE_OWNER_URL manage.py grant_app_role jackpot_app

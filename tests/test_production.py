@@ -59,6 +59,7 @@ def approved_checksum() -> str:
         SECRET_KEY=secrets.token_urlsafe(50),
         JOURNAL_HMAC_KEY=settings.JOURNAL_HMAC_KEY,
         DATABASE_URL=os.environ["DATABASE_URL"],
+        DATABASE_POOLER="",
         SECURITY_LOG="stderr",
     )
     printed = subprocess.run(
@@ -86,6 +87,7 @@ def operator_env(**changes: str | None) -> dict[str, str]:
         DATABASE_URL=os.environ["DATABASE_URL"],
         REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
         WEB_WORKERS="1",
+        DATABASE_POOLER="",  # the test database straight, not through pgbouncer (tests/cluster)
         SECURITY_LOG="stderr",  # systemd's LogsDirectory makes /var/log/jackpot; not here
         JACKPOT_CONFIG_SHA256=approved_checksum(),
     )
@@ -104,7 +106,7 @@ def free_port() -> int:
 
 
 def start_gunicorn(env: dict[str, str]) -> subprocess.Popen[str]:
-    # deploy/systemd/jackpot-web.service's ExecStart, word for word but the path of the venv.
+    # deploy/systemd/jackpot-web@.service's ExecStart, word for word but the path of the venv.
     return subprocess.Popen(
         [str(BIN / "gunicorn"), "-c", "deploy/gunicorn.conf.py", "config.wsgi"],
         cwd=ROOT,
@@ -356,7 +358,7 @@ def test_production_settings_read_https_from_the_environment():
 
 
 def test_check_deploy_finds_nothing_to_fix():
-    # jackpot-web.service's ExecStartPre runs manage.py with the same environment file
+    # jackpot-web@.service's ExecStartPre runs manage.py with the same environment file
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,

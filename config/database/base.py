@@ -10,6 +10,13 @@ which `config.handlers` answers with 503 `progressive_closed`), and the helper, 
 the server (`statement_timeout`, `lock_timeout`) and the kernel (`tcp_user_timeout`): see
 `config.settings.base`. Everything else is Django's backend, unchanged (its vendor stays
 "postgresql"); a connection pool's connections are left to the pool.
+
+Behind pgbouncer in transaction pooling (DATABASE_POOLER=transaction) a server connection passes
+to another client at every commit, so this backend changes no session state there: the limits
+are set with `SET LOCAL` as the first statements of every transaction Django opens (gone at its
+commit or rollback), and the maintenance connection's `SET`s are skipped. A statement outside a
+transaction runs under the application role's defaults (`ALTER ROLE .. SET`). SET LOCAL takes no
+snapshot, so a `SET TRANSACTION ISOLATION LEVEL` may still follow it.
 """
 
 from __future__ import annotations
@@ -31,9 +38,27 @@ class DatabaseWrapper(base.DatabaseWrapper):
         """The maintenance connection (creating or dropping a database, as the test runner
         does): not a request, so the requests' statement and lock timeouts do not bound it."""
         with super()._nodb_cursor() as cursor:
-            cursor.execute("SET statement_timeout = 0")
-            cursor.execute("SET lock_timeout = 0")
+            if not _pooled():  # a session SET would stay with pgbouncer's server connection
+                cursor.execute("SET statement_timeout = 0")
+                cursor.execute("SET lock_timeout = 0")
             yield cursor
+
+    def set_autocommit(
+        self, autocommit: bool, force_begin_transaction_with_broken_autocommit: bool = False
+    ) -> None:
+        """Leaving autocommit opens a transaction (Django's outermost `atomic`): behind a
+        transaction pooler, its first statements are this process's limits, local to it."""
+        super().set_autocommit(autocommit, force_begin_transaction_with_broken_autocommit)
+        if not autocommit and _pooled():
+            statement_ms = int(settings.DATABASE_STATEMENT_TIMEOUT_MS)
+            lock_ms = int(settings.DATABASE_LOCK_TIMEOUT_MS)
+            with self.wrap_database_errors, self.connection.cursor() as cursor:
+                # One round trip (two statements, no parameters: the simple protocol), after the
+                # BEGIN psycopg sends first. Integers from the settings, never input.
+                cursor.execute(
+                    f"SET LOCAL statement_timeout = {statement_ms};"
+                    f" SET LOCAL lock_timeout = {lock_ms}"
+                )
 
     @async_unsafe
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
@@ -42,6 +67,10 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if deadline_ms <= 0 or getattr(self, "pool", None) is not None:
             return connect(conn_params)
         return _within(deadline_ms, lambda: connect(conn_params))
+
+
+def _pooled() -> bool:
+    return getattr(settings, "DATABASE_POOLER", "") == "transaction"
 
 
 def _within(deadline_ms: int, connect: Any) -> Any:

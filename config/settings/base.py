@@ -21,6 +21,17 @@ The bounds, each from the environment (0 turns one off):
 - DATABASE_TCP_USER_TIMEOUT_MS (1500): the kernel drops a connection whose data the server has
   not acknowledged for that long (a server gone from the network mid-request);
 - PROGRESSIVE_CLOSED_RETRY_AFTER (2, seconds): the 503's Retry-After;
+- DATABASE_POOLER ("" or "transaction"): "transaction" when DATABASE_URL is pgbouncer in
+  transaction pooling (`make cluster`, docs/operations.md "Topology"). A server connection then
+  serves another client after every transaction, so nothing may live in the session: no
+  server-side cursors, no prepared statements (pgbouncer 1.18, Debian bookworm's, does not
+  track them; 1.21 would), and the limits above cannot ride on the libpq `options` startup
+  parameter (pgbouncer refuses it). They are applied twice instead, neither of which outlives a
+  transaction or leaks to another client: the application role's own defaults (`ALTER ROLE ..
+  SET`, deploy/postgres-roles.sql) bound every statement, a lone autocommit read included; and
+  `config.database` opens every transaction with `SET LOCAL` of this process's figures (the
+  worker's longer limit, a check's none), so the money path's bound does not hang on a role
+  setting an operator could forget;
 - REDIS_BREAKER_SECONDS (5): how long Redis is skipped after it failed (`config.circuit`).
 
 Background work (Celery, docs/operations.md): CELERY_QUEUE (jackpot), the queue the web sends to
@@ -131,6 +142,12 @@ DATABASE_TCP_USER_TIMEOUT_MS = env_int("DATABASE_TCP_USER_TIMEOUT_MS", 1500)
 PROGRESSIVE_CLOSED_RETRY_AFTER = env_int("PROGRESSIVE_CLOSED_RETRY_AFTER", 2)
 
 POSTGRESQL = "config.database"
+DATABASE_POOLER = env_str("DATABASE_POOLER").strip().lower()
+if DATABASE_POOLER not in ("", "transaction"):
+    raise ImproperlyConfigured(
+        "DATABASE_POOLER must be empty (PostgreSQL itself) or 'transaction' (pgbouncer in"
+        " transaction pooling)"
+    )
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
@@ -138,11 +155,17 @@ if DATABASE_URL:
         # Django's backend with a deadline on new connections (config.database).
         DATABASES["default"]["ENGINE"] = POSTGRESQL
         _options = DATABASES["default"].setdefault("OPTIONS", {})
-        _server = (
-            f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}"
-            f" -c lock_timeout={DATABASE_LOCK_TIMEOUT_MS}"
-        )
-        _options["options"] = f"{_options.get('options', '')} {_server}".strip()
+        if DATABASE_POOLER == "transaction":
+            # A named cursor lives across the transactions that fetch it; psycopg prepares a
+            # statement on a server connection the next one may not get (docstring above).
+            DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+            _options["prepare_threshold"] = None
+        else:
+            _server = (
+                f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}"
+                f" -c lock_timeout={DATABASE_LOCK_TIMEOUT_MS}"
+            )
+            _options["options"] = f"{_options.get('options', '')} {_server}".strip()
         _options.setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
         _options.setdefault("tcp_user_timeout", DATABASE_TCP_USER_TIMEOUT_MS)
 else:

@@ -22,7 +22,7 @@ def service_env(database_url: str) -> dict[str, str]:
 
 
 def migrate(env: dict[str, str]) -> None:
-    """jackpot-web.service's ExecStartPre: migrations without the requests' statement timeout."""
+    """jackpot-web@.service's ExecStartPre: migrations without the requests' statement timeout."""
     result = subprocess.run(
         [sys.executable, "manage.py", "migrate", "--no-input"],
         cwd=ROOT,

@@ -4,7 +4,7 @@ from outside (SQL on the rows, and `manage.py verify_journal` in its own process
 
 What this module guarantees:
 
-- **The production process.** `Web` runs deploy/systemd/jackpot-web.service's ExecStart
+- **The production process.** `Web` runs deploy/systemd/jackpot-web@.service's ExecStart
   (`gunicorn -c deploy/gunicorn.conf.py config.wsgi`) with deploy/env.example's environment
   (`tests.test_production.operator_env`), in a session of its own, so that `crash()` is one
   SIGKILL to the master and every worker at once, as when the host process dies. Its log goes to
@@ -102,7 +102,7 @@ def wait_dead(pids: Iterable[int], timeout: float = 30.0) -> None:
         time.sleep(0.02)
 
 
-WEB_UNIT = ROOT / "deploy" / "systemd" / "jackpot-web.service"
+WEB_UNIT = ROOT / "deploy" / "systemd" / "jackpot-web@.service"
 VENV_IN_UNITS = "/opt/jackpot/.venv/bin/"
 
 
@@ -674,6 +674,13 @@ class PrivateCluster:
             "pg_ctl", "start", "-D", str(self.data), "-l", str(self.logfile), "-w", "-t", "60",
             "-o", options,
         )  # fmt: skip
+        return time.monotonic() - started
+
+    def stop(self, mode: str = "fast") -> float:
+        """pg_ctl stop -m `mode` (fast: every session ended, its transaction rolled back, then a
+        clean shutdown), waiting until it is down; the seconds that took."""
+        started = time.monotonic()
+        self._run("pg_ctl", "stop", "-D", str(self.data), "-m", mode, "-w", "-t", "60")
         return time.monotonic() - started
 
     def postmaster(self) -> int:

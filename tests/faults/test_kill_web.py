@@ -1,11 +1,11 @@
 """kill -9 of the web service mid-burst (compliance requirement 26).
 
-The real gunicorn of deploy/systemd/jackpot-web.service (2 sync workers) serves the test
+The real gunicorn of deploy/systemd/jackpot-web@.service (2 sync workers) serves the test
 database; 8 terminals play their rounds over HTTP as docs/api.md 2.11 says. Once a third of the
 rounds are acknowledged, the drill kills:
 
 - the whole service: SIGKILL to the master and both workers at once, as when the host process
-  dies; then it starts again as systemd's Restart=always does with jackpot-web.service (its
+  dies; then it starts again as systemd's Restart=always does with jackpot-web@.service (its
   RestartSec, its ExecStartPre: the start-up self-check, then ExecStart, whose gunicorn runs the
   self-check again before it binds), on the same address;
 - one worker only: gunicorn's master replaces it.

@@ -330,7 +330,7 @@ def test_deploy_migrates_as_the_owner_and_serves_as_the_app_role():
     assert "manage.py grant_app_role ${DATABASE_APP_ROLE}" in commands[1]
     assert "EnvironmentFile=/etc/jackpot/owner.env" in migrate
     assert "User=jackpot-owner" in migrate
-    for name in ("jackpot-web.service", "jackpot-worker.service"):
+    for name in ("jackpot-web@.service", "jackpot-worker.service"):
         unit = _unit(name)
         assert "owner.env" not in unit and "migrate --no-input" not in unit, name
         assert "Requires=jackpot-migrate.service" in unit, name

@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# `make cluster`: the production topology on this machine (docs/operations.md "Topology").
+#
+#   nginx (PUBLIC_LISTEN; /metrics only on METRICS_LISTEN)
+#     -> gunicorn instances, one per port of WEB_PORTS (deploy/gunicorn.conf.py, WEB_WORKERS each)
+#        -> pgbouncer (PGBOUNCER_PORT, transaction pooling) -> PostgreSQL (CLUSTER_PG_URL)
+#        -> Redis (CLUSTER_REDIS_URL) <- a Celery worker and beat (through pgbouncer too)
+#
+# Idempotent: a part already running (its pid file names a live process of the right program) is
+# left alone, a missing one is started; configuration is rendered again each time (nginx reloads
+# it). `make cluster-down` (down.sh) stops exactly the processes whose pid files this writes.
+# PostgreSQL and Redis are the machine's services: started if installed and stopped
+# (deploy/dev/ensure-services.sh, as `make test` does), never stopped by cluster-down.
+#
+# The database: CLUSTER_DATABASE on the server of CLUSTER_PG_URL (a superuser's address), owned by
+# the role CLUSTER_DATABASE_owner, served to the application as CLUSTER_DATABASE_app
+# (deploy/postgres-roles.sql, with generated passwords kept in CLUSTER_DIR/secrets.env). The
+# migrations run as the owner straight to PostgreSQL, then grant_app_role; the web, the worker and
+# beat connect through pgbouncer as the application role. Nothing is written outside the project
+# but what apt-get installs (as root, when nginx or pgbouncer is missing).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+
+# --- what can be set (the defaults make the cluster of docs/operations.md) --------------------
+CLUSTER_DIR=$(mkdir -p "${CLUSTER_DIR:-var/cluster}" && cd "${CLUSTER_DIR:-var/cluster}" && pwd)
+CLUSTER_PG_URL=${CLUSTER_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres}
+CLUSTER_DATABASE=${CLUSTER_DATABASE:-jackpot_cluster}
+CLUSTER_REDIS_URL=${CLUSTER_REDIS_URL:-redis://127.0.0.1:6379/0}
+PUBLIC_LISTEN=${PUBLIC_LISTEN:-127.0.0.1:8080}
+METRICS_LISTEN=${METRICS_LISTEN:-127.0.0.1:9180}
+METRICS_ALLOW=${METRICS_ALLOW:-127.0.0.1 ::1}        # addresses or CIDRs, space-separated
+REQUEST_ID_TRUSTED=${REQUEST_ID_TRUSTED:-}            # CIDRs whose X-Request-ID is kept
+PGBOUNCER_PORT=${PGBOUNCER_PORT:-6432}
+WEB_PORTS=${WEB_PORTS:-8001 8002}
+WEB_WORKERS=${WEB_WORKERS:-2}
+WORKER_CONCURRENCY=${WORKER_CONCURRENCY:-2}
+CLUSTER_ALLOWED_HOSTS=${CLUSTER_ALLOWED_HOSTS:-127.0.0.1,localhost,jackpot.club.internal}
+VENV=${VENV:-$ROOT/.venv}
+
+log() { echo "cluster: $*"; }
+die() { echo "cluster: $*" >&2; exit 1; }
+[[ "$CLUSTER_DATABASE" =~ ^[a-z_][a-z0-9_]*$ ]] || die "CLUSTER_DATABASE must be a plain name"
+[ -x "$VENV/bin/python" ] || die "no virtualenv at $VENV: run make install (make cluster does)"
+
+# --- Debian's nginx and pgbouncer, installed when missing ---------------------------------------
+export PATH="$PATH:/usr/sbin:/sbin"
+missing=()
+command -v nginx >/dev/null || missing+=(nginx)
+command -v pgbouncer >/dev/null || missing+=(pgbouncer)
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        log "installing ${missing[*]} (apt-get)"
+        export DEBIAN_FRONTEND=noninteractive
+        # policy-rc.d is not ours to change: the packages' own services may start; ours run apart.
+        apt-get install -y -qq "${missing[@]}" >/dev/null \
+            || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }
+    else
+        die "${missing[*]} missing: as root, apt-get install ${missing[*]}"
+    fi
+fi
+
+# --- PostgreSQL and Redis answer ---------------------------------------------------------------
+DATABASE_URL=$CLUSTER_PG_URL REDIS_URL=$CLUSTER_REDIS_URL deploy/dev/ensure-services.sh >/dev/null
+read -r PG_HOST PG_PORT < <(python3 -c '
+import sys; from urllib.parse import urlsplit
+u = urlsplit(sys.argv[1]); print(u.hostname or "127.0.0.1", u.port or 5432)' "$CLUSTER_PG_URL")
+
+# --- secrets: made once, kept (the journal verifies only under the key it was written with) ----
+secrets_file=$CLUSTER_DIR/secrets.env
+if [ ! -s "$secrets_file" ]; then
+    (
+        umask 077
+        python3 - > "$secrets_file" <<'PY'
+import secrets
+print(f"SECRET_KEY={secrets.token_urlsafe(50)}")
+print(f"JOURNAL_HMAC_KEY={secrets.token_urlsafe(48)}")
+print(f"OWNER_PASSWORD={secrets.token_hex(24)}")
+print(f"APP_PASSWORD={secrets.token_hex(24)}")
+PY
+    )
+fi
+# shellcheck disable=SC1090
+. "$secrets_file"
+# A caller may hand its own journal key (the drills: their checks run with it).
+JOURNAL_HMAC_KEY=${CLUSTER_JOURNAL_HMAC_KEY:-$JOURNAL_HMAC_KEY}
+OWNER=${CLUSTER_DATABASE}_owner
+APP=${CLUSTER_DATABASE}_app
+
+# --- the database and its two roles (deploy/postgres-roles.sql, without the prompts) ----------
+psql_admin() { psql "$CLUSTER_PG_URL" -X -q -v ON_ERROR_STOP=1 "$@"; }
+psql_admin >/dev/null <<SQL
+SELECT format('CREATE ROLE %I LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS', '$OWNER')
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$OWNER') \gexec
+SELECT format('CREATE ROLE %I LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT', '$APP')
+WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$APP') \gexec
+-- This machine's generated passwords (secrets.env), for a local cluster; on a server the roles'
+-- passwords are set at postgres-roles.sql's prompts, which send only their SCRAM hash.
+ALTER ROLE $OWNER PASSWORD '$OWNER_PASSWORD';
+ALTER ROLE $APP PASSWORD '$APP_PASSWORD';
+SELECT format('CREATE DATABASE %I OWNER %I', '$CLUSTER_DATABASE', '$OWNER')
+WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$CLUSTER_DATABASE') \gexec
+REVOKE ALL ON DATABASE $CLUSTER_DATABASE FROM PUBLIC;
+GRANT CONNECT ON DATABASE $CLUSTER_DATABASE TO $APP;
+-- Behind pgbouncer the limits cannot come with the connection: the role's defaults bound every
+-- statement (config/settings/base.py, DATABASE_POOLER), and UTC spares Django's SET TIME ZONE.
+ALTER ROLE $APP IN DATABASE $CLUSTER_DATABASE SET statement_timeout = '1500ms';
+ALTER ROLE $APP IN DATABASE $CLUSTER_DATABASE SET lock_timeout = '1000ms';
+ALTER ROLE $APP IN DATABASE $CLUSTER_DATABASE SET TimeZone = 'UTC';
+\connect $CLUSTER_DATABASE
+ALTER SCHEMA public OWNER TO $OWNER;
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+GRANT USAGE ON SCHEMA public TO $APP;
+SQL
+
+# --- the service's environment (what /etc/jackpot/env holds on a server) ----------------------
+env_file=$CLUSTER_DIR/env
+write_env() {
+    cat <<ENV
+DJANGO_SETTINGS_MODULE=config.settings.production
+SECRET_KEY=$SECRET_KEY
+JOURNAL_HMAC_KEY=$JOURNAL_HMAC_KEY
+ALLOWED_HOSTS=$CLUSTER_ALLOWED_HOSTS
+DATABASE_URL=postgres://$APP:$APP_PASSWORD@127.0.0.1:$PGBOUNCER_PORT/$CLUSTER_DATABASE
+DATABASE_POOLER=transaction
+REDIS_URL=$CLUSTER_REDIS_URL
+SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto
+SECURE_SSL_REDIRECT=0
+SECURE_COOKIES=0
+NUM_PROXIES=1
+SECURITY_LOG=stderr
+EXPORT_DIR=$CLUSTER_DIR/exports
+BEAT_SCHEDULE_FILE=$CLUSTER_DIR/celerybeat-schedule
+LOG_LEVEL=${LOG_LEVEL:-INFO}
+LOG_FORMAT=json
+PATH=$PATH
+HOME=${HOME:-/tmp}
+ENV
+    # Any other setting the caller passes with a CLUSTER_SET_ prefix (CLUSTER_SET_THROTTLE_TERMINAL).
+    env | sed -n 's/^CLUSTER_SET_//p'
+}
+(umask 077 && write_env > "$env_file.new" && mv "$env_file.new" "$env_file")
+mapfile -t service_env < <(grep -v '^#' "$env_file")
+run_env() { env -i "${service_env[@]}" "$@"; }
+owner_url="postgres://$OWNER:$OWNER_PASSWORD@$PG_HOST:$PG_PORT/$CLUSTER_DATABASE"
+
+# --- migrations: once per `make cluster`, as the owner, straight to PostgreSQL ------------------
+# migrate, then grant_app_role (jackpot-migrate.service's two steps), then the configuration
+# checksum production requires to be pinned: on a server the operator pins it after review; here
+# this build's own is approved, unless JACKPOT_CONFIG_SHA256 is given. One Python process for
+# the three (each would pay Django's start again).
+log "migrating $CLUSTER_DATABASE as $OWNER (direct to $PG_HOST:$PG_PORT)"
+run_env DATABASE_URL="$owner_url" DATABASE_POOLER= DATABASE_STATEMENT_TIMEOUT_MS=0 \
+    APP_ROLE="$APP" "$VENV/bin/python" - > "$CLUSTER_DIR/migrate.log" 2>&1 <<'PY' \
+    || die "migrate or grant_app_role failed: $CLUSTER_DIR/migrate.log"
+import io, os, django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", interactive=False)
+call_command("grant_app_role", os.environ["APP_ROLE"])
+checksum = io.StringIO()
+call_command("selfcheck", print_checksum=True, stdout=checksum)
+print(f"approved checksum: {checksum.getvalue().strip()}")
+PY
+if [ -z "${JACKPOT_CONFIG_SHA256:-}" ]; then
+    JACKPOT_CONFIG_SHA256=$(sed -n 's/^approved checksum: //p' "$CLUSTER_DIR/migrate.log")
+fi
+echo "JACKPOT_CONFIG_SHA256=$JACKPOT_CONFIG_SHA256" >> "$env_file"
+service_env+=("JACKPOT_CONFIG_SHA256=$JACKPOT_CONFIG_SHA256")
+mkdir -p "$CLUSTER_DIR/exports"
+
+# --- processes ---------------------------------------------------------------------------------
+# running NAME PROGRAM: the pid in CLUSTER_DIR/NAME.pid is alive and runs PROGRAM.
+running() {
+    local pidfile=$CLUSTER_DIR/$1.pid pid
+    [ -s "$pidfile" ] || return 1
+    pid=$(cat "$pidfile")
+    [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "$2"
+}
+# start NAME PROGRAM [VAR=VALUE...] COMMAND...: with the service's environment and nothing else
+# (as systemd's EnvironmentFile), in a session of its own (a Ctrl-C to make does not reach it; a
+# drill can kill its whole group), output to NAME.log, pid to NAME.pid (setsid and env exec it).
+start() {
+    local name=$1 program=$2
+    shift 2
+    if running "$name" "$program"; then
+        log "$name already running (pid $(cat "$CLUSTER_DIR/$name.pid"))"
+        return 0
+    fi
+    setsid env -i "${service_env[@]}" "$@" >> "$CLUSTER_DIR/$name.log" 2>&1 < /dev/null &
+    echo $! > "$CLUSTER_DIR/$name.pid"
+    log "$name started (pid $!, log $CLUSTER_DIR/$name.log)"
+}
+answers() { python3 -c "import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1).close()" "$1" "$2" 2>/dev/null; }
+healthy() { # port: /healthz answers 200
+    python3 - "$1" <<'PY' 2>/dev/null
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=2)
+c.request("GET", "/healthz", headers={"Host": "127.0.0.1"})
+sys.exit(0 if c.getresponse().status == 200 else 1)
+PY
+}
+wait_until() { # seconds what command...
+    local seconds=$1 what=$2
+    shift 2
+    for _ in $(seq 1 $((seconds * 10))); do "$@" && return 0; sleep 0.1; done
+    die "$what not ready after $seconds s (logs in $CLUSTER_DIR)"
+}
+as_root=$([ "$(id -u)" = 0 ] && echo 1 || true)
+
+# pgbouncer refuses to run as root: as root it runs as postgres, in a directory postgres owns.
+export PGBOUNCER_DIR=$CLUSTER_DIR/pgbouncer PGBOUNCER_HOST=127.0.0.1 PGBOUNCER_PORT PG_HOST PG_PORT
+export DATABASE_NAME=$CLUSTER_DATABASE
+mkdir -p "$PGBOUNCER_DIR"
+(umask 077 && printf '"%s" "%s"\n' "$APP" "$APP_PASSWORD" > "$PGBOUNCER_DIR/userlist.txt")
+python3 deploy/cluster/render.py deploy/pgbouncer/pgbouncer.ini.in "$PGBOUNCER_DIR/pgbouncer.ini"
+pgbouncer_user=()
+if [ -n "$as_root" ]; then
+    chown -R postgres: "$PGBOUNCER_DIR"
+    pgbouncer_user=(-u postgres)
+fi
+ln -sf pgbouncer/pgbouncer.pid "$CLUSTER_DIR/pgbouncer.pid"
+ln -sf pgbouncer/pgbouncer.log "$CLUSTER_DIR/pgbouncer.log"
+if running pgbouncer pgbouncer; then
+    log "pgbouncer already running; reloading its configuration"
+    kill -HUP "$(cat "$CLUSTER_DIR/pgbouncer.pid")"
+else
+    rm -f "$PGBOUNCER_DIR/pgbouncer.pid"
+    pgbouncer -d "${pgbouncer_user[@]}" "$PGBOUNCER_DIR/pgbouncer.ini"
+    log "pgbouncer started (127.0.0.1:$PGBOUNCER_PORT, log $PGBOUNCER_DIR/pgbouncer.log)"
+fi
+wait_until 10 "pgbouncer" answers 127.0.0.1 "$PGBOUNCER_PORT"
+
+# Metrics (config.metrics): each process group writes its own directory, emptied by its master at
+# start; each instance's /metrics adds the others' and the worker's, so any one answers for all.
+metrics_dir=$CLUSTER_DIR/metrics
+mkdir -p "$metrics_dir/worker"
+for port in $WEB_PORTS; do mkdir -p "$metrics_dir/web-$port"; done
+others() { # the metrics directories but $1's, comma-separated
+    local dir list=""
+    for dir in "$metrics_dir"/*; do [ "$dir" = "$metrics_dir/$1" ] || list+="${list:+,}$dir"; done
+    echo "$list"
+}
+# Gunicorn instances: each runs the start-up self-check before it binds (deploy/gunicorn.conf.py).
+for port in $WEB_PORTS; do
+    start "web-$port" gunicorn BIND="127.0.0.1:$port" WEB_WORKERS="$WEB_WORKERS" \
+        PROMETHEUS_MULTIPROC_DIR="$metrics_dir/web-$port" METRICS_EXTRA_DIRS="$(others "web-$port")" \
+        "$VENV/bin/gunicorn" -c deploy/gunicorn.conf.py config.wsgi
+done
+# The worker: the unit's longer statement limit for exports (deploy/systemd/jackpot-worker.service).
+start worker "celery.*worker" DATABASE_STATEMENT_TIMEOUT_MS=300000 \
+    PROMETHEUS_MULTIPROC_DIR="$metrics_dir/worker" \
+    "$VENV/bin/celery" -A config worker --loglevel=INFO --concurrency="$WORKER_CONCURRENCY" \
+    --hostname "worker@$CLUSTER_DATABASE"
+start beat "celery.*beat" "$VENV/bin/celery" -A config beat --loglevel=INFO \
+    --pidfile= --schedule "$CLUSTER_DIR/celerybeat-schedule"
+
+# nginx: its own main file (pid, logs, temporary files here), the site file of deploy/nginx.
+upstream=""
+for port in $WEB_PORTS; do
+    upstream+="    server 127.0.0.1:$port max_fails=1 fail_timeout=5s;"$'\n'
+done
+trusted=""
+for cidr in $REQUEST_ID_TRUSTED; do trusted+="    $cidr 1;"$'\n'; done
+allow=""
+for address in $METRICS_ALLOW; do allow+="    allow $address;"$'\n'; done
+export UPSTREAM_SERVERS=$upstream REQUEST_ID_TRUSTED_RULES=$trusted METRICS_ALLOW_RULES=$allow
+export PUBLIC_LISTEN METRICS_LISTEN CLUSTER_DIR ACCESS_LOG=$CLUSTER_DIR/nginx-access.log
+mkdir -p "$CLUSTER_DIR/nginx-temp"
+if [ -n "$as_root" ]; then
+    # Workers drop to nobody; they write only the temporary files of buffered bodies.
+    export NGINX_USER="user nobody nogroup;"
+    chown nobody: "$CLUSTER_DIR/nginx-temp"
+else
+    export NGINX_USER="# (not root: the workers run as $(id -un))"
+fi
+python3 deploy/cluster/render.py deploy/nginx/jackpot.conf.in "$CLUSTER_DIR/nginx-jackpot.conf"
+python3 deploy/cluster/render.py deploy/cluster/nginx.conf.in "$CLUSTER_DIR/nginx.conf"
+nginx -t -q -e "$CLUSTER_DIR/nginx-error.log" -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf" 2>> "$CLUSTER_DIR/nginx-error.log" \
+    || die "nginx refuses its configuration: $CLUSTER_DIR/nginx-error.log"
+if running nginx nginx; then
+    log "nginx already running; reloading its configuration"
+    nginx -e "$CLUSTER_DIR/nginx-error.log" -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf" -s reload
+else
+    nginx -e "$CLUSTER_DIR/nginx-error.log" -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf"
+    log "nginx started (log $CLUSTER_DIR/nginx-access.log, $CLUSTER_DIR/nginx-error.log)"
+fi
+
+for port in $WEB_PORTS; do
+    wait_until 120 "gunicorn on $port" healthy "$port"
+done
+public_port=${PUBLIC_LISTEN##*:}
+public_host=${PUBLIC_LISTEN%:*}
+wait_until 10 "nginx" healthy "$public_port"
+
+cat <<TEXT
+
+The cluster runs (logs and pids in $CLUSTER_DIR; stop it with make cluster-down):
+  the service           http://$public_host:$public_port/  (the API: /api/docs/, the sign: /display/<pool>/)
+  metrics (operator)    http://$METRICS_LISTEN/metrics  (allowed: $METRICS_ALLOW)
+  gunicorn instances    $(for port in $WEB_PORTS; do printf '127.0.0.1:%s ' "$port"; done)($WEB_WORKERS workers each)
+  pgbouncer             127.0.0.1:$PGBOUNCER_PORT/$CLUSTER_DATABASE as $APP (transaction pooling)
+  PostgreSQL            $PG_HOST:$PG_PORT/$CLUSTER_DATABASE (owner $OWNER: migrations only)
+  Redis                 $CLUSTER_REDIS_URL
+  Celery                a worker and beat (worker.log, beat.log)
+TEXT

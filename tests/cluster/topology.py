@@ -1,0 +1,240 @@
+"""The topology of `make cluster`, started by that very command for the drills, on parts of its own.
+
+What this module guarantees:
+
+- **The operator's command, nothing else.** `Topology.make("cluster")` runs `make cluster` (and
+  `make cluster-down`) in the project, with only the environment deploy/cluster/up.sh documents:
+  its own directory for logs, pids and configuration, free ports for nginx (public and metrics
+  listeners), pgbouncer and two gunicorn instances, a private PostgreSQL (tests/faults/harness.py
+  `PrivateCluster`) and a private Redis (`PrivateRedis`). The shared services on 5432 and 6379
+  are never stopped, restarted or written to.
+- **The service's environment as the cluster wrote it.** `Topology.service` is the cluster's
+  `env` file (what /etc/jackpot/env is on a server): the web's address through pgbouncer, the
+  pooler mode, the keys. Commands the drills run as the operator (seeding, `verify_journal`) use
+  it; the books are read with SQL as the private cluster's superuser, straight to PostgreSQL.
+- **Teardown whatever happened.** `make cluster-down`, then the private Redis and PostgreSQL are
+  stopped and removed, even when a drill failed half-way with a part killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.faults.harness import PrivateCluster, alive, children, wait_dead
+from tests.jackpot.webhook_receiver import Receiver
+from tests.test_production import ROOT, free_port
+
+DATABASE = "jackpot_topo_drills"
+APP_ROLE = f"{DATABASE}_app"
+
+
+class PrivateRedis:
+    """redis-server on a free port of 127.0.0.1, no persistence: killed, it comes back empty."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10.0) -> None:
+        with (self.base / "redis.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                 "--save", "", "--appendonly", "no", "--dir", str(self.base)],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while not self.answers():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"redis-server on {self.port} does not answer")
+            time.sleep(0.05)
+
+    def answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def keys(self) -> int:
+        """DBSIZE of database 0."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+            sock.sendall(b"DBSIZE\r\n")
+            return int(sock.recv(64).strip().lstrip(b":"))
+
+    def kill(self) -> None:
+        """SIGKILL: everything it held is gone."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def stop(self) -> None:
+        self.kill()
+
+
+@dataclass
+class Seated:
+    """A pool of the drill's own, its tables and their terminals' tokens."""
+
+    pool: int
+    stake_cents: int
+    tables: list[tuple[int, str]]
+
+
+class Topology:
+    def __init__(
+        self, base: Path, postgres: PrivateCluster, redis: PrivateRedis, receiver: Receiver
+    ) -> None:
+        self.base = base
+        self.dir = base / "cluster"
+        self.postgres = postgres
+        self.redis = redis
+        self.receiver = receiver  # where the worker posts the big-win webhooks
+        self.public_port = free_port()
+        self.metrics_port = free_port()
+        self.pgbouncer_port = free_port()
+        self.web_ports = [free_port(), free_port()]
+        self.settings: dict[str, str] = {}  # CLUSTER_SET_*: more of the service's environment
+        self._seated: list[Seated] = []
+
+    @property
+    def database_url(self) -> str:
+        """The drill database as PostgreSQL's superuser sees it: for reading the books."""
+        return self.postgres.url(DATABASE)
+
+    def make(self, target: str, timeout: float = 300) -> str:
+        """`make cluster` or `make cluster-down`, as an operator types it; its output."""
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": os.environ.get("HOME", "/tmp"),
+            "VENV": str(Path(sys.executable).parent.parent),
+            "CLUSTER_DIR": str(self.dir),
+            "CLUSTER_PG_URL": self.postgres.url("postgres"),
+            "CLUSTER_DATABASE": DATABASE,
+            "CLUSTER_REDIS_URL": self.redis.url,
+            "PUBLIC_LISTEN": f"127.0.0.1:{self.public_port}",
+            "METRICS_LISTEN": f"127.0.0.1:{self.metrics_port}",
+            "PGBOUNCER_PORT": str(self.pgbouncer_port),
+            "WEB_PORTS": " ".join(str(port) for port in self.web_ports),
+            "WEB_WORKERS": "2",
+            **{f"CLUSTER_SET_{name}": value for name, value in self.settings.items()},
+        }
+        done = subprocess.run(
+            ["make", "--no-print-directory", target],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert done.returncode == 0, f"make {target}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    @property
+    def service(self) -> dict[str, str]:
+        """The cluster's env file: the environment of its web, worker and beat."""
+        values = {}
+        for line in (self.dir / "env").read_text().splitlines():
+            name, _, value = line.partition("=")
+            if name and not name.startswith("#"):
+                values[name] = value
+        return values
+
+    def pid(self, name: str) -> int:
+        return int((self.dir / f"{name}.pid").read_text())
+
+    def group(self, name: str) -> list[int]:
+        """The process `name` and its children (gunicorn's workers, celery's pool)."""
+        leader = self.pid(name)
+        return [leader, *children(leader)]
+
+    def kill(self, name: str) -> list[int]:
+        """SIGKILL to the process group of `name` (it leads one: up.sh starts it with setsid),
+        as when the host process dies; the pids killed, once they are gone."""
+        victims = self.group(name)
+        os.killpg(victims[0], signal.SIGKILL)
+        wait_dead(victims)
+        return victims
+
+    def manage(self, *args: str, **env: str) -> str:
+        """manage.py with the cluster's environment (through pgbouncer, as its app role)."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env={**self.service, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        return done.stdout
+
+    def seat(self, pools: int, tables: int) -> None:
+        """`pools` new pools of `tables` Ultimate Hold'em tables each, one per drill (so each
+        drill's books are its own), made by the services as the app role through pgbouncer, in
+        one process (Django starts once). The worked example's shares: sub-cent remainders, so
+        the books are exact or wrong."""
+        code = f"""
+import json
+from jackpot.services import pool_create
+from tables.models import Game
+from tables.services import table_create, terminal_token_issue
+seated = []
+for n in range({pools}):
+    pool = pool_create(name=f"Drill {{n}}", actor="drill", meter_share_bp=1250,
+                       reserve_share_bp=625)
+    seats = []
+    for number in range({tables}):
+        table = table_create(name=f"UTH {{pool.pk}}-{{number}}", game=Game.UTH, pool=pool,
+                             actor="drill")
+        token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="drill")
+        seats.append([table.pk, token.token])
+    seated.append({{"pool": pool.pk, "stake_cents": pool.stake_cents, "tables": seats}})
+print(json.dumps(seated))
+"""
+        out = self.manage("shell", "-c", code).strip().splitlines()[-1]
+        self._seated = [
+            Seated(s["pool"], s["stake_cents"], [(t, token) for t, token in s["tables"]])
+            for s in json.loads(out)
+        ]
+
+    def next_seat(self) -> Seated:
+        """A pool of its own for the next drill."""
+        return self._seated.pop(0)
+
+    def get(
+        self, path: str, port: int | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """GET through nginx's public listener (or `port`)."""
+        connection = http.client.HTTPConnection("127.0.0.1", port or self.public_port, timeout=5)
+        try:
+            connection.request("GET", path, headers={"Host": "127.0.0.1", **(headers or {})})
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            connection.close()
+
+    def healthy(self, port: int) -> bool:
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            return self.get("/healthz", port=port)[0] == 200
+        return False
+
+    def alive(self, name: str) -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            return alive(self.pid(name))
+        return False
