@@ -94,7 +94,12 @@ def test_one_request_id_from_the_proxy_to_the_task_and_metrics_added_up_across_p
     web = Web(env, tmp_path / "gunicorn.log", workers=2)
     web.start()
     try:
-        auth = {"Authorization": f"Bearer {terminal.token}"}
+        auth = {
+            "Authorization": f"Bearer {terminal.token}",
+            # the terminals' TLS listener's verdict (env.example: TERMINAL_CLIENT_CERTIFICATES)
+            "X-Client-Verify": "SUCCESS",
+            "X-Client-Subject": f"CN=table-{terminal.table_id}",
+        }
         rounds = f"/api/v1/tables/{terminal.table_id}/rounds"
         seats = [uth_seat(1), uth_seat(2)]
         # Given a round opened, and its result sent with the proxy's request id

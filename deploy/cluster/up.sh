@@ -32,6 +32,13 @@ PUBLIC_LISTEN=${PUBLIC_LISTEN:-127.0.0.1:8080}
 METRICS_LISTEN=${METRICS_LISTEN:-127.0.0.1:9180}
 METRICS_ALLOW=${METRICS_ALLOW:-127.0.0.1 ::1}        # addresses or CIDRs, space-separated
 REQUEST_ID_TRUSTED=${REQUEST_ID_TRUSTED:-}            # CIDRs whose X-Request-ID is kept
+# Terminals held to client certificates (deploy/nginx/terminals-tls.conf.in): a TLS listener of
+# their own, with this server certificate and key and the club's terminal CA; the service then
+# refuses a terminal anywhere else (TERMINAL_CLIENT_CERTIFICATES=1). Empty: no such listener.
+TERMINAL_TLS_LISTEN=${TERMINAL_TLS_LISTEN:-}
+TERMINAL_TLS_CERT=${TERMINAL_TLS_CERT:-}
+TERMINAL_TLS_KEY=${TERMINAL_TLS_KEY:-}
+TERMINAL_CLIENT_CA=${TERMINAL_CLIENT_CA:-}
 PGBOUNCER_PORT=${PGBOUNCER_PORT:-6432}
 WEB_PORTS=${WEB_PORTS:-8001 8002}
 WEB_WORKERS=${WEB_WORKERS:-2}
@@ -46,20 +53,7 @@ die() { echo "cluster: $*" >&2; exit 1; }
 
 # --- Debian's nginx and pgbouncer, installed when missing ---------------------------------------
 export PATH="$PATH:/usr/sbin:/sbin"
-missing=()
-command -v nginx >/dev/null || missing+=(nginx)
-command -v pgbouncer >/dev/null || missing+=(pgbouncer)
-if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        log "installing ${missing[*]} (apt-get)"
-        export DEBIAN_FRONTEND=noninteractive
-        # policy-rc.d is not ours to change: the packages' own services may start; ours run apart.
-        apt-get install -y -qq "${missing[@]}" >/dev/null \
-            || { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }
-    else
-        die "${missing[*]} missing: as root, apt-get install ${missing[*]}"
-    fi
-fi
+deploy/dev/ensure-proxies.sh
 
 # --- PostgreSQL and Redis answer ---------------------------------------------------------------
 DATABASE_URL=$CLUSTER_PG_URL REDIS_URL=$CLUSTER_REDIS_URL deploy/dev/ensure-services.sh >/dev/null
@@ -134,6 +128,7 @@ EXPORT_DIR=$CLUSTER_DIR/exports
 BEAT_SCHEDULE_FILE=$CLUSTER_DIR/celerybeat-schedule
 LOG_LEVEL=${LOG_LEVEL:-INFO}
 LOG_FORMAT=json
+TERMINAL_CLIENT_CERTIFICATES=$([ -n "$TERMINAL_TLS_LISTEN" ] && echo 1 || echo 0)
 PATH=$PATH
 HOME=${HOME:-/tmp}
 ENV
@@ -267,6 +262,7 @@ allow=""
 for address in $METRICS_ALLOW; do allow+="    allow $address;"$'\n'; done
 export UPSTREAM_SERVERS=$upstream REQUEST_ID_TRUSTED_RULES=$trusted METRICS_ALLOW_RULES=$allow
 export PUBLIC_LISTEN METRICS_LISTEN CLUSTER_DIR ACCESS_LOG=$CLUSTER_DIR/nginx-access.log
+export NGINX_SNIPPETS=$ROOT/deploy/nginx
 mkdir -p "$CLUSTER_DIR/nginx-temp"
 if [ -n "$as_root" ]; then
     # Workers drop to nobody; they write only the temporary files of buffered bodies.
@@ -276,6 +272,13 @@ else
     export NGINX_USER="# (not root: the workers run as $(id -un))"
 fi
 python3 deploy/cluster/render.py deploy/nginx/jackpot.conf.in "$CLUSTER_DIR/nginx-jackpot.conf"
+if [ -n "$TERMINAL_TLS_LISTEN" ]; then
+    export TERMINAL_TLS_LISTEN TERMINAL_TLS_CERT TERMINAL_TLS_KEY TERMINAL_CLIENT_CA
+    python3 deploy/cluster/render.py deploy/nginx/terminals-tls.conf.in \
+        "$CLUSTER_DIR/nginx-terminals.conf"
+else
+    echo "# no terminals' TLS listener (TERMINAL_TLS_LISTEN unset)" > "$CLUSTER_DIR/nginx-terminals.conf"
+fi
 python3 deploy/cluster/render.py deploy/cluster/nginx.conf.in "$CLUSTER_DIR/nginx.conf"
 nginx -t -q -e "$CLUSTER_DIR/nginx-error.log" -p "$CLUSTER_DIR" -c "$CLUSTER_DIR/nginx.conf" 2>> "$CLUSTER_DIR/nginx-error.log" \
     || die "nginx refuses its configuration: $CLUSTER_DIR/nginx-error.log"
@@ -294,11 +297,17 @@ public_port=${PUBLIC_LISTEN##*:}
 public_host=${PUBLIC_LISTEN%:*}
 wait_until 10 "nginx" healthy "$public_port"
 
+if [ -n "$TERMINAL_TLS_LISTEN" ]; then
+    terminals_tls="https://$TERMINAL_TLS_LISTEN/api/v1/tables/  (client certificates of $TERMINAL_CLIENT_CA)"
+else
+    terminals_tls="none: terminals post to the service's address (TERMINAL_TLS_LISTEN unset)"
+fi
 cat <<TEXT
 
 The cluster runs (logs and pids in $CLUSTER_DIR; stop it with make cluster-down):
   the service           http://$public_host:$public_port/  (the API: /api/docs/, the sign: /display/<pool>/)
   metrics (operator)    http://$METRICS_LISTEN/metrics  (allowed: $METRICS_ALLOW)
+  terminals (mTLS)      $terminals_tls
   gunicorn instances    $(for port in $WEB_PORTS; do printf '127.0.0.1:%s ' "$port"; done)($WEB_WORKERS workers each)
   pgbouncer             127.0.0.1:$PGBOUNCER_PORT/$CLUSTER_DATABASE as $APP (transaction pooling)
   PostgreSQL            $PG_HOST:$PG_PORT/$CLUSTER_DATABASE (owner $OWNER: migrations only)

@@ -108,7 +108,9 @@ def check_client_certificate(request: Request, table_id: int) -> None:
         if verify == "SUCCESS":
             why = "its subject names no table"
         else:
-            why = f"the proxy's verification: {verify[:80]}" if verify else "none was presented"
+            # nginx says NONE when no certificate came; no header at all: none came through it
+            presented = verify not in ("", "NONE")
+            why = f"the proxy's verification: {verify[:80]}" if presented else "none was presented"
         raise AuthenticationFailed(f"a terminal needs its client certificate here ({why})")
     if named != str(table_id):
         raise AuthenticationFailed(

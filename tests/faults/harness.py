@@ -10,7 +10,8 @@ What this module guarantees:
   SIGKILL to the master and every worker at once, as when the host process dies. Its log goes to
   a file (a pipe nobody reads would stall it).
 - **Terminals as the integration guide says.** Each `Terminal` plays its table's rounds one after
-  the other over real HTTP, behind what a proxy would add (`Host`, `X-Forwarded-Proto: https`): a
+  the other over real HTTP, behind what a proxy would add (`Host`, `X-Forwarded-Proto: https`, the
+  verdict on the terminal's client certificate): a
   fresh `round_id` per round, and every unanswered request (a connection error, a timeout, any
   5xx, 409 `idempotency_key_busy`) sent again with the same bytes after a backoff of 0.1 s
   doubling to 2 s with a random part. Every attempt is recorded with its time and answer.
@@ -350,6 +351,10 @@ class Terminal(threading.Thread):
                 {
                     "Host": HOST,
                     "X-Forwarded-Proto": "https",  # what the TLS proxy sets (deploy/env.example)
+                    # and its verdict on the terminal's client certificate (TERMINAL_CLIENT_
+                    # CERTIFICATES=1 there; deploy/nginx/terminals-tls.conf.in)
+                    "X-Client-Verify": "SUCCESS",
+                    "X-Client-Subject": f"OU=Terminals,CN=table-{self.table}",
                     "Authorization": f"Bearer {self.token}",
                     "Content-Type": "application/json",
                     "Accept": "application/json",
