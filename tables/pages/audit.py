@@ -21,12 +21,13 @@ from django.urls import reverse
 
 from config.pages import page_language
 from jackpot.api.authentication import has_role
-from jackpot.models import Pool
+from jackpot.models import AwardKind, Pool
+from jackpot.views import TEXT as SIGN_TEXT
 from tables.pages.layout import staff_only, staff_page
 
 AUDITORS = ("auditor", "admin")
 
-TEXT: dict[str, dict[str, str]] = {
+_WORDS: dict[str, dict[str, str]] = {
     "fr": {
         "locale": "fr-FR",
         "title": "Historique du jackpot",
@@ -64,12 +65,6 @@ TEXT: dict[str, dict[str, str]] = {
         "reset_reserve": "Remise : réserve",
         "reset_house": "Remise : maison",
         "rounds": "{rounds} tours réglés, {stakes} mises",
-        "royal_flush": "Quinte flush royale",
-        "community_royal": "Quinte flush royale communautaire",
-        "straight_flush": "Quinte flush",
-        "four_of_a_kind": "Carré",
-        "full_house": "Full",
-        "envy": "La Garantie",
         "pending": "à vérifier",
         "verified": "vérifié",
         "approved": "approuvé",
@@ -118,12 +113,6 @@ TEXT: dict[str, dict[str, str]] = {
         "reset_reserve": "Reset: reserve",
         "reset_house": "Reset: house",
         "rounds": "{rounds} settled rounds, {stakes} stakes",
-        "royal_flush": "Royal flush",
-        "community_royal": "Community royal",
-        "straight_flush": "Straight flush",
-        "four_of_a_kind": "Four of a kind",
-        "full_house": "Full house",
-        "envy": "Envy bonus",
         "pending": "to verify",
         "verified": "verified",
         "approved": "approved",
@@ -135,6 +124,13 @@ TEXT: dict[str, dict[str, str]] = {
         "refused_title": "Access refused",
         "refused": "A jackpot's history is for auditors and administrators.",
     },
+}
+
+
+# Each kind of award in the sign's words: one set of words for every screen.
+TEXT = {
+    lang: {**words, **{kind.value: SIGN_TEXT[lang][kind.value] for kind in AwardKind}}
+    for lang, words in _WORDS.items()
 }
 
 
