@@ -68,9 +68,11 @@ class ErrorCode(StrEnum):
     # The auditors' background exports
     EXPORT_NOT_FOUND = "export_not_found"
     RECONCILIATION_NOT_FOUND = "reconciliation_not_found"
+    VERIFICATION_NOT_FOUND = "verification_not_found"
     EXPORT_NOT_READY = "export_not_ready"
     EXPORT_FAILED = "export_failed"
     EXPORT_EXPIRED = "export_expired"
+    RANGE_TOO_LARGE = "range_too_large"
     # Who calls, how often, and the rest of HTTP
     NOT_AUTHENTICATED = "not_authenticated"
     AUTHENTICATION_FAILED = "authentication_failed"
@@ -150,9 +152,15 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.NOT_THE_PROPOSER: (403, "only the admin who proposed a change may withdraw it"),
     ErrorCode.EXPORT_NOT_FOUND: (404, "no such export"),
     ErrorCode.RECONCILIATION_NOT_FOUND: (404, "no such reconciliation report"),
+    ErrorCode.VERIFICATION_NOT_FOUND: (404, "no such verification run"),
     ErrorCode.EXPORT_NOT_READY: (409, "the export is still queued or running: poll it until done"),
     ErrorCode.EXPORT_FAILED: (409, "the export failed (its error says why): start another"),
     ErrorCode.EXPORT_EXPIRED: (410, "the export's file was deleted after its retention"),
+    ErrorCode.RANGE_TOO_LARGE: (
+        400,
+        "export.csv takes a from-to range of at most EXPORT_SYNC_MAX_DAYS days: for a longer"
+        " or open one, POST /api/v1/awards/exports",
+    ),
     ErrorCode.NOT_AUTHENTICATED: (401, "no credentials"),
     ErrorCode.AUTHENTICATION_FAILED: (401, "unknown or revoked credentials"),
     ErrorCode.PERMISSION_DENIED: (403, "not allowed for these credentials"),

@@ -26,6 +26,8 @@ from jackpot.models import (
     DeliveryStatus,
     ExportStatus,
     TransferCode,
+    VerificationStatus,
+    VerificationTrigger,
 )
 from tables.rules import paytables as rules
 
@@ -193,6 +195,45 @@ class JournalReport(Body):
     balances: dict[str, dict[AccountKind, Cents]] = Field(
         description="per pool id, each account's balance in cents"
     )
+
+
+class VerificationRun(Body):
+    """One run of the journal's verification: routine (from the newest checkpoint: the start-up
+    gate, the scheduled reconciliation) or full (from the first event: daily, or asked for)."""
+
+    id: Id
+    full: bool = Field(description="from the first event; false: from the newest checkpoint")
+    trigger: VerificationTrigger
+    status: VerificationStatus
+    requested_by: str | None = Field(description="who asked for it (a full run over the API)")
+    created_at: Instant
+    started_at: Instant | None
+    finished_at: Instant | None
+    events_total: Annotated[int, Field(ge=0)] | None = Field(
+        description="a full run: about how many events it reads, when it was asked for"
+    )
+    events_checked: Annotated[int, Field(ge=0)] = Field(
+        description="events verified up to where the run reached, since the first event (a "
+        "routine run counts its checkpoint's too); while running, its last heartbeat"
+    )
+    transfers_checked: Annotated[int, Field(ge=0)]
+    chains: Annotated[int, Field(ge=0)]
+    started_from: Id | None = Field(description="the checkpoint it started from (null: genesis)")
+    checkpoint: Id | None = Field(description="the checkpoint it stored, having passed")
+    ok: bool | None = Field(description="the verdict, once done")
+    first_broken: BrokenAt | None
+    problem_count: Annotated[int, Field(ge=0)]
+    problems: list[str] = Field(max_length=20, description="the first 20")
+    error: str | None = Field(description="why the run itself failed")
+    url: str = Field(description="this run (poll it)")
+
+
+class JournalVerification(Body):
+    """What the journal's verification last found, without reading the journal."""
+
+    latest: VerificationRun | None = Field(description="the newest finished run, of either kind")
+    latest_full: VerificationRun | None = Field(description="the newest finished full run")
+    running: VerificationRun | None = Field(description="a full run queued or going on")
 
 
 # --- pools ------------------------------------------------------------------------------------

@@ -16,6 +16,11 @@ winning cards, time, amount, who verified, approved and paid). Each row carries 
 audit event that created the award,
 tying the export to the tamper-evident journal. The last line is `# sha256 <hex>`: the SHA-256 of
 every byte before it, so a copy can be checked later (`head -n -1 export.csv | sha256sum`).
+
+What the synchronous export costs is its range: it takes both `from` and `to`, at most
+EXPORT_SYNC_MAX_DAYS days apart (`sync_range_check`: an open side is unbounded, refused with
+`range_too_large`, a background export's ranges are any), and the awards' `created_at` indexes
+(alone, after the pool, the kind, both, or the status) serve each page's range.
 """
 
 from __future__ import annotations
@@ -24,10 +29,14 @@ import csv
 import hashlib
 import io
 from collections.abc import Iterator, Sequence
-from datetime import UTC
+from datetime import UTC, timedelta
 
+from django.conf import settings
 from django.db.models import Max, OuterRef, QuerySet, Subquery
 
+from config.codes import ErrorCode
+from config.errors import ApiError
+from jackpot.bodies import AwardFilters
 from jackpot.models import AWARD_GRANTED_BY, Award, Transfer
 from jackpot.render import dealt_cards
 
@@ -51,6 +60,28 @@ HEADER = (
     "event_hash",
 )
 PAGE_SIZE = 2000  # awards per statement for the synchronous export
+
+
+def sync_range_check(filters: AwardFilters) -> None:
+    """Refuse (400 `range_too_large`) a synchronous export whose range is open on a side or
+    longer than EXPORT_SYNC_MAX_DAYS: it would hold a web worker for as long as the journal is
+    old. The message sends the client to a background export, which takes any range."""
+    days = settings.EXPORT_SYNC_MAX_DAYS
+    hint = f"export.csv takes from and to at most {days} days apart"
+    start, end = filters.from_, filters.to
+    if start is None or end is None:
+        found = f"without {'from' if start is None else 'to'} the range is open"
+    elif end - start > timedelta(days=days):
+        found = f"from {start.isoformat()} to {end.isoformat()} is longer"
+    else:
+        return
+    # Named `from` whichever side: the range is the parameter at fault, and it starts there.
+    raise ApiError(
+        ErrorCode.RANGE_TOO_LARGE,
+        f"{hint} ({found}): for a longer range POST /api/v1/awards/exports, built in the"
+        " background",
+        param="from",
+    )
 
 
 def highest_award_id() -> int:

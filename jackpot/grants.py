@@ -28,8 +28,9 @@ from psycopg import sql
 
 ALL = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
 READ_APPEND = frozenset({"SELECT", "INSERT"})
-#: The journal: read and append only (migration jackpot/0003_append_only's triggers).
-APPEND_ONLY = frozenset({"jackpot_transfer", "jackpot_auditevent"})
+#: The journal and its verification's checkpoints: read and append only (the triggers of
+#: migrations jackpot/0003_append_only and 0013_checkpoints).
+APPEND_ONLY = frozenset({"jackpot_transfer", "jackpot_auditevent", "jackpot_checkpoint"})
 #: A table not named below.
 DEFAULT = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE"})
 #: Tables the code never deletes from (or never changes), given less than the default.
@@ -49,6 +50,8 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     # Parameter changes (their decision) and export jobs (their progress): never deleted.
     "jackpot_parameterchange": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "jackpot_exportjob": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    # Verification runs (a full run's progress and verdict): never deleted.
+    "jackpot_verification": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # The outbox and its webhook deliveries (their claims and outcomes): never deleted, so every
     # notification and each attempt's outcome stays on record for the auditors.
     "jackpot_outboxmessage": frozenset({"SELECT", "INSERT", "UPDATE"}),
@@ -63,6 +66,10 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     "tables_idempotencyrecord": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # Reconciliation reports: written once, whole, never changed.
     "tables_reconciliation": READ_APPEND,
+    # A pool's history days and the fold's cursors (tables.history): not append-only, the fold
+    # adds each new event to its day's row and moves its chain's cursor; never deleted.
+    "tables_historyday": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    "tables_historycursor": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # Migrations run as the owner; the service only reads which were applied.
     "django_migrations": frozenset({"SELECT"}),
 }

@@ -114,6 +114,8 @@ def table_chain(table_id: int) -> str:
 
 
 ADMIN_CHAIN = "admin"
+#: The verification's checkpoints (`jackpot.checkpoints`): one `journal.checkpoint` event each.
+CHECKPOINT_CHAIN = "checkpoints"
 
 
 def journal_key() -> bytes:
@@ -124,17 +126,39 @@ def journal_key() -> bytes:
 
 def event_content(event: AuditEvent, transfers: Sequence[Transfer]) -> dict[str, Any]:
     """What an event's hash covers: its own fields and its transfers, in the order written."""
-    return {
-        "chain": event.chain,
-        "sequence": event.sequence,
-        "kind": event.kind,
-        "actor": event.actor,
-        "occurred_at": event.occurred_at.astimezone(UTC).isoformat(),
-        "payload": event.payload,
-        "transfers": [
+    return content(
+        event.chain,
+        event.sequence,
+        event.kind,
+        event.actor,
+        event.occurred_at,
+        event.payload,
+        [
             [t.code, t.debit_id, t.credit_id, t.amount_cents, t.round_id, t.award_id]
             for t in transfers
         ],
+    )
+
+
+def content(
+    chain: str,
+    sequence: int,
+    kind: str,
+    actor: str,
+    occurred_at: datetime,
+    payload: Any,
+    transfers: list[list[Any]],
+) -> dict[str, Any]:
+    """`event_content` from the columns, for a reader that holds no model instances
+    (`jackpot.verification`); `transfers` are `[code, debit, credit, amount, round, award]`."""
+    return {
+        "chain": chain,
+        "sequence": sequence,
+        "kind": kind,
+        "actor": actor,
+        "occurred_at": occurred_at.astimezone(UTC).isoformat(),
+        "payload": payload,
+        "transfers": transfers,
     }
 
 

@@ -23,6 +23,8 @@ A transaction takes the locks it needs in this order, never going back to an ear
 5. `POOL_CHAIN` - the head of the pool's own chain (`pool-{id}`, `chain_slot`): pool events and
    award steps, after the pool row.
 6. `ADMIN_CHAIN` - the head of the `admin` chain (`chain_slot`): tables and tokens issued.
+7. `CHECKPOINT_CHAIN` - the head of the `checkpoints` chain (`chain_slot`): a verification's
+   checkpoint (`jackpot.checkpoints.store`), taken alone in a transaction of its own.
 
 Why no two transactions can wait on each other: every path below takes its locks in increasing
 order, so a cycle of waits would need some transaction to wait for a lower lock while holding a
@@ -37,6 +39,7 @@ higher one.
 - approve a change: TABLE (each of the pool's tables, exclusive, in id order), POOL, the change's
   row, POOL_CHAIN; reject or withdraw it: the change's row, POOL_CHAIN;
 - issue a token or a table: ADMIN_CHAIN;
+- store a checkpoint: CHECKPOINT_CHAIN alone;
 - store a reconciliation's report (tables.reconciliation): its own transaction-level advisory
   lock, taken by nothing else, then ADMIN_CHAIN for its alert.
 
@@ -123,6 +126,7 @@ class Lock(IntEnum):
     POOL = 4
     POOL_CHAIN = 5
     ADMIN_CHAIN = 6
+    CHECKPOINT_CHAIN = 7
 
 
 def table_row(model: type[M], *, table_pk: int, exclusive: bool) -> M | None:
@@ -162,8 +166,9 @@ _ADVANCE = (
 
 
 def chain_slot(chain: str) -> ChainSlot:
-    """Lock a chain's head (`Lock.TABLE_CHAIN`, `POOL_CHAIN` or `ADMIN_CHAIN` by the chain) with
-    one UPDATE and take its next position; a chain's first event creates its head."""
+    """Lock a chain's head (`Lock.TABLE_CHAIN`, `POOL_CHAIN`, `ADMIN_CHAIN` or
+    `CHECKPOINT_CHAIN` by the chain) with one UPDATE and take its next position; a chain's first
+    event creates its head."""
     with connection.cursor() as cursor:
         cursor.execute(_ADVANCE, [chain])
         row = cursor.fetchone()

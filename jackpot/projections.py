@@ -14,22 +14,35 @@ An award row and a pool's parameters are projections of events: the rows are not
 A user renamed in the admin (`staff.changed`, on the admin chain) keeps their earlier names.
 
 Each problem names the award or pool and the chain and sequence of its last event, so a row
-edited by direct SQL is reported at the point of the chain it contradicts. What a broken chain
+edited by direct SQL is reported at the point of the chain it contradicts.
+
+A walk from the first event (`Projections()`) holds every award; a walk from a checkpoint
+(`Projections.resume`) starts from what the checkpoint carried (`carried()`): the awards not yet
+paid or void (the only ones a later event may change: a paid or void award takes no step, and a
+step of an award not carried nor created since is a problem), the pools, the renames, and per
+pool the awards' totals by status and the live (not void) awards by kind, which later events move
+(`totals`). It then compares the rows the walk's events touched and the awards carried
+(`problems(only=...)`); a row edited in place that no event after the checkpoint touched is the
+next walk from the first event's to find. What a broken chain
 said is not trusted: awards and pools whose events are on a chain that failed are not compared
 (the chain's own failure is the report).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
+
+from django.db.models import Q
 
 from jackpot.changes import (
     POOL_FIELDS,  # as `pool.created` records them, `pool.changed` changes them
 )
 from jackpot.ledger import pool_chain
-from jackpot.models import AuditEvent, Award, AwardStatus, Pool
+from jackpot.models import Award, AwardStatus, Pool
 
 #: What an award step records of its user, by the status it moves the award to.
 STEP_FIELDS = {
@@ -61,9 +74,23 @@ AWARD_FIELDS = (
     "void_requested_at",
     "void_request_reason",
 )
+_TIMES = frozenset(name for name in AWARD_FIELDS if name.endswith("_at"))
+#: Statuses after which an award takes no more step.
+FINAL = frozenset({AwardStatus.PAID.value, AwardStatus.VOID.value})
 #: The steps that change who asked for a jackpot's void, not the award's status.
 VOID_REQUEST_KINDS = frozenset({"award.void_requested", "award.void_cancelled"})
 _STATUSES = frozenset(status.value for status in AwardStatus)
+
+
+class Event(NamedTuple):
+    """An event as the verification reads it (its columns, not a model instance)."""
+
+    chain: str
+    sequence: int
+    kind: str
+    actor: str
+    occurred_at: datetime
+    payload: Any
 
 
 @dataclass
@@ -75,9 +102,29 @@ class Seen:
     sequence: int
     chains: set[str] = field(default_factory=set)
 
-    def said(self, event: AuditEvent) -> None:
+    def said(self, event: Event) -> None:
         self.chain, self.sequence = event.chain, event.sequence
         self.chains.add(event.chain)
+
+    def carried(self) -> dict[str, Any]:
+        fields = {
+            name: value.isoformat() if isinstance(value, datetime) else value
+            for name, value in self.fields.items()
+        }
+        return {
+            "fields": fields,
+            "chain": self.chain,
+            "sequence": self.sequence,
+            "chains": sorted(self.chains),
+        }
+
+    @classmethod
+    def resumed(cls, carried: dict[str, Any]) -> Seen:
+        fields = {
+            name: datetime.fromisoformat(value) if name in _TIMES and value else value
+            for name, value in carried["fields"].items()
+        }
+        return cls(fields, carried["chain"], carried["sequence"], set(carried["chains"]))
 
 
 @dataclass(frozen=True)
@@ -91,14 +138,86 @@ def _user(actor: str) -> str | None:
     return actor.removeprefix("user:") if actor.startswith("user:") else actor
 
 
+class Totals:
+    """Per pool, the awards' amounts by status and the live (not void) awards by kind."""
+
+    def __init__(self, carried: dict[str, Any] | None = None) -> None:
+        self.status: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.live: dict[int, dict[str, list[int]]] = defaultdict(
+            lambda: defaultdict(lambda: [0, 0])
+        )
+        for pool, figures in (carried or {}).items():
+            self.status[int(pool)].update(figures["status"])
+            for kind, (count, cents) in figures["live"].items():
+                self.live[int(pool)][kind] = [count, cents]
+
+    def created(self, fields: dict[str, Any]) -> None:
+        pool, amount = int(fields["pool"] or 0), int(fields["amount_cents"] or 0)
+        self.status[pool][str(fields["status"])] += amount
+        if fields["status"] != AwardStatus.VOID.value:
+            live = self.live[pool][str(fields["kind"])]
+            live[0], live[1] = live[0] + 1, live[1] + amount
+
+    def moved(self, fields: dict[str, Any], before: str) -> None:
+        pool, amount, after = (
+            int(fields["pool"] or 0),
+            int(fields["amount_cents"] or 0),
+            fields["status"],
+        )
+        self.status[pool][before] -= amount
+        self.status[pool][str(after)] += amount
+        if after == AwardStatus.VOID.value and before != after:
+            live = self.live[pool][str(fields["kind"])]
+            live[0], live[1] = live[0] - 1, live[1] - amount
+
+    def of(self, pool: int, status: AwardStatus) -> int:
+        return self.status[pool][status.value]
+
+    def carried(self) -> dict[str, Any]:
+        pools = set(self.status) | set(self.live)
+        return {
+            str(pool): {
+                "status": {k: v for k, v in self.status[pool].items() if v},
+                "live": {k: v for k, v in self.live[pool].items() if v != [0, 0]},
+            }
+            for pool in sorted(pools)
+        }
+
+
 class Projections:
     def __init__(self) -> None:
         self.awards: dict[int, Seen] = {}
-        self.steps: list[AuditEvent] = []  # in each pool chain's order; applied after creation
+        self.steps: list[Event] = []  # in each pool chain's order; applied after creation
         self.pools: dict[int, Seen] = {}
         self.renames: list[tuple[str, str]] = []
+        self.totals = Totals()
+        self.touched: set[int] = set()  # awards created or stepped by the events observed
 
-    def observe(self, event: AuditEvent) -> None:
+    @classmethod
+    def resume(cls, carried: dict[str, Any]) -> Projections:
+        """Start from what a checkpoint carried (`carried()`)."""
+        projections = cls()
+        projections.awards = {int(pk): Seen.resumed(a) for pk, a in carried["awards"].items()}
+        projections.pools = {int(pk): Seen.resumed(p) for pk, p in carried["pools"].items()}
+        projections.renames = [(before, after) for before, after in carried["renames"]]
+        projections.totals = Totals(carried["totals"])
+        return projections
+
+    def carried(self) -> dict[str, Any]:
+        """What a checkpoint carries forward: the awards still open, pools, renames, totals.
+        Call after `problems()` (the steps are applied there)."""
+        return {
+            "awards": {
+                str(pk): seen.carried()
+                for pk, seen in sorted(self.awards.items())
+                if seen.fields["status"] not in FINAL
+            },
+            "pools": {str(pk): seen.carried() for pk, seen in sorted(self.pools.items())},
+            "renames": [list(pair) for pair in self.renames],
+            "totals": self.totals.carried(),
+        }
+
+    def observe(self, event: Event) -> None:
         """Take in one event of a chain whose links were verified."""
         payload = event.payload if isinstance(event.payload, dict) else {}
         if event.kind == "round.settled":
@@ -125,7 +244,10 @@ class Projections:
                 )
                 # Its steps are on its pool's chain: that chain broken, they are unknown.
                 seen.chains.update({event.chain, pool_chain(int(payload.get("pool") or 0))})
-                self.awards[int(award.get("id"))] = seen
+                pk = int(award.get("id"))
+                self.awards[pk] = seen
+                self.touched.add(pk)
+                self.totals.created(seen.fields)
         elif event.kind.startswith("award.") and (
             payload.get("to") in _STATUSES or event.kind in VOID_REQUEST_KINDS
         ):
@@ -152,16 +274,19 @@ class Projections:
         problems = []
         for event in self.steps:
             payload = event.payload
-            award = self.awards.get(int(payload.get("award", 0)))
+            pk = int(payload.get("award", 0))
+            award = self.awards.get(pk)
             if award is None:
                 problems.append(
                     Problem(
-                        f"award {payload.get('award')}: a step of an award no round created",
+                        f"award {payload.get('award')}: a step of an award no round created"
+                        " (or one already paid or void)",
                         event.chain,
                         event.sequence,
                     )
                 )
                 continue
+            self.touched.add(pk)
             if event.kind in VOID_REQUEST_KINDS:
                 requested = event.kind == "award.void_requested"
                 award.fields["void_requested_by"] = _user(event.actor) if requested else None
@@ -170,7 +295,9 @@ class Projections:
                 award.said(event)
                 continue
             to = AwardStatus(payload["to"])
+            before = str(award.fields["status"])
             award.fields["status"] = to.value
+            self.totals.moved(award.fields, before)
             if to in STEP_FIELDS:
                 by, at = STEP_FIELDS[to]
                 award.fields[by] = _user(event.actor)
@@ -196,16 +323,28 @@ class Projections:
                     grew = True
         return names
 
-    def problems(self, broken_chains: set[str]) -> list[Problem]:
-        """Every award and pool row that differs from what the journal says, in id order."""
+    def problems(
+        self, broken_chains: set[str], *, only: Iterable[int] | None = None, after: int = 0
+    ) -> list[Problem]:
+        """Every award and pool row that differs from what the journal says, in id order.
+
+        `only`: compare just these awards and those whose id is above `after` (a walk from a
+        checkpoint: what its events touched and what it carried, and the rows made since);
+        None: every award."""
         found = self._apply_steps()
-        found += self._award_problems(broken_chains)
+        found += self._award_problems(broken_chains, only, after)
         found += self._pool_problems(broken_chains)
         return found
 
-    def _award_problems(self, broken_chains: set[str]) -> list[Problem]:
+    def _award_problems(
+        self, broken_chains: set[str], only: Iterable[int] | None, after: int
+    ) -> list[Problem]:
         found = []
-        rows = Award.objects.order_by("pk").values(
+        awards = Award.objects.all()
+        if only is not None:
+            chosen = set(only)
+            awards = awards.filter(Q(pk__in=chosen) | Q(pk__gt=after))
+        rows = awards.order_by("pk").values(
             "pk",
             "pool_id",
             "round_id",
@@ -230,7 +369,7 @@ class Projections:
             "void_request_reason",
         )
         listed = set()
-        for row in rows:
+        for row in rows.iterator(chunk_size=2000):
             pk = row["pk"]
             listed.add(pk)
             seen = self.awards.get(pk)
@@ -255,7 +394,10 @@ class Projections:
                             seen.sequence,
                         )
                     )
-        for pk in sorted(set(self.awards) - listed):
+        expected = (
+            set(self.awards) if only is None else chosen | {a for a in self.awards if a > after}
+        )
+        for pk in sorted((expected & set(self.awards)) - listed):
             seen = self.awards[pk]
             found.append(
                 Problem(

@@ -8,6 +8,8 @@ Kept apart from `jackpot.awards` (the award's way to payment) so that the reads 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import User
 
 from jackpot import bodies
@@ -20,6 +22,9 @@ from jackpot.models import (
     ExportJob,
     ExportStatus,
     ParameterChange,
+    Verification,
+    VerificationStatus,
+    VerificationTrigger,
     WebhookDelivery,
 )
 from tables.rules.cards import parse_cards
@@ -120,6 +125,42 @@ def export_job_body(job: ExportJob, *, url: str, download_url: str) -> bodies.Ex
         expires_at=job.expires_at,
         url=url,
         download_url=download_url if done else None,
+    )
+
+
+def verification_body(
+    run: Verification, *, url: str, heartbeat: dict[str, Any] | None = None
+) -> bodies.VerificationRun:
+    """A verification run as the API shows it; `heartbeat` (a running job's last one) gives its
+    progress. select_related the user who asked."""
+    running = run.status == VerificationStatus.RUNNING and heartbeat is not None
+    return bodies.VerificationRun.model_construct(
+        id=run.pk,
+        full=run.full,
+        trigger=VerificationTrigger(run.trigger),
+        status=VerificationStatus(run.status),
+        requested_by=run.requested_by.get_username() if run.requested_by else None,
+        created_at=run.created_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        events_total=run.events_total,
+        events_checked=int(heartbeat["events"]) if heartbeat and running else run.events_checked,
+        transfers_checked=int(heartbeat["transfers"])
+        if heartbeat and running
+        else run.transfers_checked,
+        chains=run.chains,
+        started_from=run.started_from_id,
+        checkpoint=run.checkpoint_id,
+        ok=run.ok,
+        first_broken=bodies.BrokenAt.model_construct(
+            chain=run.broken_chain, sequence=run.broken_sequence
+        )
+        if run.broken_chain
+        else None,
+        problem_count=run.problem_count,
+        problems=run.problems[:20],
+        error=run.error or None,
+        url=url,
     )
 
 

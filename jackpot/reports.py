@@ -8,15 +8,17 @@ resets (in), voided jackpots (in), jackpots won (out) and the resets voided jack
 unit while the pool's stake and shares have not changed since its creation, which the admin
 guarantees while tables are open.
 
-The stakes are counted from the rounds' seats, which the tables own: the caller passes their
-count, the pool's rounds still open, its latest integrity flags and the latest scheduled
-reconciliation's status (`tables.verification.pool_report` is the whole report, the one the API
-serves).
+The figures come from a verification's walk (`jackpot.verification.Report.state`: the newest
+checkpoint's, plus what was added since), never from a sum over the whole journal: the balances,
+the transfers' totals by code and the live awards by kind. The stakes are counted from the
+rounds' seats, which the tables own: the caller passes their count, the pool's rounds still open,
+its latest integrity flags and the latest scheduled reconciliation's status
+(`tables.verification.pool_report` is the whole report, the one the API serves).
 """
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Q
 
 from jackpot.bodies import (
     AwardTotal,
@@ -35,17 +37,11 @@ from jackpot.models import (
     AwardKind,
     AwardStatus,
     Pool,
-    Transfer,
 )
 from jackpot.models import TransferCode as Code
-from jackpot.verification import pool_balances
+from jackpot.verification import KINDS, Report
 
 LAST_HITS = 25
-
-
-def _by_code(pool: Pool) -> dict[str, int]:
-    totals = Transfer.objects.filter(pool=pool).values_list("code").annotate(s=Sum("amount_cents"))
-    return {code: int(total) for code, total in totals}
 
 
 def _hit(hit: Award) -> ReportHit:
@@ -63,17 +59,22 @@ def _hit(hit: Award) -> ReportHit:
 def pool_report(
     pool: Pool,
     *,
+    found: Report,
     stakes_count: int,
     open_rounds: OpenRounds,
     integrity_flags: list[IntegrityFlag],
     reconciliation: ReconciliationStatus | None = None,
 ) -> PoolReport:
-    """The reconciliation; `stakes_count` is every progressive stake the pool's tables ever took,
+    """The reconciliation; `found` the walk it reads its figures from, in the snapshot `pool`
+    was read in; `stakes_count` is every progressive stake the pool's tables ever took,
     voided rounds included; `open_rounds` the pool's rounds still open, as the tables count them;
     `integrity_flags` the latest flags the tables' integrity check stored for the pool;
     `reconciliation` the latest scheduled reconciliation's status (all pools at once)."""
-    balances = pool_balances(pool)
-    by_code = _by_code(pool)
+    state = found.state
+    balances = {**dict.fromkeys(KINDS, 0), **(state.balances.get(pool.pk, {}) if state else {})}
+    by_code = state.codes.get(pool.pk, {}) if state else {}
+    totals = (state.projections or {}).get("totals", {}) if state else {}
+    live = totals.get(str(pool.pk), {}).get("live", {})
 
     cents_in = sum(
         by_code.get(code, 0)
@@ -86,16 +87,13 @@ def pool_report(
     expected_units = (cents_in - cents_out) * UNITS_PER_CENT + (
         stakes_count * pool.stake_cents * pool.meter_share_bp
     )
-    live = ~Q(status=AwardStatus.VOID)
     awards = {
-        kind: AwardTotal.model_construct(count=count, amount_cents=int(total or 0))
-        for kind, count, total in Award.objects.filter(live, pool=pool)
-        .values_list("kind")
-        .annotate(count=Count("pk"), total=Sum("amount_cents"))
+        kind: AwardTotal.model_construct(count=count, amount_cents=cents)
+        for kind, (count, cents) in live.items()
     }
-    hits = Award.objects.filter(live, pool=pool, kind=AwardKind.ROYAL_FLUSH).select_related(
-        "round__table"
-    )
+    hits = Award.objects.filter(
+        ~Q(status=AwardStatus.VOID), pool=pool, kind=AwardKind.ROYAL_FLUSH
+    ).select_related("round__table")
     return PoolReport.model_construct(
         pool=pool.pk,
         currency=pool.currency,
@@ -113,8 +111,8 @@ def pool_report(
             kind: awards.get(kind.value) or AwardTotal.model_construct(count=0, amount_cents=0)
             for kind in AwardKind
         },
-        hit_count=hits.count(),
-        last_hits=[_hit(hit) for hit in hits.order_by("-sequence")[:LAST_HITS]],
+        hit_count=awards[AwardKind.ROYAL_FLUSH].count if AwardKind.ROYAL_FLUSH in awards else 0,
+        last_hits=[_hit(hit) for hit in hits.order_by("-created_at", "-sequence")[:LAST_HITS]],
         meter_identity=MeterIdentity.model_construct(
             formula="units = (seed + resets + voided jackpots - jackpots won"
             " - voided jackpots' resets) x 10,000"

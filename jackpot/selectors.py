@@ -32,6 +32,7 @@ from jackpot.bodies import (
     PoolConfiguration,
     progressive_paytable_of,
 )
+from jackpot.ledger import CHECKPOINT_CHAIN
 from jackpot.models import (
     AWARD_GRANTED_BY,
     AccountKind,
@@ -46,6 +47,8 @@ from jackpot.models import (
     Pool,
     Transfer,
     TransferCode,
+    Verification,
+    VerificationStatus,
     WebhookDelivery,
 )
 from jackpot.render import award_body, change_body, notification_body
@@ -244,7 +247,9 @@ def book_figures() -> dict[str, Any]:
     """The figures a restored backup must reproduce (compliance requirement 30), read in one
     snapshot: per pool its meter (cents, units, version), reserve, hit count, the awards won
     by kind (count and cents; voided awards apart) and by status; and every chain's head
-    (sequence and hash). Plain JSON values, equal for two databases holding the same books."""
+    (sequence and hash) but the `checkpoints` chain's, which records the verifications run on a
+    database (a restored one's own start-up adds to it). Plain JSON values, equal for two
+    databases holding the same books."""
     snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
     with transaction.atomic():
         if snapshot:
@@ -279,11 +284,42 @@ def book_figures() -> dict[str, Any]:
             }
         chains = {
             key: {"sequence": sequence, "head_hash": head}
-            for key, sequence, head in AuditChain.objects.order_by("key").values_list(
-                "key", "sequence", "head_hash"
-            )
+            for key, sequence, head in AuditChain.objects.exclude(key=CHECKPOINT_CHAIN)
+            .order_by("key")
+            .values_list("key", "sequence", "head_hash")
         }
     return {"pools": pools, "chains": chains}
+
+
+def verification_get(run_id: int) -> Verification:
+    """A verification run, with who asked for it; `verification_not_found` if there is none."""
+    run = Verification.objects.select_related("requested_by").filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(
+            ErrorCode.VERIFICATION_NOT_FOUND, f"no verification {run_id}", param="verification"
+        )
+    return run
+
+
+@dataclass(frozen=True)
+class VerificationRuns:
+    latest: Verification | None
+    latest_full: Verification | None
+    running: Verification | None
+
+
+def verification_runs() -> VerificationRuns:
+    """The newest finished run (any kind), the newest finished full one, and a full one queued
+    or going on: three short indexed reads, whatever the journal's age."""
+    runs = Verification.objects.select_related("requested_by").order_by("-pk")
+    finished = runs.filter(status__in=[VerificationStatus.DONE, VerificationStatus.FAILED])
+    return VerificationRuns(
+        latest=finished.first(),
+        latest_full=finished.filter(full=True).first(),
+        running=runs.filter(
+            status__in=[VerificationStatus.QUEUED, VerificationStatus.RUNNING]
+        ).first(),
+    )
 
 
 def export_job_get(job_id: int) -> ExportJob:

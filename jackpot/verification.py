@@ -1,66 +1,107 @@
-"""Recompute the audit chains and every pool balance from the journal.
+"""Verify the audit chains and every pool's balances: from the first event, or from a checkpoint.
 
-Checks, in order, and reports the first failure:
-1. each chain's events have sequences 1, 2, 3, ... with no gap, each `prev_hash` is the previous
-   event's hash, each `hash` equals SHA-256(prev_hash + canonical content incl. transfers), and
-   the chain's head row names the last event (so events cut off the end are found too);
-2. every transfer belongs to an event of a chain allowed to move its pool's money (the pool's own
-   chain, or a chain the caller names for that pool);
-3. with anchors (`jackpot.anchors`, files written outside the database): each anchored chain
-   head is still there with its anchored hash, so a chain rewritten whole with the key, or cut
-   short with its head row, is found at the anchored sequence;
-4. every award row and every pool's parameters equal what the chains say of them
-   (`jackpot.projections`): an award or a pool edited in place is named, at its last event;
-5. per pool: balances (credits - debits) sum to zero; the meter and reserve accounts equal the
-   pool's counters rounded down to the cent; the pending and payable accounts equal the awards
-   in those states; then the caller's own checks of the pool.
-Each link is an HMAC under the journal's key (`jackpot.ledger.journal_key`), which is not in the
-database: rows rewritten there cannot be given hashes that verify.
-The database refuses UPDATE and DELETE on the journal, so a failure here means someone went
-around the database's own protection.
+Two kinds of run, one walk (`verify_journal`):
+- **full** (`full=True`: the daily run on beat, a run asked for over the API, `manage.py
+  verify_journal`): from the first event of every chain, every row compared;
+- **routine** (`full=False`: the start-up gate, the scheduled reconciliation): from the newest
+  checkpoint that verifies (`jackpot.checkpoints.latest`; none: from the first event), only what
+  was added since, at a cost proportional to it. A passing run's state is the next checkpoint.
 
-This module knows the journal alone. What only the layer above knows, the chains of the tables
-and the stakes of their rounds, comes in through `chain_pools` and `pool_checks`:
-`tables.verification.verify_journal` is the whole check, the one the command and the API run.
+Checks, in order; every problem is reported, the first broken chain named:
+1. each chain's events after its start (the first event, or the checkpoint's position) have
+   sequences that follow with no gap, each `prev_hash` is the previous event's hash (the first
+   one's is the checkpoint's hash at that position, which a routine run also finds unchanged on
+   the event there), each `hash` is the HMAC under the journal's key (`jackpot.ledger.
+   journal_key`, not in the database) of the previous hash and the event's content with its
+   transfers, and the chain's head row names the last event (events cut off the end show);
+2. every transfer moves the money of a pool its event's chain may move (the pool's own chain, or
+   a chain the layer above names: `Crosscheck.chain_pools`), between two accounts of that pool;
+   every transfer above the start's highest id belongs to an event walked (routine), or the
+   walk saw every transfer (full): a transfer written behind an event is found;
+3. with anchors (`jackpot.anchors`, files outside the database): each anchored chain head is
+   still there with its anchored hash (a chain rewritten with the key, or cut short);
+4. award and pool rows equal what the chains say of them (`jackpot.projections`): full, every
+   award; routine, the awards the new events touched, those the checkpoint carried (not yet paid
+   or void) and any award row above the start's highest id, and every pool;
+5. per pool: balances (carried, plus the new transfers) sum to zero; the meter and reserve
+   accounts equal the pool's counters rounded down to the cent; the pending, payable and paid
+   accounts equal the awards in those states as the journal projects them; then the layer
+   above's checks (`Crosscheck.pool_checks`).
+What a routine run does not see: a row edited in place, by someone going around the database's
+protection, before the checkpoint it starts from (an old event, transfer, paid award, or a
+round's bets): the next full run does, from the first event. docs/operations.md says how often
+each runs.
+
+Performance: events and their transfers are read by one query per batch of `BATCH` events
+(keyset on the chain's sequence), as tuples, never one query or one model instance per event;
+each event's HMAC is computed once. Every read is in one REPEATABLE READ snapshot, so live
+traffic cannot cause a false alarm, and each chain is seen as a prefix (a chain's events commit
+in sequence order: its head row is locked by its writer until the commit).
+
+This module knows the journal alone; the tables add the rounds through a `Crosscheck`
+(`tables.verification`).
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
 
 from django.db import connection, transaction
-from django.db.models import Sum
 
 from jackpot import anchors as anchoring
+from jackpot import checkpoints
 from jackpot.bodies import BrokenAt, JournalReport
 from jackpot.canonical import chain_hash
-from jackpot.ledger import event_content, journal_key, pool_chain
+from jackpot.checkpoints import State
+from jackpot.ledger import content, journal_key, pool_chain
 from jackpot.models import (
     UNITS_PER_CENT,
     Account,
     AccountKind,
     AuditChain,
-    AuditEvent,
-    Award,
     AwardStatus,
     Pool,
     Transfer,
 )
 from jackpot.models.audit import GENESIS_HASH
-from jackpot.projections import Projections
+from jackpot.projections import Event, Projections
 
 BATCH = 2000
+KINDS = tuple(kind.value for kind in AccountKind)
 
-# A check of one pool from above: given the pool and its balances, (label, actual, wanted) rows;
-# each row whose actual differs from its wanted is a problem.
-PoolCheck = Callable[[Pool, Mapping[str, int]], Iterable[tuple[str, int, int]]]
+#: A transfer as the walk reads it: id, pool, code, debit, credit, amount, round, award.
+TransferRow = tuple[int, int, str, int, int, int, int | None, int | None]
+#: Progress: (events checked, transfers checked) so far.
+Progress = Callable[[int, int], None]
+
+
+class Crosscheck(Protocol):
+    """What the layer above adds to a walk (`tables.verification.RoundsCheck`)."""
+
+    def chain_pools(self) -> Mapping[str, frozenset[int]]:
+        """The chains beside the pools' own that may move money, and whose."""
+
+    def observe(self, event: Event, transfers: Sequence[TransferRow]) -> None:
+        """One event whose link verified, with its transfers."""
+
+    def pool_checks(
+        self, pool: Pool, balances: Mapping[str, int]
+    ) -> Iterable[tuple[str, int, int]]:
+        """(label, actual, wanted) rows for one pool; a row whose values differ is a problem."""
+
+    def carried(self) -> dict[str, Any]:
+        """What a checkpoint carries forward for it."""
 
 
 @dataclass
 class Report:
     ok: bool = True
+    full: bool = True
     events: int = 0
     transfers: int = 0
     chains: int = 0
@@ -68,6 +109,10 @@ class Report:
     broken_sequence: int | None = None
     problems: list[str] = field(default_factory=list)
     balances: dict[int, dict[str, int]] = field(default_factory=dict)
+    started_from: int | None = None  # the checkpoint's id; None: the first event
+    state: State | None = None  # what the run found; a checkpoint's when the run is ok
+    new_events: int = 0  # events walked, apart from the checkpoints' own
+    checkpoint: int | None = None  # the checkpoint stored from it (tables.verification)
 
     def fail(self, problem: str, *, chain: str | None = None, sequence: int | None = None) -> None:
         if self.ok and chain is not None:
@@ -76,7 +121,7 @@ class Report:
         self.problems.append(problem)
 
     def as_body(self) -> JournalReport:
-        """The report as the API and `verify_journal --json` show it: the first 20 problems."""
+        """The report as `verify_journal --json` shows it: the first 20 problems."""
         return JournalReport.model_construct(
             ok=self.ok,
             events=self.events,
@@ -93,80 +138,214 @@ class Report:
         )
 
 
-def _events(chain: str) -> Iterator[AuditEvent]:
-    after = 0
-    while True:
-        batch = list(
-            AuditEvent.objects.filter(chain=chain, sequence__gt=after).order_by("sequence")[:BATCH]
+class _Postgres:
+    """Each batch in one statement: the events and, per event, its transfers as a JSON array."""
+
+    transfers = (
+        "(SELECT json_agg(json_build_array(t.id, t.pool_id, t.code, t.debit_id, t.credit_id,"
+        " t.amount_cents, t.round_id, t.award_id) ORDER BY t.id)"
+        " FROM jackpot_transfer t WHERE t.event_id = e.id)"
+    )
+
+
+class _Sqlite:  # make run's embedded file
+    transfers = (
+        "(SELECT json_group_array(json_array(t.id, t.pool_id, t.code, t.debit_id, t.credit_id,"
+        " t.amount_cents, t.round_id, t.award_id)) FROM (SELECT * FROM jackpot_transfer"
+        " WHERE event_id = e.id ORDER BY id) t)"
+    )
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _batches(chain: str, after: int) -> Iterator[list[tuple[Any, ...]]]:
+    """The chain's events after sequence `after`, `BATCH` at a time, with their transfers."""
+    dialect = _Postgres if connection.vendor == "postgresql" else _Sqlite
+    sql = (
+        "SELECT e.sequence, e.kind, e.actor, e.occurred_at, e.payload, e.prev_hash, e.hash,"
+        f" {dialect.transfers} FROM jackpot_auditevent e"
+        " WHERE e.chain = %s AND e.sequence > %s ORDER BY e.sequence LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(sql, [chain, after, BATCH])
+            rows = cursor.fetchall()
+            if not rows:
+                return
+            yield rows
+            after = rows[-1][0]
+
+
+def _chains() -> list[str]:
+    """Every chain that has an event, by a skip scan of the (chain, sequence) index: one probe
+    per chain, whatever the number of events."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH RECURSIVE c(chain) AS ("
+            " SELECT MIN(chain) FROM jackpot_auditevent"
+            " UNION ALL SELECT (SELECT MIN(e.chain) FROM jackpot_auditevent e"
+            " WHERE e.chain > c.chain) FROM c WHERE c.chain IS NOT NULL)"
+            " SELECT chain FROM c WHERE chain IS NOT NULL"
         )
-        if not batch:
-            return
-        yield from batch
-        after = batch[-1].sequence
+        return [row[0] for row in cursor.fetchall()]
 
 
-def _verify_chain(
-    chain: str, pools: frozenset[int], report: Report, projections: Projections
-) -> bool:
-    """Walk one chain; `pools` are the only pools whose money its events may move. Each event
-    whose link verified is shown to `projections`. False: the chain is broken."""
-    head = AuditChain.objects.filter(key=chain).first()
-    prev_hash, expected, key = GENESIS_HASH, 1, journal_key()
-    for event in _events(chain):
-        report.events += 1
-        transfers = list(Transfer.objects.filter(event=event).order_by("pk"))
-        report.transfers += len(transfers)
-        where = f"chain {chain} sequence {event.sequence}"
-        if event.sequence != expected:
-            report.fail(f"{where}: expected sequence {expected}", chain=chain, sequence=expected)
-            return False
-        if event.prev_hash != prev_hash:
-            report.fail(f"{where}: prev_hash does not link", chain=chain, sequence=event.sequence)
-            return False
-        if chain_hash(key, prev_hash, event_content(event, transfers)) != event.hash:
+class _Walk:
+    """One run: the state it starts from, what it has seen so far."""
+
+    def __init__(
+        self,
+        report: Report,
+        start: State,
+        projections: Projections,
+        crosscheck: Crosscheck | None,
+        progress: Progress | None,
+    ) -> None:
+        self.report, self.start, self.projections = report, start, projections
+        self.crosscheck, self.progress = crosscheck, progress
+        self.key = journal_key()
+        self.accounts = {
+            pk: (pool, kind) for pk, pool, kind in Account.objects.values_list("pk", "pool", "kind")
+        }
+        self.balances: dict[int, dict[str, int]] = defaultdict(lambda: dict.fromkeys(KINDS, 0))
+        for pool, kinds in start.balances.items():
+            self.balances[pool].update(kinds)
+        self.codes: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for pool, codes in start.codes.items():
+            self.codes[pool].update(codes)
+        self.positions = dict(start.positions)
+        self.transfer_ids: set[int] = set()  # above the start's highest: the walk's own
+        self.top_transfer, self.new_events = start.transfer_id, 0
+
+    def chain(self, chain: str, pools: frozenset[int]) -> bool:
+        """Walk one chain from its start; `pools` are the only pools its events may move money
+        of. Each event whose link verified is shown to the projections. False: it broke."""
+        report = self.report
+        sequence, prev_hash = self.positions.get(chain, (0, GENESIS_HASH))
+        checkpoint_chain = chain == checkpoints.CHAIN
+        for rows in _batches(chain, sequence):
+            for seq, kind, actor, occurred_at, payload, prev, digest, moved in rows:
+                where = f"chain {chain} sequence {seq}"
+                if seq != sequence + 1:
+                    report.fail(
+                        f"{where}: expected sequence {sequence + 1}",
+                        chain=chain,
+                        sequence=sequence + 1,
+                    )
+                    return False
+                if prev != prev_hash:
+                    report.fail(f"{where}: prev_hash does not link", chain=chain, sequence=seq)
+                    return False
+                payload = _json(payload)
+                transfers = cast(list[TransferRow], [tuple(t) for t in _json(moved) or ()])
+                event = Event(chain, seq, kind, actor, occurred_at, payload)
+                hashed = content(
+                    chain,
+                    seq,
+                    kind,
+                    actor,
+                    occurred_at,
+                    payload,
+                    [[t[2], t[3], t[4], t[5], t[6], t[7]] for t in transfers],
+                )
+                if chain_hash(self.key, prev_hash, hashed) != digest:
+                    report.fail(
+                        f"{where}: content does not match its hash", chain=chain, sequence=seq
+                    )
+                    return False
+                if not self._transfers(where, chain, seq, pools, transfers):
+                    return False
+                self.projections.observe(event)
+                if self.crosscheck is not None:
+                    self.crosscheck.observe(event, transfers)
+                report.events += 1
+                report.transfers += len(transfers)
+                self.new_events += not checkpoint_chain
+                sequence, prev_hash = seq, digest
+            self.positions[chain] = (sequence, prev_hash)
+            if self.progress is not None:
+                self.progress(report.events, report.transfers)
+        self.positions[chain] = (sequence, prev_hash)
+        return True
+
+    def _transfers(
+        self, where: str, chain: str, seq: int, pools: frozenset[int], transfers: list[TransferRow]
+    ) -> bool:
+        for pk, pool, code, debit, credit, amount, _round, _award in transfers:
+            debited, credited = self.accounts.get(debit), self.accounts.get(credit)
+            if pool not in pools:
+                self.report.fail(f"{where}: a transfer of another pool", chain=chain, sequence=seq)
+                return False
+            if debited is None or credited is None or debited[0] != pool or credited[0] != pool:
+                self.report.fail(
+                    f"{where}: transfer {pk} moves an account of another pool",
+                    chain=chain,
+                    sequence=seq,
+                )
+                return False
+            balances = self.balances[pool]
+            balances[debited[1]] -= amount
+            balances[credited[1]] += amount
+            self.codes[pool][code] += amount
+            if pk > self.start.transfer_id:
+                self.transfer_ids.add(pk)
+            self.top_transfer = max(self.top_transfer, pk)
+        return True
+
+
+def _heads(report: Report, walk: _Walk, chains: Iterable[str], broken: set[str]) -> None:
+    """Each chain's head row names its last event; a routine run also finds each checkpointed
+    position's event unchanged (its hash as the checkpoint recorded it)."""
+    heads = dict(AuditChain.objects.values_list("key", "sequence"))
+    hashes = dict(AuditChain.objects.values_list("key", "head_hash"))
+    for chain in chains:
+        if chain in broken:
+            continue
+        sequence, digest = walk.positions.get(chain, (0, GENESIS_HASH))
+        if (heads.get(chain), hashes.get(chain)) != (sequence, digest):
             report.fail(
-                f"{where}: content does not match its hash", chain=chain, sequence=event.sequence
+                f"chain {chain}: the head row does not match its last event {sequence}",
+                chain=chain,
+                sequence=sequence + 1,
             )
-            return False
-        if any(t.pool_id not in pools for t in transfers):
-            report.fail(
-                f"{where}: a transfer of another pool", chain=chain, sequence=event.sequence
+    if report.full or not walk.start.positions:
+        return
+    with connection.cursor() as cursor:
+        for chain, (sequence, digest) in sorted(walk.start.positions.items()):
+            cursor.execute(
+                "SELECT hash FROM jackpot_auditevent WHERE chain = %s AND sequence = %s",
+                [chain, sequence],
             )
-            return False
-        projections.observe(event)
-        prev_hash, expected = event.hash, expected + 1
-    # The chain head row must point at the last event: events cut off the end show here.
-    if head is None or (head.sequence, head.head_hash) != (expected - 1, prev_hash):
-        report.fail(
-            f"chain {chain}: the head row does not match its last event {expected - 1}",
-            chain=chain,
-            sequence=expected,
-        )
-        return False
-    return True
+            row = cursor.fetchone()
+            if row is None or row[0] != digest:
+                report.fail(
+                    f"chain {chain} sequence {sequence}: the checkpoint's hash is no longer there",
+                    chain=chain,
+                    sequence=sequence,
+                )
 
 
-def pool_balances(pool: Pool) -> dict[str, int]:
-    """Every account's balance (credits - debits), computed from the transfers."""
-    kinds = dict(Account.objects.filter(pool=pool).values_list("pk", "kind"))
-    balance: dict[str, int] = defaultdict(int)
-    transfers = Transfer.objects.filter(pool=pool)
-    for account, total in transfers.values_list("credit").annotate(total=Sum("amount_cents")):
-        balance[kinds[account]] += total
-    for account, total in transfers.values_list("debit").annotate(total=Sum("amount_cents")):
-        balance[kinds[account]] -= total
-    return {kind.value: balance.get(kind.value, 0) for kind in AccountKind}
+def _strays(report: Report, walk: _Walk) -> None:
+    """Transfers written behind the journal: none beyond those the walk read."""
+    if report.full:
+        total = Transfer.objects.count()
+        if total != report.transfers:
+            report.fail(f"{total - report.transfers} transfers without an audit event walked")
+        return
+    written = set(
+        Transfer.objects.filter(pk__gt=walk.start.transfer_id).values_list("pk", flat=True)
+    )
+    strays = written - walk.transfer_ids
+    if strays:
+        report.fail(f"{len(strays)} transfers without an audit event walked: {sorted(strays)[:5]}")
 
 
-def _verify_pool(pool: Pool, report: Report, pool_checks: Sequence[PoolCheck]) -> None:
-    balances = pool_balances(pool)
+def _verify_pool(pool: Pool, walk: _Walk, crosscheck: Crosscheck | None) -> None:
+    report, totals = walk.report, walk.projections.totals
+    balances = dict(walk.balances[pool.pk])
     report.balances[pool.pk] = balances
-    name = f"pool {pool.pk}"
-
-    def award_total(status: AwardStatus) -> int:
-        total = Award.objects.filter(pool=pool, status=status).aggregate(s=Sum("amount_cents"))["s"]
-        return int(total or 0)
-
     checks = [
         ("balances sum to zero", sum(balances.values()), 0),
         ("meter account = meter counter", balances["meter"], pool.meter_units // UNITS_PER_CENT),
@@ -178,73 +357,108 @@ def _verify_pool(pool: Pool, report: Report, pool_checks: Sequence[PoolCheck]) -
         (
             "pending account = pending and verified awards",
             balances["awards_pending"],
-            award_total(AwardStatus.PENDING) + award_total(AwardStatus.VERIFIED),
+            totals.of(pool.pk, AwardStatus.PENDING) + totals.of(pool.pk, AwardStatus.VERIFIED),
         ),
         (
             "payable account = approved awards",
             balances["payable"],
-            award_total(AwardStatus.APPROVED),
+            totals.of(pool.pk, AwardStatus.APPROVED),
         ),
-        ("paid account = paid awards", balances["paid"], award_total(AwardStatus.PAID)),
+        ("paid account = paid awards", balances["paid"], totals.of(pool.pk, AwardStatus.PAID)),
     ]
-    for check in pool_checks:
-        checks.extend(check(pool, balances))
+    if crosscheck is not None:
+        checks.extend(crosscheck.pool_checks(pool, balances))
     for label, actual, wanted in checks:
         if actual != wanted:
-            report.fail(f"{name}: {label}: {actual} != {wanted}")
+            report.fail(f"pool {pool.pk}: {label}: {actual} != {wanted}")
 
 
-def _chain_pools(more: Mapping[str, frozenset[int]]) -> dict[str, frozenset[int]]:
-    """Which pools each chain may move money of: a pool's own chain its pool, and the chains the
-    caller names (each table's chain, its rounds' pools). Any other chain may move no money."""
-    chains = {pool_chain(pk): frozenset([pk]) for pk in Pool.objects.values_list("pk", flat=True)}
-    chains.update(more)
-    return chains
+def _start(full: bool, report: Report) -> tuple[State, Projections]:
+    if full:
+        return State(), Projections()
+    loaded = checkpoints.latest()
+    for sequence, problem in loaded.refused:
+        report.fail(
+            f"chain {checkpoints.CHAIN} sequence {sequence}: checkpoint refused: {problem}",
+            chain=checkpoints.CHAIN,
+            sequence=sequence,
+        )
+    if loaded.state is None or loaded.checkpoint is None:
+        return State(), Projections()
+    report.started_from = loaded.checkpoint.pk
+    report.events, report.transfers = loaded.state.events, loaded.state.transfers
+    return loaded.state, Projections.resume(loaded.state.projections or {})
+
+
+@contextmanager
+def snapshot() -> Iterator[None]:
+    """One transaction that reads one snapshot of the database (REPEATABLE READ, read only, on
+    PostgreSQL); inside a caller's transaction, the caller's snapshot."""
+    fresh = connection.vendor == "postgresql" and not connection.in_atomic_block
+    with transaction.atomic():
+        if fresh:  # the transaction's first statement
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
 
 
 def verify_journal(
     *,
-    chain_pools: Callable[[], Mapping[str, frozenset[int]]] = dict,
-    pool_checks: Sequence[PoolCheck] = (),
+    full: bool,
+    crosscheck: Callable[[dict[str, Any] | None], Crosscheck] | None = None,
     anchors: Sequence[anchoring.Anchor] = (),
+    progress: Progress | None = None,
 ) -> Report:
-    """Verify everything in one consistent snapshot, so live traffic cannot cause false alarms.
-
-    `chain_pools` (called inside the snapshot) names the chains beside the pools' own that may
-    move a pool's money; `pool_checks` run after each pool's own checks, in the same snapshot;
-    `anchors` (`jackpot.anchors.read_anchors`) are checked against the live chains.
-    """
-    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic():
-        if snapshot:  # inside a caller's transaction, its own snapshot rules
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        return _verify(chain_pools(), pool_checks, anchors)
+    """Verify in one consistent snapshot (the module's docstring): from the first event
+    (`full`) or from the newest checkpoint. `crosscheck` is made, inside the snapshot, from what
+    the starting checkpoint carried for it (None: from the first event); `anchors`
+    (`jackpot.anchors.read_anchors`) are checked against the live chains; `progress` is told
+    the counts after each batch. The report's `state` is the next checkpoint's when it is ok."""
+    with snapshot():
+        return _verify(full, crosscheck, anchors, progress)
 
 
 def _verify(
-    more_chains: Mapping[str, frozenset[int]],
-    pool_checks: Sequence[PoolCheck],
+    full: bool,
+    make_crosscheck: Callable[[dict[str, Any] | None], Crosscheck] | None,
     anchors: Sequence[anchoring.Anchor],
+    progress: Progress | None,
 ) -> Report:
-    report = Report()
-    chains = list(AuditEvent.objects.values_list("chain", flat=True).distinct().order_by("chain"))
+    report = Report(full=full)
+    start, projections = _start(full, report)
+    crosscheck = (
+        make_crosscheck(start.rounds if start.positions else None) if make_crosscheck else None
+    )
+    heads = AuditChain.objects.values_list("key", flat=True)
+    chains = sorted(set(_chains()) | set(heads) | set(start.positions))
     report.chains = len(chains)
-    pools = _chain_pools(more_chains)
-    projections = Projections()
-    broken = {
-        chain
-        for chain in chains
-        if not _verify_chain(chain, pools.get(chain, frozenset()), report, projections)
-    }
+    allowed = {pool_chain(pk): frozenset([pk]) for pk in Pool.objects.values_list("pk", flat=True)}
+    if crosscheck is not None:
+        allowed.update(crosscheck.chain_pools())
+    walk = _Walk(report, start, projections, crosscheck, progress)
+    broken = {chain for chain in chains if not walk.chain(chain, allowed.get(chain, frozenset()))}
+    _heads(report, walk, chains, broken)
     if anchors:
         for found in anchoring.check(list(anchors)):
             report.fail(found.message, chain=found.chain, sequence=found.sequence)
-    for problem in projections.problems(broken):
+    # A routine run's projections hold what the checkpoint carried and what was created since.
+    only = None if full else set(projections.awards)
+    for problem in projections.problems(broken, only=only, after=start.award_id):
         report.fail(problem.message, chain=problem.chain, sequence=problem.sequence)
-    orphans = Transfer.objects.filter(event__isnull=True).count()
-    if orphans:
-        report.fail(f"{orphans} transfers without an audit event")
+    if not broken:  # a broken chain was not read to its end: its transfers are not all seen
+        _strays(report, walk)
     for pool in Pool.objects.order_by("pk"):
-        _verify_pool(pool, report, pool_checks)
+        _verify_pool(pool, walk, crosscheck)
+    report.new_events = walk.new_events
+    report.state = State(
+        positions=walk.positions,
+        transfer_id=walk.top_transfer,
+        award_id=max([start.award_id, *projections.awards]),
+        balances={pool: dict(kinds) for pool, kinds in sorted(walk.balances.items())},
+        codes={pool: dict(codes) for pool, codes in sorted(walk.codes.items())},
+        projections=projections.carried(),
+        rounds=crosscheck.carried() if crosscheck is not None else None,
+        events=report.events,
+        transfers=report.transfers,
+    )
     return report

@@ -6,7 +6,9 @@ non-negative cents and never change after the round opens (bets lock before the 
 a round records the pool its table fed when it opened and that pool's stake (its pool of record),
 and settles or voids against them whatever happens to the table afterwards; a table has at most
 one open round at a time (a partial unique index: a table deals one hand at a time, and two
-terminals' opens racing cannot both pass it, whatever locks they hold).
+terminals' opens racing cannot both pass it, whatever locks they hold); a pool's history day
+(`HistoryDay`) is the journal's figures of that club day up to the fold's cursor
+(`HistoryCursor`), one row per pool and day, recomputable from the journal at any time.
 """
 
 from django.db import models
@@ -258,3 +260,50 @@ class Reconciliation(models.Model):
 
     def __str__(self) -> str:
         return f"reconciliation {self.pk} {'ok' if self.ok else 'FAILED'} at {self.finished_at}"
+
+
+class HistoryDay(models.Model):
+    """A pool's figures of one club day (the date in settings.TIME_ZONE) for its history
+    (`tables.selectors.pool_history`), kept by the fold (`tables.history.fold_history`) from the
+    audit events as the journal grows, so a year's history reads a year of rows, not a year of
+    rounds.
+
+    Not append-only: the fold adds each new event's effect to its day's row (UPDATE), and a void
+    changes the day the round opened or the award was won. Never deleted. Every figure is whole
+    cents or a count; `settled` maps a number of staked seats (as text: a JSON key) to the rounds
+    settled that day with that many, `awards` an award kind to [observed, voided, cents of the
+    non-void] by the day the award was won. `meter_moves`: the transfers to or from the pool's
+    meter that day (a day with moves summing to 0 is still a day the meter moved).
+    `tables.history.history_problems` recomputes all of it from the journal.
+    """
+
+    pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="+")
+    day = models.DateField()
+    meter_moves = models.BigIntegerField(default=0)
+    meter_change_cents = models.BigIntegerField(default=0)
+    stakes_count = models.BigIntegerField(default=0)
+    stakes_cents = models.BigIntegerField(default=0)
+    refunded_count = models.BigIntegerField(default=0)
+    refunded_cents = models.BigIntegerField(default=0)
+    settled = models.JSONField(default=dict)
+    awards = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "day"], name="history_day_unique")]
+
+    def __str__(self) -> str:
+        return f"pool {self.pool_id} on {self.day}"
+
+
+class HistoryCursor(models.Model):
+    """How far the fold has read each audit chain: every event of `chain` up to `sequence` is in
+    the `HistoryDay` rows. A chain's events commit in sequence order (its head row is locked by
+    each writer), so no event at or below the cursor can still be on its way; a global id
+    watermark could skip one committing late. Moved only by the fold, in the transaction that
+    writes the day rows it covers."""
+
+    chain = models.CharField(max_length=40, primary_key=True)
+    sequence = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.chain} @ {self.sequence}"

@@ -3,12 +3,14 @@ the chains verified, the meter identity checked, a report stored, and an alert o
 
 `reconcile()` runs, in one consistent snapshot (REPEATABLE READ, read only, with the worker's
 5-minute statement timeout):
-1. `tables.verification.verify_journal`, the whole journal check (`jackpot.verification`): every
-   chain's links and head, the chains allowed to move each pool's money, the awards and pools
-   against what the chains say of them, per pool the balances summing to zero, the meter and
-   reserve counters equal to their accounts, the award accounts equal to the awards, the stakes
-   equal to the rounds'; with JOURNAL_ANCHOR_DIR set, also every anchored chain head (an anchor
-   file that cannot be read, or none in the directory, is a problem too);
+1. the journal check (`jackpot.verification`, crossed with the rounds by `tables.verification`):
+   the scheduled run is routine, from the newest checkpoint (it costs what was added since: about
+   5 minutes of play), the daily run is full, from the first event: every chain's links and
+   head, the chains allowed to move each pool's money, the awards and pools against what the
+   chains say of them, per pool the balances summing to zero, the meter and reserve counters
+   equal to their accounts, the award accounts equal to the awards, the stakes equal to the
+   rounds'; with JOURNAL_ANCHOR_DIR set, also every anchored chain head (an anchor file that
+   cannot be read, or none in the directory, is a problem too);
 2. per pool, the meter identity as the pool report states it (`jackpot.reports`): seed, resets
    and voided jackpots in, jackpots won and voided jackpots' resets out, plus every stake times
    the stake and meter share, equal to the meter counter to the unit. The identity assumes the
@@ -18,10 +20,12 @@ the chains verified, the meter identity checked, a report stored, and an alert o
 3. a check that itself breaks (a journal edited so badly that reading it raises, a statement
    cancelled by the timeout) is a failed run, its error the problem.
 
-Then one transaction stores the report (`tables.models.Reconciliation`, written once, whole) and,
-for a failed run, `raise_alert`: a `reconciliation.failed` event on the `admin` chain (a security
-kind: also in the security log), and a log line at ERROR. A run that is ok after a failed one
-writes `reconciliation.recovered` (`announce_recovery`). "After a failed one" is the report
+A passing run stores its checkpoint (`tables.verification.keep_checkpoint`) and every run its
+record (`tables.verification_jobs.record`). Then one transaction stores the report
+(`tables.models.Reconciliation`, written once, whole) and, for a failed run, `raise_alert`: a
+`reconciliation.failed` event on the `admin` chain (a security kind: also in the security log), and
+a log line at ERROR. A run that is ok after a failed one writes `reconciliation.recovered`
+(`announce_recovery`). "After a failed one" is the report
 stored just before it: reports are stored under this module's transaction-level advisory lock
 (taken by nothing else, before the `admin` chain's head: jackpot.locks), so two runs finishing
 at once cannot both see the same previous report.
@@ -48,10 +52,11 @@ from django.utils import timezone
 
 from jackpot import ledger, outbox
 from jackpot.anchors import Anchor, read_anchors
-from jackpot.models import ChangeStatus, ParameterChange, Pool
+from jackpot.models import ChangeStatus, ParameterChange, Pool, VerificationTrigger
 from jackpot.verification import Report
 from tables.models import Reconciliation
-from tables.verification import pool_report, verify_journal
+from tables.verification import keep_checkpoint, pool_report, verify_full, verify_routine
+from tables.verification_jobs import record
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +91,7 @@ def _identity_applies(pool: Pool) -> bool:
 
 def _pool_figures(pool: Pool, report: Report) -> dict[str, Any]:
     """The pool's figures as the run found them; a broken meter identity is a problem."""
-    identity = pool_report(pool).meter_identity
+    identity = pool_report(pool, report).meter_identity
     applies = _identity_applies(pool)
     if applies and not identity.holds:
         report.fail(
@@ -116,8 +121,9 @@ def _anchors() -> tuple[list[Anchor], list[str]]:
     return anchors, [problem.message for problem in unreadable]
 
 
-def check() -> Findings:
-    """Run every check (the module's docstring) in one snapshot; reads only."""
+def check(*, full: bool = False) -> Findings:
+    """Run every check (the module's docstring) in one snapshot, from the first event (`full`)
+    or from the newest checkpoint; reads only."""
     anchors, unreadable = _anchors()
     postgresql = connection.vendor == "postgresql"
     snapshot = postgresql and not connection.in_atomic_block  # a caller's transaction rules
@@ -130,7 +136,7 @@ def check() -> Findings:
                     cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 if postgresql:
                     cursor.execute("SET LOCAL statement_timeout = %s", [_STATEMENT_TIMEOUT_MS])
-            report = verify_journal(anchors)
+            report = (verify_full if full else verify_routine)(anchors)
             findings = Findings(report, anchors=len(anchors))
             findings.pools = [_pool_figures(pool, report) for pool in Pool.objects.order_by("pk")]
     except Exception as error:  # the check itself broke: that is a failed run, not a crash
@@ -224,12 +230,19 @@ def _store(
     return stored
 
 
-def reconcile(*, run_key: str | None = None, daily: bool = False) -> Reconciliation:
+def reconcile(
+    *, run_key: str | None = None, daily: bool = False, full: bool | None = None
+) -> Reconciliation:
     """Check everything and store the report, alerting on any difference (the module's
-    docstring). A run whose `run_key` already has a report returns it and does nothing."""
+    docstring): from the newest checkpoint, or from the first event when `full` (by default, the
+    daily run). A run whose `run_key` already has a report returns it and does nothing."""
     if run_key is not None:
         done = Reconciliation.objects.filter(run_key=run_key).first()
         if done is not None:
             return done
     started = timezone.now()
-    return _store(check(), run_key=run_key, daily=daily, started=started)
+    findings = check(full=daily if full is None else full)
+    keep_checkpoint(findings.report)
+    trigger = VerificationTrigger.DAILY if daily else VerificationTrigger.RECONCILIATION
+    record(findings.report, trigger=trigger, started=started)
+    return _store(findings, run_key=run_key, daily=daily, started=started)

@@ -1,8 +1,9 @@
 """Reads of a table's rounds: the list a terminal recovers from, and the stale rounds of a pool;
 the integrity flags (`tables.integrity`) and the reconciliation reports
 (`tables.reconciliation`), listed and as the pool report shows them; a pool's history for
-auditors (`pool_history`: the meter, stakes, awards against the PAR sheet and jackpots by club
-day, each an aggregate query in the database, never the journal's rows in Python).
+auditors (`pool_history`: the meter, stakes and awards against the PAR sheet from the pool's
+club days as `tables.history` folds them, the range's day rows plus the events since the last
+fold, never the range's rounds; the jackpots by an indexed query of the royal awards).
 
 A round is stale once it has been open for `settings.ROUND_STALE_AFTER_SECONDS` (15 minutes by
 default) by the service's clock: a UTH hand takes minutes, so its result is not coming (the
@@ -13,15 +14,14 @@ The bets shown are the round's `RoundSeat` rows, as locked at open, never its st
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from fractions import Fraction
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, When
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models import F, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone as dj_timezone
 
 from config.codes import ErrorCode
@@ -29,7 +29,6 @@ from config.errors import NotFound
 from jackpot.bodies import IntegrityFlag as IntegrityFlagBody
 from jackpot.bodies import OpenRounds, ReconciliationStatus, StaleRound
 from jackpot.models import (
-    Account,
     AccountKind,
     Award,
     AwardKind,
@@ -56,7 +55,8 @@ from tables.bodies import (
     StakeDay,
 )
 from tables.bodies import Reconciliation as ReconciliationBody
-from tables.integrity import expected_awards, rounds_by_stakes
+from tables.history import DayFigures, meter_before, pending_days, stored_days
+from tables.integrity import expected_awards
 from tables.models import Game, IntegrityFlag, Reconciliation, Round, RoundSeat, RoundState, Table
 from tables.render import seat_bets_body
 from tables.rules.stud import StudBets
@@ -311,62 +311,48 @@ def _day_bounds(first: date | None, last: date | None, zone: tzinfo) -> Q:
     return bounds
 
 
-def _meter_days(pool: Pool, query: PoolHistoryQuery, zone: tzinfo) -> list[MeterDay]:
-    """The `meter` account's closing balance on each day it moved: one grouped query over the
-    account's transfers up to the last day (a closing balance needs every earlier movement),
-    summed day after day here (days are few; transfers may be millions)."""
-    meter = Account.objects.get(pool=pool, kind=AccountKind.METER)
-    up_to = _day_bounds(None, query.to, zone)
-    moves = (
-        Transfer.objects.filter(Q(credit=meter) | Q(debit=meter), pool=pool)
-        .alias(at=F("created_at"))
-        .filter(up_to)
-        .annotate(day=TruncDate("created_at", tzinfo=zone))
-        .values("day")
-        .annotate(
-            change=Sum(Case(When(credit=meter, then=F("amount_cents")), default=-F("amount_cents")))
-        )
-        .order_by("day")
-        .values_list("day", "change")
-    )
-    days, closing = [], 0
-    for day, change in moves:
-        closing += change
-        if query.from_ is None or day >= query.from_:
-            days.append(
-                MeterDay.model_construct(day=day, closing_cents=closing, change_cents=change)
+def _history_days(pool: Pool, query: PoolHistoryQuery) -> tuple[int, dict[date, DayFigures]]:
+    """The pool's days from `query.from_` to `query.to` (the fold's stored rows plus the events
+    after its cursors, folded here: `tables.history`), and the meter's closing before the first
+    (the sum of every earlier day's change: day rows, which are few)."""
+    days = stored_days(pool.pk, query.from_, query.to)
+    before = 0 if query.from_ is None else meter_before(pool.pk, query.from_)
+    for (_, day), change in pending_days(pool.pk).items():
+        if query.from_ is not None and day < query.from_:
+            before += change.meter_change_cents
+        elif query.to is None or day <= query.to:
+            days.setdefault(day, DayFigures()).add(change)
+    return before, dict(sorted(days.items()))
+
+
+def _meter_days(before: int, days: dict[date, DayFigures]) -> list[MeterDay]:
+    """The `meter` account's closing balance on each day it moved: the running sum of the days'
+    changes from the closing before the first."""
+    found, closing = [], before
+    for day, figures in days.items():
+        closing += figures.meter_change_cents
+        if figures.meter_moves:
+            found.append(
+                MeterDay.model_construct(
+                    day=day, closing_cents=closing, change_cents=figures.meter_change_cents
+                )
             )
-    return days
+    return found
 
 
-def _stake_days(pool: Pool, bounds: Q, zone: tzinfo) -> list[StakeDay]:
+def _stake_days(days: dict[date, DayFigures]) -> list[StakeDay]:
     """The stakes of the rounds opened each day (the seats' bets as locked at open, which the
     journal's check holds equal to the `stakes` account), and of those voided since."""
-    voided = Q(round__state=RoundState.VOID)
-    rows = (
-        RoundSeat.objects.filter(round__pool=pool, progressive_cents__gt=0)
-        .alias(at=F("round__opened_at"))
-        .filter(bounds)
-        .annotate(day=TruncDate("round__opened_at", tzinfo=zone))
-        .values("day")
-        .annotate(
-            count=Count("pk"),
-            cents=Sum("progressive_cents"),
-            refunded_count=Count("pk", filter=voided),
-            refunded_cents=Coalesce(Sum("progressive_cents", filter=voided), 0),
-        )
-        .order_by("day")
-        .values_list("day", "count", "cents", "refunded_count", "refunded_cents")
-    )
     return [
         StakeDay.model_construct(
             day=day,
-            count=count,
-            stakes_cents=cents,
-            refunded_count=refunded_count,
-            refunded_cents=refunded_cents,
+            count=figures.stakes_count,
+            stakes_cents=figures.stakes_cents,
+            refunded_count=figures.refunded_count,
+            refunded_cents=figures.refunded_cents,
         )
-        for day, count, cents, refunded_count, refunded_cents in rows
+        for day, figures in days.items()
+        if figures.stakes_count
     ]
 
 
@@ -376,32 +362,19 @@ def _decimal(value: Fraction) -> str:
     return f"{scaled // 10_000}.{scaled % 10_000:04d}"
 
 
-def _award_frequencies(pool: Pool, bounds: Q) -> tuple[int, int, list[AwardFrequency]]:
+def _award_frequencies(days: dict[date, DayFigures]) -> tuple[int, int, list[AwardFrequency]]:
     """Settled rounds with a stake, their stakes, and each kind observed beside expected (the
-    integrity check's own counts of rounds by staked seats, its probabilities)."""
-    settled = Round.objects.filter(pool=pool, state=RoundState.SETTLED).alias(at=F("closed_at"))
-    sizes: dict[int, int] = defaultdict(int)
-    for _, size, count in rounds_by_stakes(settled.filter(bounds)):
-        sizes[size] += count
+    integrity check's probabilities, over the days' rounds by number of staked seats)."""
+    total = DayFigures()
+    for figures in days.values():
+        total.add(figures)
+    sizes = total.settled
     stakes = sum(size * count for size, count in sizes.items())
-    void = Q(status=AwardStatus.VOID)
-    won = {
-        kind: (observed, voided, cents)
-        for kind, observed, voided, cents in Award.objects.filter(pool=pool)
-        .alias(at=F("created_at"))
-        .filter(bounds)
-        .values("kind")
-        .annotate(
-            observed=Count("pk"),
-            voided=Count("pk", filter=void),
-            cents=Coalesce(Sum("amount_cents", filter=~void), 0),
-        )
-        .values_list("kind", "observed", "voided", "cents")
-    }
+    won = total.awards
     frequencies = []
     for kind in AwardKind:
         expected = expected_awards(kind, sizes)
-        observed, voided, cents = won.get(kind.value, (0, 0, 0))
+        observed, voided, cents = won.get(kind.value, [0, 0, 0])
         rate = expected / stakes if stakes else Fraction(0)
         frequencies.append(
             AwardFrequency.model_construct(
@@ -479,7 +452,8 @@ def _pool_history(pool_id: int, query: PoolHistoryQuery) -> PoolHistory:
         raise NotFound(ErrorCode.POOL_NOT_FOUND, f"no pool {pool_id}", param="pool")
     zone = dj_timezone.get_default_timezone()
     bounds = _day_bounds(query.from_, query.to, zone)
-    rounds, stakes, frequencies = _award_frequencies(pool, bounds)
+    before, days = _history_days(pool, query)
+    rounds, stakes, frequencies = _award_frequencies(days)
     status = latest_reconciliation()
     figures = None
     if status is not None:
@@ -493,8 +467,8 @@ def _pool_history(pool_id: int, query: PoolHistoryQuery) -> PoolHistory:
         last_day=query.to,
         settled_rounds=rounds,
         settled_stakes=stakes,
-        meter=_meter_days(pool, query, zone),
-        stakes=_stake_days(pool, bounds, zone),
+        meter=_meter_days(before, days),
+        stakes=_stake_days(days),
         awards=frequencies,
         hits=_hits(pool, bounds, zone),
         reconciliation=status,

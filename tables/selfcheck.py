@@ -7,13 +7,17 @@ configuration only, unpinned (no approved checksum where one is not required):
 1. `database`: PostgreSQL answers;
 2. `migrations`: every migration of this build is applied, and the database has none this
    build does not know (a database of a newer build);
-3. `journal`: `tables.verification.verify_journal` passes: every hash chain links, the pools'
-   balances sum to zero, each meter and reserve counter equals its journal account (the meter
-   equals the ledger), the award accounts equal the awards, the stakes equal the rounds';
+3. `journal`: the routine verification (`tables.verification.verify_routine`) passes: the
+   newest checkpoint verifies under the journal's key, and every event since links and hashes,
+   the pools' balances carried forward sum to zero, each meter and reserve counter equals its
+   journal account (the meter equals the ledger), the award accounts equal the awards, the
+   stakes equal the rounds'; its cost is what was added since that checkpoint, not the
+   journal's age (jackpot.verification says what a routine run covers);
 4. `configuration`: the checksum of what decides money in this build (`jackpot.configuration`)
    equals the approved one the operator pinned (`settings.JACKPOT_CONFIG_SHA256`). Missing, it
    fails where `settings.SELFCHECK_REQUIRE_PIN` (production) and is only reported elsewhere.
-The check passes when no item failed or was skipped. It reads only: it never writes.
+The check passes when no item failed or was skipped. It writes only what a passing journal check
+leaves behind: its record (`tables.verification_jobs`) and a new checkpoint.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
 from jackpot.configuration import config_checksum
-from tables.verification import verify_journal
+from jackpot.models import VerificationTrigger
+from tables.verification_jobs import run_routine
 
 OK, FAILED, SKIPPED, UNPINNED = "ok", "failed", "skipped", "unpinned"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -103,7 +108,7 @@ def _migrations() -> Item:
 
 def _journal() -> Item:
     try:
-        report = verify_journal()
+        report = run_routine(VerificationTrigger.STARTUP)
     except Exception as error:  # a journal edited so badly that the check itself breaks
         return Item("journal", FAILED, f"could not be verified: {type(error).__name__}: {error}")
     if not report.ok:
@@ -117,7 +122,8 @@ def _journal() -> Item:
     return Item(
         "journal",
         OK,
-        f"{report.chains} chains, {report.events} events, {report.transfers} transfers; "
+        f"{report.chains} chains, {report.events} events, {report.transfers} transfers "
+        f"({report.new_events} new since checkpoint {report.started_from or 'none'}); "
         f"every pool's meter and reserve equal the ledger ({len(report.balances)} pools)",
     )
 

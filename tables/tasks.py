@@ -3,7 +3,8 @@
 Sent by name (`config.dispatch`) or by beat (CELERY_BEAT_SCHEDULE); safe to run twice: the
 integrity check stores each flag once (tables.integrity), a reconciliation stores one report per
 scheduled run (its run key: the beat message's task id, which a redelivery keeps, or the UTC
-date of the daily report; tables.reconciliation).
+date of the daily report; tables.reconciliation), the history's fold folds each event once
+(its cursors move in the transaction that folds; tables.history).
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
+from tables.history import fold_history as fold
 from tables.integrity import check_integrity as check
 from tables.reconciliation import reconcile as run_reconciliation
+from tables.verification_jobs import verification_run, verification_sweep
 
 
 @shared_task(name="tables.check_integrity")
@@ -35,7 +39,41 @@ def reconcile(self: Any) -> int:
 
 @shared_task(name="tables.reconcile_daily")
 def reconcile_daily() -> int:
-    """The daily report (beat, RECONCILE_DAILY_AT UTC): the same run, stored with `daily`, at
-    most one per UTC day. Returns the report's id."""
+    """The daily report (beat, RECONCILE_DAILY_AT UTC): the same checks from the first event
+    (the daily full verification), stored with `daily`, at most one per UTC day. Returns the
+    report's id."""
     today = timezone.now().date().isoformat()  # USE_TZ: now() is in UTC
     return run_reconciliation(run_key=f"daily:{today}", daily=True).pk
+
+
+#: The most folds (transactions) one run makes before leaving the rest to the next run.
+FOLDS_PER_RUN = 50
+
+
+@shared_task(name="tables.fold_history")
+def fold_history() -> int:
+    """Fold the new audit events into the pools' history days (beat, HISTORY_FOLD_SECONDS), a
+    transaction of at most HISTORY_FOLD_LIMIT events at a time until none is left (or
+    FOLDS_PER_RUN). Returns how many events were folded."""
+    folded = 0
+    for _ in range(FOLDS_PER_RUN):
+        done = fold()
+        folded += done
+        if done < settings.HISTORY_FOLD_LIMIT:
+            break
+    return folded
+
+
+@shared_task(name="tables.verify_journal")
+def verify_journal(job_id: int) -> bool | None:
+    """Run a full verification asked for (`tables.verification_jobs`): a job finished or whose
+    runner is alive is left alone (None); otherwise its verdict."""
+    run = verification_run(job_id)
+    return None if run is None else run.ok
+
+
+@shared_task(name="tables.sweep_verifications")
+def sweep_verifications() -> list[int]:
+    """Send again the full verifications Redis never got or whose worker died (beat,
+    VERIFICATION_SWEEP_SECONDS)."""
+    return verification_sweep()

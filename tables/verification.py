@@ -1,79 +1,203 @@
-"""The journal's checks that need the rounds: the whole `verify_journal` and the pool report.
+"""The journal's checks that need the rounds, and the runs: routine (from the newest
+checkpoint) and full (from the first event).
 
 `jackpot.verification` and `jackpot.reports` know the journal alone; the tables sit above the
-progressive and add what only they know, in the same snapshot:
+progressive and add what only they know, in the same snapshot (`RoundsCheck`):
 - each table's chain may move the money of the pools of record of its table's rounds, and of no
   other; a transfer for a round moves the money of that round's pool of record (a table moved
   to another pool keeps its old rounds' journal where it was);
 - per pool: the `stakes` account equals minus the progressive stakes of every round of the pool
-  that was not voided (a voided round's stakes were refunded by the house);
-- the report's stake count: every progressive stake of the pool's rounds, voided rounds
-  included (the meter keeps its share of those); and the pool's rounds still open, the stale
-  ones named (`tables.selectors.pool_open_rounds`), its latest integrity flags
-  (`tables.selectors.pool_integrity_flags`), and the latest reconciliation's status
-  (`tables.selectors.latest_reconciliation`).
-The command `verify_journal`, `GET /api/v1/journal/verify` and the pool report call these.
+  that was not voided (a voided round's stakes were refunded by the house), the seats' bets as
+  the rounds' rows hold them;
+- a routine run also finds every round row made since its checkpoint announced by a
+  `round.opened` event (a round written behind the journal).
+From the first event these are aggregates over every round; from a checkpoint, the checkpoint
+carries each pool's stakes (of rounds not voided, and how many stakes were ever taken, voided
+rounds included: the pool report's count) and the chains' pools, and the run adds the rounds
+its events opened or voided, read by one query.
+
+`verify_routine` (the start-up gate, the scheduled reconciliation) and `verify_full` (the daily
+run, a run asked for over the API, `manage.py verify_journal`) store a checkpoint when they
+pass (`keep_checkpoint`, `jackpot.checkpoints`), unless the newest one already reaches as far.
+The pool report (`pool_report`) adds the pool's stakes count, open rounds, integrity flags and
+the latest reconciliation to `jackpot.reports`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
-from jackpot import reports
+from jackpot import checkpoints, reports
 from jackpot import verification as journal
 from jackpot.anchors import Anchor
 from jackpot.bodies import PoolReport
 from jackpot.ledger import table_chain
 from jackpot.models import Pool, Transfer
+from jackpot.projections import Event
+from tables.history import history_problems
 from tables.models import Round, RoundSeat, RoundState, Table
 from tables.selectors import latest_reconciliation, pool_integrity_flags, pool_open_rounds
 
-
-def _table_chains() -> dict[str, frozenset[int]]:
-    pools: dict[str, set[int]] = {
-        table_chain(pk): set() for pk in Table.objects.values_list("pk", flat=True)
-    }
-    for table, pool in (
-        Round.objects.filter(pool__isnull=False).values_list("table_id", "pool_id").distinct()
-    ):
-        pools[table_chain(table)].add(pool)
-    return {chain: frozenset(found) for chain, found in pools.items()}
+STAKES = "stakes account = -stakes of rounds not voided"
+STRAYS = "transfers for rounds of another pool"
+UNANNOUNCED = "rounds made without a round.opened event"
 
 
-def _rounds_own_pool(pool: Pool, balances: Mapping[str, int]) -> list[tuple[str, int, int]]:
-    strays = Transfer.objects.filter(pool=pool, round__isnull=False).exclude(round__pool=pool)
-    return [("transfers for rounds of another pool", strays.count(), 0)]
+class RoundsCheck:
+    """The tables' side of one walk (`jackpot.verification.Crosscheck`); `carried` is what the
+    checkpoint it starts from carried (None: from the first event)."""
+
+    def __init__(self, carried: dict[str, Any] | None) -> None:
+        self.full = carried is None
+        carried = carried or {"stakes": {}, "chains": {}, "round_id": 0}
+        self.stakes: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # [live cents, count]
+        for pool, figures in carried["stakes"].items():
+            self.stakes[int(pool)] = list(figures)
+        self.chains = {chain: set(pools) for chain, pools in carried["chains"].items()}
+        self.round_id = int(carried["round_id"])
+        self.opened: set[int] = set()
+        self.voided: set[int] = set()
+        self.moved: set[tuple[int, int]] = set()  # (transfer's pool, its round)
+        self.problems: dict[int, dict[str, int]] | None = None
+
+    def chain_pools(self) -> Mapping[str, frozenset[int]]:
+        for pk in Table.objects.values_list("pk", flat=True):
+            self.chains.setdefault(table_chain(pk), set())
+        made = Round.objects.filter(pool__isnull=False, pk__gt=self.round_id)
+        for table, pool in made.values_list("table_id", "pool_id").distinct():
+            self.chains[table_chain(table)].add(pool)
+        return {chain: frozenset(pools) for chain, pools in self.chains.items()}
+
+    def observe(self, event: Event, transfers: Sequence[journal.TransferRow]) -> None:
+        if self.full:
+            return
+        if event.kind == "round.opened":
+            self.opened.add(int(event.payload["round"]))
+        elif event.kind == "round.voided":
+            self.voided.add(int(event.payload["round"]))
+        self.moved.update((t[1], t[6]) for t in transfers if t[6] is not None)
+
+    def pool_checks(
+        self, pool: Pool, balances: Mapping[str, int]
+    ) -> Iterable[tuple[str, int, int]]:
+        if self.problems is None:
+            self.problems = self._from_genesis() if self.full else self._since()
+        found = self.problems.get(pool.pk, {})
+        return [
+            (STAKES, balances["stakes"], -self.stakes[pool.pk][0]),
+            (STRAYS, found.get(STRAYS, 0), 0),
+            (UNANNOUNCED, found.get(UNANNOUNCED, 0), 0),
+        ]
+
+    def _from_genesis(self) -> dict[int, dict[str, int]]:
+        seats = RoundSeat.objects.filter(round__pool__isnull=False)
+        for pool, live, count in seats.values_list("round__pool").annotate(
+            live=Sum("progressive_cents", filter=~Q(round__state=RoundState.VOID)),
+            count=Count("pk", filter=Q(progressive_cents__gt=0)),
+        ):
+            self.stakes[pool] = [int(live or 0), int(count)]
+        self.round_id = Round.objects.aggregate(top=Max("pk"))["top"] or 0
+        strays = (
+            Transfer.objects.filter(round__isnull=False)
+            .exclude(round__pool=F("pool"))
+            .values_list("pool")
+            .annotate(n=Count("pk"))
+        )
+        return {pool: {STRAYS: n} for pool, n in strays}
+
+    def _since(self) -> dict[int, dict[str, int]]:
+        found: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        rounds = self.opened | self.voided | {r for _pool, r in self.moved}
+        pools = dict(Round.objects.filter(pk__in=rounds).values_list("pk", "pool_id"))
+        seats = RoundSeat.objects.filter(round__in=self.opened | self.voided)
+        totals = {
+            pk: (int(cents or 0), int(count))
+            for pk, cents, count in seats.values_list("round").annotate(
+                cents=Sum("progressive_cents"), count=Count("pk", filter=Q(progressive_cents__gt=0))
+            )
+        }
+        for pk in self.opened:
+            if pools.get(pk) is not None and pk in totals:
+                figures = self.stakes[pools[pk]]
+                figures[0] += totals[pk][0]
+                figures[1] += totals[pk][1]
+        for pk in self.voided:
+            if pools.get(pk) is not None and pk in totals:
+                self.stakes[pools[pk]][0] -= totals[pk][0]
+        for pool, round_pk in self.moved:
+            if pools.get(round_pk) != pool:
+                found[pool][STRAYS] += 1
+        made = Round.objects.filter(pool__isnull=False, pk__gt=self.round_id)
+        for pk, pool in made.values_list("pk", "pool_id"):
+            if pk not in self.opened:
+                found[pool][UNANNOUNCED] += 1
+            self.round_id = max(self.round_id, pk)
+        return found
+
+    def carried(self) -> dict[str, Any]:
+        return {
+            "stakes": {str(pool): figures for pool, figures in sorted(self.stakes.items())},
+            "chains": {chain: sorted(pools) for chain, pools in sorted(self.chains.items())},
+            "round_id": self.round_id,
+        }
 
 
-def _round_stakes(pool: Pool, balances: Mapping[str, int]) -> list[tuple[str, int, int]]:
-    stakes = (
-        RoundSeat.objects.filter(round__pool=pool)
-        .exclude(round__state=RoundState.VOID)
-        .aggregate(s=Sum("progressive_cents"))["s"]
-        or 0
-    )
-    return [("stakes account = -stakes of rounds not voided", balances["stakes"], -int(stakes))]
+def verify_routine(anchors: Sequence[Anchor] = ()) -> journal.Report:
+    """The journal since the newest checkpoint, crossed with the rounds (and with the chain
+    heads anchored outside the database, when given). `keep_checkpoint` stores what it found."""
+    return journal.verify_journal(full=False, crosscheck=RoundsCheck, anchors=anchors)
 
 
-def verify_journal(anchors: Sequence[Anchor] = ()) -> journal.Report:
-    """The journal's chains and balances, crossed with the tables' chains and rounds (and with
-    chain heads anchored outside the database, when given)."""
-    return journal.verify_journal(
-        chain_pools=_table_chains, pool_checks=[_round_stakes, _rounds_own_pool], anchors=anchors
-    )
+def verify_full(
+    anchors: Sequence[Anchor] = (), *, progress: journal.Progress | None = None
+) -> journal.Report:
+    """The journal from the first event, crossed with the rounds (and the anchors, when
+    given), and the pools' history days recomputed from it (`tables.history`), in one snapshot;
+    `progress` is told the counts after each batch. `keep_checkpoint` stores it."""
+    with journal.snapshot():
+        report = journal.verify_journal(
+            full=True, crosscheck=RoundsCheck, anchors=anchors, progress=progress
+        )
+        for problem in history_problems():
+            report.fail(f"history: {problem}")
+    return report
 
 
-def pool_report(pool: Pool) -> PoolReport:
+def keep_checkpoint(report: journal.Report) -> int | None:
+    """Store a passing run's state as the next checkpoint, in a transaction of its own (after
+    the run's read-only snapshot); none when the newest checkpoint already reaches as far. The
+    checkpoint's id, or None."""
+    state = report.state
+    if report.ok and state is not None and not checkpoints.covers(state):
+        report.checkpoint = checkpoints.store(state, full=report.full).pk
+    return report.checkpoint
+
+
+def pool_report(pool: Pool, found: journal.Report | None = None) -> PoolReport:
     """The pool's reconciliation (`jackpot.reports`) with the stakes its tables took, its
     rounds still open, its latest integrity flags (`tables.integrity`) and the latest scheduled
-    reconciliation's status (`tables.reconciliation`)."""
-    stakes = RoundSeat.objects.filter(round__pool=pool, progressive_cents__gt=0)
+    reconciliation's status (`tables.reconciliation`). `found`: the walk of a caller's snapshot
+    (the reconciliation's); None: a routine walk in a snapshot of its own (no checkpoint
+    stored), which costs what was added since the newest checkpoint."""
+    if found is not None:
+        return _pool_report(pool, found)
+    with journal.snapshot():
+        found = verify_routine()
+        return _pool_report(Pool.objects.get(pk=pool.pk), found)
+
+
+def _pool_report(pool: Pool, found: journal.Report) -> PoolReport:
+    rounds = (found.state.rounds if found.state else None) or {}
+    stakes = rounds.get("stakes", {}).get(str(pool.pk), [0, 0])
     return reports.pool_report(
         pool,
-        stakes_count=stakes.count(),
+        found=found,
+        stakes_count=int(stakes[1]),
         open_rounds=pool_open_rounds(pool, now=timezone.now()),
         integrity_flags=pool_integrity_flags(pool),
         reconciliation=latest_reconciliation(),

@@ -153,9 +153,9 @@ def uth_play(
 
 
 def assert_journal_ok() -> dict:
-    from tables.verification import verify_journal
+    from tables.verification import verify_full
 
-    report = verify_journal()
+    report = verify_full()
     assert report.ok, report.problems
     return report.as_body().model_dump(mode="json")
 

@@ -25,13 +25,13 @@ result = {"board": ["Ah", "Kh", "Qh", "2c", "3d"], "dealer": ["9s", "9d"], "seat
      "multiple": 4}}, {"seat": 2, "cards": ["2s", "2d"], "decision": {"action": "fold"}}]}
 settled = terminal.post(base + "/demo-1/result", result, content_type="application/json")
 again = terminal.post(base + "/demo-1/result", result, content_type="application/json")
-from tables.verification import verify_journal
+from tables.verification import verify_full
 print(json.dumps({
     "open": [opened.status_code, opened.json()["meter"]["amount_cents"]],
     "settle": [settled.status_code,
                [(a["kind"], a["amount_cents"]) for a in settled.json()["awards"]]],
     "replay_same": again.json() == settled.json(),
-    "journal_ok": verify_journal().ok,
+    "journal_ok": verify_full().ok,
     "health": Client().get("/healthz").json(),
 }))
 """

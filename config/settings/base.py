@@ -49,7 +49,14 @@ The auditors' background exports (jackpot.export_jobs, docs/operations.md): EXPO
 EXPORT_RETENTION_HOURS (72), how long a finished file is kept; EXPORT_BATCH_SIZE (2000), awards
 read per statement; EXPORT_SWEEP_SECONDS (60), how often beat's sweeper runs;
 EXPORT_RESEND_AFTER_SECONDS (60), after which a job still queued is sent again;
-EXPORT_STALL_SECONDS (600), after which a running job that wrote no progress is built anew.
+EXPORT_STALL_SECONDS (600), after which a running job that wrote no progress is built anew;
+EXPORT_SYNC_MAX_DAYS (31), the longest from-to range the synchronous export.csv streams (longer
+or open ranges: 400 range_too_large, a background export instead).
+
+A pool's history by club day (tables.history, docs/operations.md "The history's fold"):
+HISTORY_FOLD_SECONDS (60), how often beat folds the new audit events into the day rows;
+HISTORY_FOLD_LIMIT (20000), the most events one fold's transaction takes; HISTORY_FOLD_PAGE
+(2000), events read per statement.
 
 Reconciliation (tables.reconciliation, docs/operations.md "Reconciliation"): RECONCILE_SECONDS
 (300), how often beat recomputes every pool from the journal; RECONCILE_DAILY_AT (06:45), the
@@ -231,7 +238,11 @@ EXPORT_RESEND_AFTER_SECONDS = env_int("EXPORT_RESEND_AFTER_SECONDS", 60)
 # Longer than a batch can take (a worker's statement_timeout, deploy/systemd): a builder that
 # wrote no progress for this long is dead, and its job is built anew.
 EXPORT_STALL_SECONDS = env_int("EXPORT_STALL_SECONDS", 600)
+# export.csv holds a web worker while it streams: a range longer than this goes to a background
+# export (docs/api.md 5.2), so a request never costs more than a month of awards.
+EXPORT_SYNC_MAX_DAYS = env_int("EXPORT_SYNC_MAX_DAYS", 31)
 for _name in (
+    "EXPORT_SYNC_MAX_DAYS",
     "EXPORT_RETENTION_HOURS",
     "EXPORT_BATCH_SIZE",
     "EXPORT_SWEEP_SECONDS",
@@ -278,6 +289,22 @@ for _url in WEBHOOK_URLS:
 DISPLAY_REFRESH_SECONDS = env_int("DISPLAY_REFRESH_SECONDS", 30)
 INTEGRITY_CHECK_SECONDS = env_int("INTEGRITY_CHECK_SECONDS", 3600)
 RECONCILE_SECONDS = env_int("RECONCILE_SECONDS", 300)
+# Full verifications of the journal run by a worker (tables.verification_jobs): a run whose
+# heartbeat is older than this is dead, and run again; the sweeper looks every minute.
+VERIFICATION_STALL_SECONDS = env_int("VERIFICATION_STALL_SECONDS", 600)
+VERIFICATION_SWEEP_SECONDS = env_int("VERIFICATION_SWEEP_SECONDS", 60)
+for _name in ("VERIFICATION_STALL_SECONDS", "VERIFICATION_SWEEP_SECONDS"):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be 1 or more")
+# The history's fold (tables.history): the new events into the day rows, at most a limit per
+# transaction (a first fold on an old journal is many short ones); between two folds a history
+# read folds the rest itself, so this sets what a read costs, never whether it is exact.
+HISTORY_FOLD_SECONDS = env_int("HISTORY_FOLD_SECONDS", 60)
+HISTORY_FOLD_LIMIT = env_int("HISTORY_FOLD_LIMIT", 20_000)
+HISTORY_FOLD_PAGE = env_int("HISTORY_FOLD_PAGE", 2000)
+for _name in ("HISTORY_FOLD_SECONDS", "HISTORY_FOLD_LIMIT", "HISTORY_FOLD_PAGE"):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be 1 or more")
 if RECONCILE_SECONDS < 1:
     raise ImproperlyConfigured("RECONCILE_SECONDS must be 1 or more")
 RECONCILE_DAILY_AT = env_str("RECONCILE_DAILY_AT", "06:45")
@@ -301,14 +328,25 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jackpot.sweep_exports",
         "schedule": float(EXPORT_SWEEP_SECONDS),
     },
-    # Every pool recomputed from the journal, the chains verified; alerts on any difference.
+    # Every pool recomputed from the journal, the chains verified since the newest checkpoint
+    # (the daily run below, from the first event); alerts on any difference.
     "reconcile": {
         "task": "tables.reconcile",
         "schedule": float(RECONCILE_SECONDS),
     },
+    # The new audit events folded into the pools' history days (tables.history).
+    "fold-history": {
+        "task": "tables.fold_history",
+        "schedule": float(HISTORY_FOLD_SECONDS),
+    },
     "reconcile-daily": {
         "task": "tables.reconcile_daily",
         "schedule": crontab(hour=int(_daily[1]), minute=int(_daily[2])),
+    },
+    # Full verifications asked for whose task Redis never got, or whose worker died.
+    "sweep-verifications": {
+        "task": "tables.sweep_verifications",
+        "schedule": float(VERIFICATION_SWEEP_SECONDS),
     },
     # Outbox messages whose relay was never sent (Redis down at the commit), whose relay died, or
     # whose webhook deliveries are due for a retry.

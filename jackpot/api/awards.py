@@ -11,7 +11,7 @@ from typing import TypeVar
 from django.contrib.auth.models import User
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,7 +20,7 @@ from config.openapi import IF_NONE_MATCH, query_parameters
 from config.wire import Body, read, read_query
 from jackpot import awards, bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
-from jackpot.exports import award_rows
+from jackpot.exports import award_rows, sync_range_check
 from jackpot.models import Award, AwardStatus
 from jackpot.render import award_body
 from jackpot.selectors import award_list, award_list_etag, awards_filtered
@@ -63,11 +63,21 @@ class AwardExportView(StaffView):
     @extend_schema(
         operation_id="award_export",
         parameters=query_parameters(bodies.AwardFilters),
-        responses={(200, "text/csv"): OpenApiTypes.STR},
-        summary="The payout log as CSV, streamed, ending with a SHA-256 digest (auditors)",
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            400: OpenApiResponse(
+                description="Invalid request: a filter (`param`), or `range_too_large`: from and"
+                " to are needed, at most EXPORT_SYNC_MAX_DAYS (31) days apart; a longer range"
+                " is a background export, POST /api/v1/awards/exports"
+            ),
+        },
+        summary="The payout log of at most a month as CSV, streamed, ending with a SHA-256"
+        " digest (auditors)",
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        rows = award_rows(awards_filtered(read_query(bodies.AwardFilters, request.query_params)))
+        filters = read_query(bodies.AwardFilters, request.query_params)
+        sync_range_check(filters)  # before a byte is streamed
+        rows = award_rows(awards_filtered(filters))
         response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="awards.csv"'
         return response

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from jackpot.api import awards, changes, exports, notifications, views
+from jackpot.api import awards, changes, exports, notifications, verifications, views
 
 urlpatterns = [
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
@@ -23,7 +23,12 @@ urlpatterns = [
         name="pool-change-withdraw",
     ),
     path("journal", views.JournalView.as_view(), name="journal"),
-    path("journal/verify", views.JournalVerifyView.as_view(), name="journal-verify"),
+    path("journal/verify", verifications.JournalVerifyView.as_view(), name="journal-verify"),
+    path(
+        "journal/verifications/<int:verification>",
+        verifications.JournalVerificationView.as_view(),
+        name="journal-verification",
+    ),
     path("awards", awards.AwardListView.as_view(), name="award-list"),
     path("notifications", notifications.NotificationListView.as_view(), name="notification-list"),
     path("awards/export.csv", awards.AwardExportView.as_view(), name="award-export"),

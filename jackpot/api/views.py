@@ -16,7 +16,7 @@ from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.display import display_meter
 from jackpot.models import Pool
 from jackpot.selectors import journal_page, pool_configuration
-from tables.verification import pool_report, verify_journal
+from tables.verification import pool_report
 
 
 class PublicView(APIView):
@@ -86,16 +86,3 @@ class JournalView(APIView):
     def get(self, request: Request) -> Response:
         page = journal_page(read_query(bodies.JournalQuery, request.query_params))
         return Response(page.model_dump(mode="json"))
-
-
-class JournalVerifyView(APIView):
-    authentication_classes = STAFF_AUTHENTICATION
-    permission_classes = [require_roles("auditor", "admin")]
-
-    @extend_schema(
-        operation_id="journal_verify",
-        responses={200: bodies.JournalReport},
-        summary="Recompute the audit chains and every balance (auditors)",
-    )
-    def get(self, request: Request) -> Response:
-        return Response(verify_journal().as_body().model_dump(mode="json"))

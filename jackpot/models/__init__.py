@@ -1,5 +1,6 @@
-"""The progressive's data: pools, the double-entry journal, awards, the audit chain, staff tokens,
-the auditors' export jobs, the outbox and its webhook deliveries.
+"""The progressive's data: pools, the double-entry journal, awards, the audit chain, the
+checkpoints of its verification and the verification runs, staff tokens, the auditors' export
+jobs, the outbox and its webhook deliveries.
 
 Design (see docs/accounting.md):
 - A pool's money lives in its accounts; an account's balance is the sum of the transfers that
@@ -14,6 +15,12 @@ from jackpot.models.access import StaffToken
 from jackpot.models.audit import AuditChain, AuditEvent
 from jackpot.models.awards import Award, AwardKind, AwardStatus
 from jackpot.models.changes import ChangeStatus, ParameterChange
+from jackpot.models.checkpoints import (
+    Checkpoint,
+    Verification,
+    VerificationStatus,
+    VerificationTrigger,
+)
 from jackpot.models.exports import ExportJob, ExportStatus
 from jackpot.models.identity import DatabaseIdentity
 from jackpot.models.ledger import AWARD_GRANTED_BY, Account, AccountKind, Transfer, TransferCode
@@ -36,6 +43,7 @@ __all__ = [
     "AwardKind",
     "AwardStatus",
     "ChangeStatus",
+    "Checkpoint",
     "DatabaseIdentity",
     "DeliveryStatus",
     "ExportJob",
@@ -47,5 +55,8 @@ __all__ = [
     "StaffToken",
     "Transfer",
     "TransferCode",
+    "Verification",
+    "VerificationStatus",
+    "VerificationTrigger",
     "WebhookDelivery",
 ]

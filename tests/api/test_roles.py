@@ -80,7 +80,7 @@ MATRIX = [
     ("get", "/api/v1/rules/paytables", PUBLIC),
     ("get", "/api/v1/pools/{pool}/report", STAFF_READ),
     ("get", "/api/v1/awards", STAFF_READ),
-    ("get", "/api/v1/awards/export.csv", AUDIT),
+    ("get", "/api/v1/awards/export.csv?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z", AUDIT),
     ("post", "/api/v1/awards/exports", {**AUDIT, "auditor": 202, "admin": 202}),
     ("get", "/api/v1/awards/exports/999999", {**AUDIT, "auditor": 404, "admin": 404}),
     ("get", "/api/v1/awards/exports/999999/download", {**AUDIT, "auditor": 404, "admin": 404}),

@@ -159,6 +159,14 @@ SEMANTIC_REFUSALS = [
     # Cross-field and cross-item rules.
     Refusal(
         400,
+        "range_too_large",
+        "export.csv's from and to at most EXPORT_SYNC_MAX_DAYS apart, both required: a bound"
+        " between two parameters (the 400 the operation declares says so)",
+        frozenset({"award_export"}),
+        lambda error: error.get("param") == "from",
+    ),
+    Refusal(
+        400,
         "duplicate_card",
         "a card seen twice across the board, the dealer, the seats (or a Stud draw already dealt):"
         " uniqueItems holds within one array only",

@@ -69,19 +69,20 @@ def verify() -> tuple[int, list[str]]:
     return 0, out.getvalue().splitlines()
 
 
-def play_rounds() -> Floor:
+def play_rounds(floor: Floor | None = None, prefix: str = "r") -> Floor:
     """A round with a full house (approved at once) and a four of a kind (waits: at or above the
-    threshold), then another round, so the table's chain goes on past the awards."""
-    floor = make_floor(verification_threshold_cents=10_000)
+    threshold), then another round, so the table's chain goes on past the awards; on a new
+    floor, or again on `floor` (the round ids start with `prefix`)."""
+    floor = floor or make_floor(verification_threshold_cents=10_000)
     terminal = floor.uth[0]
-    terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]})
+    terminal.post("/rounds", {"round_id": f"{prefix}-1", "seats": [uth_seat(1), uth_seat(2)]})
     terminal.post(
-        "/rounds/r-1/result",
+        f"/rounds/{prefix}-1/result",
         {
             "board": ["7c", "7d", "7h", "Kd", "2s"],
             "dealer": ["3c", "4c"],
             "seats": [uth_play(1, "7s Ac"), uth_play(2, "Kc Ks")],
         },
     )
-    terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(1)]})
+    terminal.post("/rounds", {"round_id": f"{prefix}-2", "seats": [uth_seat(1)]})
     return floor

@@ -5,15 +5,27 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from jackpot.models import AuditEvent
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db
+
+
+def _around_now(days: int = 1) -> str:
+    """`days` either side of now: export.csv takes a bounded range (EXPORT_SYNC_MAX_DAYS)."""
+    now, span = timezone.now(), timedelta(days=days)
+    return f"from={(now - span).strftime(ISO)}&to={(now + span).strftime(ISO)}"
+
+
+ISO = "%Y-%m-%dT%H:%M:%SZ"
+EXPORT = "/api/v1/awards/export.csv"
 
 
 def _staff(django_user_model, name: str, role: str) -> Client:
@@ -40,7 +52,7 @@ def played(floor):
 
 def test_export_rows_digest_and_event_hashes(played, django_user_model):
     auditor = _staff(django_user_model, "ida", "auditor")
-    response = auditor.get("/api/v1/awards/export.csv")
+    response = auditor.get(f"{EXPORT}?{_around_now()}")
     assert response.status_code == 200 and response.streaming
     assert response["Content-Type"].startswith("text/csv")
     text = b"".join(response.streaming_content).decode()
@@ -76,7 +88,7 @@ def test_export_names_who_paid_and_when(played, django_user_model):
     award_approve(award_id=royal.pk, user=bob)
     award_pay(award_id=royal.pk, user=ana)
     auditor = _staff(django_user_model, "ida", "auditor")
-    text = b"".join(auditor.get("/api/v1/awards/export.csv").streaming_content).decode()
+    text = b"".join(auditor.get(f"{EXPORT}?{_around_now()}").streaming_content).decode()
     row = next(csv.DictReader(io.StringIO(text)))
     assert (row["status"], row["verified_by"], row["approved_by"], row["paid_by"]) == (
         "paid",
@@ -98,15 +110,63 @@ def test_export_filters_and_rights(played, django_user_model):
     supervisor = _staff(django_user_model, "ana", "supervisor")
 
     def count(query: str) -> int:
-        response = auditor.get(f"/api/v1/awards/export.csv?{query}")
+        response = auditor.get(f"{EXPORT}?{query}&{_around_now()}")
         assert response.status_code == 200, response
         return len(b"".join(response.streaming_content).decode().splitlines()) - 2
 
     assert count("kind=envy") == 1
     assert count("status=pending") == 1
-    assert count("from=2000-01-01T00:00:00Z") == 2
-    assert count("to=2000-01-01T00:00:00Z") == 0
-    assert auditor.get("/api/v1/awards/export.csv?from=yesterday").status_code == 400
-    assert auditor.get("/api/v1/awards/export.csv?from=2026-01-01T00:00:00").status_code == 400
-    assert supervisor.get("/api/v1/awards/export.csv").status_code == 403
-    assert Client().get("/api/v1/awards/export.csv").status_code == 401
+    assert count("pool=999999") == 0
+    before = auditor.get(f"{EXPORT}?from=2000-01-01T00:00:00Z&to=2000-01-31T00:00:00Z")
+    assert (
+        len(b"".join(before.streaming_content).decode().splitlines()) == 2
+    )  # none, then the digest
+    assert auditor.get(f"{EXPORT}?from=yesterday&to=2026-01-01T00:00:00Z").status_code == 400
+    assert (
+        auditor.get(f"{EXPORT}?from=2026-01-01T00:00:00&to=2026-01-02T00:00:00Z").status_code == 400
+    )
+    assert supervisor.get(f"{EXPORT}?{_around_now()}").status_code == 403
+    assert Client().get(f"{EXPORT}?{_around_now()}").status_code == 401
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",  # no range at all: the whole journal
+        "from=2026-01-01T00:00:00Z",  # open after
+        "to=2026-01-01T00:00:00Z",  # open before
+        "from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:01Z",  # 31 days and a second
+        "from=2025-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&kind=royal_flush",  # a year, narrow
+    ],
+)
+def test_a_range_longer_than_the_bound_is_refused_towards_a_background_export(
+    played, django_user_model, query
+):
+    auditor = _staff(django_user_model, "ida", "auditor")
+    answer = auditor.get(f"{EXPORT}?{query}")
+    assert answer.status_code == 400 and not answer.streaming
+    error = answer.json()["error"]
+    assert (error["type"], error["code"], error["param"]) == (
+        "invalid_request",
+        "range_too_large",
+        "from",
+    )
+    assert "POST /api/v1/awards/exports" in error["message"]
+    assert "31 days" in error["message"]
+    # The bound is the setting's; 31 days exactly is within it, and a background export takes
+    # the refused range.
+    exact = auditor.get(f"{EXPORT}?from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z")
+    assert exact.status_code == 200
+    background = {k: v for k, v in (p.split("=") for p in query.split("&") if p)}
+    started = auditor.post("/api/v1/awards/exports", background, content_type="application/json")
+    assert started.status_code == 202, started.content
+
+
+def test_the_bound_is_a_setting(played, django_user_model, settings):
+    settings.EXPORT_SYNC_MAX_DAYS = 1
+    auditor = _staff(django_user_model, "ida", "auditor")
+    week = auditor.get(f"{EXPORT}?{_around_now(days=3)}")
+    assert week.json()["error"]["code"] == "range_too_large"
+    assert "at most 1 days" in week.json()["error"]["message"]
+    day = auditor.get(f"{EXPORT}?{_around_now(days=0)}")
+    assert day.status_code == 200

@@ -12,6 +12,7 @@ from django.test import Client
 
 from jackpot.models import AuditEvent, Transfer
 from jackpot.services import role_group, staff_token_issue
+from tables.verification_jobs import verification_run
 from tests.conftest import uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db
@@ -113,25 +114,34 @@ def test_journal_verify_api_is_for_auditors(played, django_user_model):
     auditor_token = staff_token_issue(user=auditor, revoke_others=False, actor="test")
     supervisor_token = staff_token_issue(user=supervisor, revoke_others=False, actor="test")
 
-    response = Client(HTTP_AUTHORIZATION=f"Bearer {auditor_token}").get("/api/v1/journal/verify")
-    assert response.status_code == 200 and response.json()["ok"] is True
-    assert (
-        Client(HTTP_AUTHORIZATION=f"Bearer {supervisor_token}")
-        .get("/api/v1/journal/verify")
-        .status_code
-        == 403
-    )
-    assert Client().get("/api/v1/journal/verify").status_code == 401
+    auditor = Client(HTTP_AUTHORIZATION=f"Bearer {auditor_token}")
+    supervisor = Client(HTTP_AUTHORIZATION=f"Bearer {supervisor_token}")
+    assert auditor.get("/api/v1/journal/verify").json() == {
+        "latest": None,
+        "latest_full": None,
+        "running": None,
+    }
+    for client, status in ((supervisor, 403), (Client(), 401)):
+        assert client.get("/api/v1/journal/verify").status_code == status
+        assert client.post("/api/v1/journal/verify").status_code == status
     assert (
         Client(HTTP_AUTHORIZATION="Bearer staff_nope").get("/api/v1/journal/verify").status_code
         == 401
     )
 
+    def verified() -> dict:
+        started = auditor.post("/api/v1/journal/verify")
+        assert started.status_code == 202
+        assert auditor.get("/api/v1/journal/verify").json()["running"] == started.json()
+        verification_run(started.json()["id"])  # the worker's task, here in-process
+        return auditor.get("/api/v1/journal/verify").json()["latest"]
+
+    assert verified()["ok"] is True
     _tamper(
         "UPDATE jackpot_auditevent SET payload = '{}' WHERE chain = %s AND sequence = 2",
         [f"table-{played.uth[0].table_id}"],
     )
-    body = Client(HTTP_AUTHORIZATION=f"Bearer {auditor_token}").get("/api/v1/journal/verify").json()
+    body = verified()
     assert body["ok"] is False
     assert body["first_broken"] == {"chain": f"table-{played.uth[0].table_id}", "sequence": 2}
 

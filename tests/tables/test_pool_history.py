@@ -14,6 +14,7 @@ from django.test import Client
 
 from jackpot.services import role_group, staff_token_issue
 from tables.bodies import PoolHistory, PoolHistoryQuery
+from tables.history import fold_history
 from tables.reconciliation import reconcile
 from tables.rules.par import progressive_sheet
 from tables.rules.paytables import CURRENT
@@ -190,10 +191,26 @@ def test_rights(django_user_model, floor):
 
 
 def test_a_constant_number_of_queries(django_assert_num_queries):
-    """Aggregates, not rows: the same statements for three days as for none, whatever the
-    number of rounds, awards and hits."""
+    """Day rows, not rounds: once folded, the same statements for three days as for none,
+    whatever the number of rounds, awards and hits (tables.history)."""
     floor = story.play_story()
     reconcile()
-    with django_assert_num_queries(12):  # 9 reads, the statement timeout, its savepoint (2)
+    fold_history()
+    # 7 reads (the pool, its days, the fold's cursors, the chains' heads, the hits, the latest
+    # reconciliation and its report), the snapshot, the statement timeout, its savepoint (2)
+    with django_assert_num_queries(10):
         history = pool_history(floor.pool_id, PoolHistoryQuery())
     assert len(history.meter) == 3 and len(history.hits) == 1
+    with django_assert_num_queries(11):  # and the meter's closing before the first day
+        one_day = pool_history(floor.pool_id, PoolHistoryQuery(**{"from": story.DAYS[1]}))
+    assert len(one_day.meter) == 2
+
+
+def test_the_history_is_the_same_folded_or_not(auditor):
+    """The day rows the fold keeps (tables.history) give the answers the journal gives."""
+    floor = story.play_story()
+    url = f"/api/v1/pools/{floor.pool_id}/history"
+    queries = ["", f"?from={story.DAYS[1]}", f"?to={story.DAYS[1]}", f"?from={story.DAYS[2]}"]
+    before = [auditor.get(url + query).json() for query in queries]
+    assert fold_history() > 0
+    assert [auditor.get(url + query).json() for query in queries] == before

@@ -88,15 +88,20 @@ def test_beat_runs_the_task_on_a_real_worker_and_it_stores_an_ok_report(celery_w
 
 
 def test_a_tampered_journal_alerts_and_the_repair_is_announced_on_a_real_worker(celery_worker):
-    play_rounds()
+    floor = play_rounds()
     _purge()
     worker = celery_worker()
     assert send("tables.reconcile") is True
     wait_for(Reconciliation.objects.exists, within_s=30, what="the first report")
     assert Reconciliation.objects.get().ok
 
-    # An insider with the database's superuser adds 100 cents to an award's transfer.
-    transfer = Transfer.objects.filter(code="fixed_award").order_by("pk").first()
+    # Play goes on past the checkpoint the first run stored; an insider with the database's
+    # superuser adds 100 cents to an award's transfer written since: the next routine run,
+    # which walks what was added since its checkpoint, finds it.
+    first = Transfer.objects.order_by("-pk").values_list("pk", flat=True).first()
+    floor.uth[0].post("/rounds/r-2/void", {"reason": "misdeal"})
+    play_rounds(floor, prefix="s")
+    transfer = Transfer.objects.filter(code="fixed_award", pk__gt=first).order_by("pk").first()
     event = transfer.event
     with transaction.atomic():  # the superuser's SET LOCAL lasts the transaction
         superuser_sql(EDIT, [100, transfer.pk])
@@ -208,7 +213,7 @@ def test_the_reports_over_the_api(django_user_model):
     daily = reconcile(run_key="daily:2026-12-01", daily=True)
     seed = Transfer.objects.get(pool_id=floor.pool_id, code="pool_seed")
     superuser_sql(EDIT, [5, seed.pk])
-    failed = reconcile()
+    failed = reconcile(full=True)
 
     auditor = staff(django_user_model, "auditor")
     page = auditor.get("/api/v1/reconciliations").json()
@@ -303,9 +308,12 @@ def test_the_command_reconciles_now_and_exits_1_on_a_difference():
 
     seed = Transfer.objects.get(pool_id=floor.pool_id, code="pool_seed")
     superuser_sql(EDIT, [1, seed.pk])
+    # The seed is before the checkpoint the first run stored: the routine run starts after it,
+    # the full one (the daily's, or --full by hand) walks from the first event and finds it.
+    call_command("reconcile", stdout=StringIO())
     out = StringIO()
     with pytest.raises(SystemExit) as stop:
-        call_command("reconcile", stdout=out)
+        call_command("reconcile", "--full", stdout=out)
     assert stop.value.code == 1
     failed = Reconciliation.objects.latest("pk")
     lines = out.getvalue().splitlines()

@@ -15,6 +15,7 @@ from jackpot import verification as journal
 from jackpot.ledger import table_chain
 from jackpot.services import role_group, staff_token_issue
 from tables.models import RoundSeat, Table
+from tables.verification_jobs import verification_run
 from tests.conftest import uth_seat
 
 pytestmark = pytest.mark.django_db
@@ -50,39 +51,59 @@ def test_verify_journal_command_reports_a_tampered_round_stake(tampered):
 
 
 def test_journal_verify_endpoint_reports_a_tampered_round_stake(tampered, django_user_model):
+    # The endpoint reads no journal: a POST queues a full run (a worker's, run here in-process;
+    # tests/jackpot/test_verification_runs.py has the real worker), the GETs answer from it.
     auditor = django_user_model.objects.create(username="a")
     auditor.groups.add(role_group("auditor"))
     token = staff_token_issue(user=auditor, revoke_others=False, actor="test")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
-    response = Client(HTTP_AUTHORIZATION=f"Bearer {token}").get("/api/v1/journal/verify")
+    started = client.post("/api/v1/journal/verify")
+    assert started.status_code == 202
+    job = started.json()
+    assert (job["status"], job["full"], job["trigger"]) == ("queued", True, "request")
+    assert job["requested_by"] == "a" and started["Location"] == job["url"]
+    verification_run(job["id"])
 
-    assert response.status_code == 200
-    body = response.json()
-    assert set(body) == {
-        "ok",
-        "events",
-        "transfers",
-        "chains",
-        "first_broken",
-        "problems",
-        "balances",
-    }
-    assert body["ok"] is False and body["first_broken"] is None
-    assert body["problems"] == [PROBLEM.format(pool=tampered.pool_id)]
+    done = client.get(job["url"]).json()
+    assert (done["status"], done["ok"], done["first_broken"]) == ("done", False, None)
+    assert done["problems"] == [PROBLEM.format(pool=tampered.pool_id)]
+    assert done["checkpoint"] is None  # it did not pass: nothing to continue from
+    latest = client.get("/api/v1/journal/verify").json()
+    assert latest["latest"] == done and latest["latest_full"] == done
+    assert latest["running"] is None
+
+
+class _TablesChains:
+    """A crosscheck that names the tables' chains but knows nothing of their rounds."""
+
+    def __init__(self, carried: object) -> None:
+        self.chains = {
+            table_chain(t): frozenset([p]) for t, p in Table.objects.values_list("pk", "pool_id")
+        }
+
+    def chain_pools(self):
+        return self.chains
+
+    def observe(self, event, transfers) -> None:
+        pass
+
+    def pool_checks(self, pool, balances):
+        return []
+
+    def carried(self) -> dict:
+        return {}
 
 
 def test_the_journal_alone_is_intact_only_the_rounds_disagree(tampered):
     # jackpot's own check, given the tables' chains but not their rounds, finds nothing wrong:
     # the journal itself was not touched, so the problem above comes from the tables' check.
-    tables = Table.objects.values_list("pk", "pool_id")
-    report = journal.verify_journal(
-        chain_pools=lambda: {table_chain(t): frozenset([p]) for t, p in tables}
-    )
+    report = journal.verify_journal(full=True, crosscheck=_TablesChains)
     assert report.ok, report.problems
 
 
 def test_the_journal_alone_lets_no_unnamed_chain_move_money(tampered):
     # Without the tables naming their chains, a table's chain may move no pool's money.
-    report = journal.verify_journal()
+    report = journal.verify_journal(full=True)
     assert not report.ok
     assert report.problems[0].endswith("a transfer of another pool")

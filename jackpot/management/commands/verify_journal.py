@@ -1,4 +1,5 @@
-"""verify_journal: recompute the audit chains and every balance; print OK or the first break.
+"""verify_journal: verify the journal from its first event (a full run); print OK or the first
+break. A passing run stores a checkpoint, and every run is recorded (`tables.verification_jobs`).
 
 `--anchors DIR` also checks the live chains against every anchor file of DIR (written by
 `anchor_journal`, kept outside the database): a chain rewritten or cut short since is named.
@@ -11,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
 
 from jackpot.anchors import read_anchors
-from tables.verification import verify_journal
+from jackpot.models import VerificationTrigger
+from tables.verification import keep_checkpoint, verify_full
+from tables.verification_jobs import record
 
 
 class Command(BaseCommand):
@@ -30,9 +34,12 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         anchors, unreadable = read_anchors(options["anchors"]) if options["anchors"] else ([], [])
-        report = verify_journal(anchors)
+        started = timezone.now()
+        report = verify_full(anchors)
         for unread in unreadable:
             report.fail(unread.message)
+        keep_checkpoint(report)
+        record(report, trigger=VerificationTrigger.COMMAND, started=started)
         if options["json"]:
             self.stdout.write(json.dumps(report.as_body().model_dump(mode="json"), indent=2))
         elif report.ok:

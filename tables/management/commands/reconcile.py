@@ -1,6 +1,8 @@
 """reconcile: run a reconciliation now, as beat does every RECONCILE_SECONDS.
 
-`tables.reconciliation.reconcile`: the report is stored like a scheduled one (without a run key)
+`tables.reconciliation.reconcile`: from the newest checkpoint like the scheduled run, or with
+`--full` from the first event like the daily one; the report is stored like a scheduled one
+(without a run key)
 and a failure alerts the same way (the `reconciliation.failed` event, the ERROR line); prints the
 report's id and OK, or the first broken chain and every problem stored; exits 1 on failure.
 """
@@ -21,9 +23,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
+        parser.add_argument(
+            "--full", action="store_true", help="verify from the first event, as the daily run"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = reconcile()
+        report = reconcile(full=options["full"])
         if options["json"]:
             body = reconciliation_get(report.pk).model_dump(mode="json")
             self.stdout.write(json.dumps(body, indent=2))

@@ -1,0 +1,74 @@
+"""A full verification asked for over the API runs on a real Celery worker (over the real Redis),
+is polled, stores its checkpoint; a run whose worker died is taken over; Redis down at the POST,
+the sweeper sends it."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from jackpot.models import AuditEvent, Checkpoint, Verification, VerificationStatus
+from jackpot.services import role_group, staff_token_issue
+from tables.verification_jobs import heartbeat, verification_run
+from tests.jackpot.tamper import play_rounds
+from tests.workers import wait_for
+
+
+def _auditor(django_user_model) -> Client:
+    user = django_user_model.objects.create(username="ida")
+    user.groups.add(role_group("auditor"))
+    token = staff_token_issue(user=user, revoke_others=False, actor="test")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+def test_a_full_verification_asked_for_runs_on_a_real_worker_with_progress(
+    celery_worker, django_user_model
+):
+    play_rounds()
+    auditor = _auditor(django_user_model)
+    events = AuditEvent.objects.count()
+    celery_worker()
+
+    started = auditor.post("/api/v1/journal/verify")
+    assert started.status_code == 202
+    job = started.json()
+    assert job["events_total"] == events
+
+    def finished() -> dict | None:
+        body = auditor.get(job["url"]).json()
+        return body if body["status"] == "done" else None
+
+    wait_for(finished, within_s=30, what="the worker's verdict")
+    done = finished()
+    assert (done["ok"], done["full"], done["started_from"]) == (True, True, None)
+    assert (done["events_checked"], done["problem_count"]) == (events, 0)
+    assert Checkpoint.objects.get(pk=done["checkpoint"]).full
+    assert heartbeat(job["id"])["runner"]  # the worker showed its progress as it went
+    assert auditor.get("/api/v1/journal/verify").json()["latest_full"] == done
+
+
+@pytest.mark.django_db
+def test_a_run_whose_worker_died_is_taken_over_and_a_live_one_is_left_alone(settings):
+    play_rounds()
+    job = Verification.objects.create(
+        full=True,
+        trigger="request",
+        status=VerificationStatus.RUNNING,
+        created_at=timezone.now(),
+        started_at=timezone.now(),
+        runner=uuid.uuid4(),
+        attempts=1,
+    )
+    # Running since a moment, no heartbeat yet: alive, left alone.
+    assert verification_run(job.pk) is None
+    # Its worker was killed long ago (no heartbeat for longer than the stall): run again.
+    Verification.objects.filter(pk=job.pk).update(
+        started_at=timezone.now() - timedelta(seconds=settings.VERIFICATION_STALL_SECONDS + 1)
+    )
+    run = verification_run(job.pk)
+    assert run is not None and (run.status, run.ok, run.attempts) == ("done", True, 2)
+    assert verification_run(job.pk) is None  # done: a late delivery does nothing
