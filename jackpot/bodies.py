@@ -224,7 +224,7 @@ class VerificationRun(Body):
     first_broken: BrokenAt | None
     problem_count: Annotated[int, Field(ge=0)]
     problems: list[str] = Field(max_length=20, description="the first 20")
-    error: str | None = Field(description="why the run itself failed")
+    failure: str | None = Field(description="why the run itself failed (status `failed`)")
     url: str = Field(description="this run (poll it)")
 
 

@@ -75,12 +75,11 @@ def sync_range_check(filters: AwardFilters) -> None:
         found = f"from {start.isoformat()} to {end.isoformat()} is longer"
     else:
         return
-    # Named `from` whichever side: the range is the parameter at fault, and it starts there.
     raise ApiError(
         ErrorCode.RANGE_TOO_LARGE,
         f"{hint} ({found}): for a longer range POST /api/v1/awards/exports, built in the"
         " background",
-        param="from",
+        param="to" if end is None and start is not None else "from",
     )
 
 

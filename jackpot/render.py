@@ -159,7 +159,7 @@ def verification_body(
         else None,
         problem_count=run.problem_count,
         problems=run.problems[:20],
-        error=run.error or None,
+        failure=run.error or None,
         url=url,
     )
 

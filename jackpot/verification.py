@@ -49,6 +49,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 from django.db import connection, transaction
@@ -160,6 +161,12 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
+def _instant(value: datetime | str) -> datetime:
+    """A timestamp column as read without the ORM: SQLite gives it naive (or as text), in UTC."""
+    found = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
+
+
 def _batches(chain: str, after: int) -> Iterator[list[tuple[Any, ...]]]:
     """The chain's events after sequence `after`, `BATCH` at a time, with their transfers."""
     dialect = _Postgres if connection.vendor == "postgresql" else _Sqlite
@@ -176,20 +183,6 @@ def _batches(chain: str, after: int) -> Iterator[list[tuple[Any, ...]]]:
                 return
             yield rows
             after = rows[-1][0]
-
-
-def _chains() -> list[str]:
-    """Every chain that has an event, by a skip scan of the (chain, sequence) index: one probe
-    per chain, whatever the number of events."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "WITH RECURSIVE c(chain) AS ("
-            " SELECT MIN(chain) FROM jackpot_auditevent"
-            " UNION ALL SELECT (SELECT MIN(e.chain) FROM jackpot_auditevent e"
-            " WHERE e.chain > c.chain) FROM c WHERE c.chain IS NOT NULL)"
-            " SELECT chain FROM c WHERE chain IS NOT NULL"
-        )
-        return [row[0] for row in cursor.fetchall()]
 
 
 class _Walk:
@@ -238,7 +231,7 @@ class _Walk:
                 if prev != prev_hash:
                     report.fail(f"{where}: prev_hash does not link", chain=chain, sequence=seq)
                     return False
-                payload = _json(payload)
+                payload, occurred_at = _json(payload), _instant(occurred_at)
                 transfers = cast(list[TransferRow], [tuple(t) for t in _json(moved) or ()])
                 event = Event(chain, seq, kind, actor, occurred_at, payload)
                 hashed = content(
@@ -430,7 +423,7 @@ def _verify(
         make_crosscheck(start.rounds if start.positions else None) if make_crosscheck else None
     )
     heads = AuditChain.objects.values_list("key", flat=True)
-    chains = sorted(set(_chains()) | set(heads) | set(start.positions))
+    chains = sorted(set(anchoring.chain_keys()) | set(heads) | set(start.positions))
     report.chains = len(chains)
     allowed = {pool_chain(pk): frozenset([pk]) for pk in Pool.objects.values_list("pk", flat=True)}
     if crosscheck is not None:

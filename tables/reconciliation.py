@@ -21,7 +21,8 @@ the chains verified, the meter identity checked, a report stored, and an alert o
    cancelled by the timeout) is a failed run, its error the problem.
 
 A passing run stores its checkpoint (`tables.verification.keep_checkpoint`) and every run its
-record (`tables.verification_jobs.record`). Then one transaction stores the report
+record (`tables.verification_jobs`: the daily one a job begun before it walks, its progress shown
+like a full run asked for over the API). Then one transaction stores the report
 (`tables.models.Reconciliation`, written once, whole) and, for a failed run, `raise_alert`: a
 `reconciliation.failed` event on the `admin` chain (a security kind: also in the security log), and
 a log line at ERROR. A run that is ok after a failed one writes `reconciliation.recovered`
@@ -53,10 +54,10 @@ from django.utils import timezone
 from jackpot import ledger, outbox
 from jackpot.anchors import Anchor, read_anchors
 from jackpot.models import ChangeStatus, ParameterChange, Pool, VerificationTrigger
-from jackpot.verification import Report
+from jackpot.verification import Progress, Report
 from tables.models import Reconciliation
 from tables.verification import keep_checkpoint, pool_report, verify_full, verify_routine
-from tables.verification_jobs import record
+from tables.verification_jobs import begin, record
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +122,7 @@ def _anchors() -> tuple[list[Anchor], list[str]]:
     return anchors, [problem.message for problem in unreadable]
 
 
-def check(*, full: bool = False) -> Findings:
+def check(*, full: bool = False, progress: Progress | None = None) -> Findings:
     """Run every check (the module's docstring) in one snapshot, from the first event (`full`)
     or from the newest checkpoint; reads only."""
     anchors, unreadable = _anchors()
@@ -136,7 +137,7 @@ def check(*, full: bool = False) -> Findings:
                     cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 if postgresql:
                     cursor.execute("SET LOCAL statement_timeout = %s", [_STATEMENT_TIMEOUT_MS])
-            report = (verify_full if full else verify_routine)(anchors)
+            report = verify_full(anchors, progress=progress) if full else verify_routine(anchors)
             findings = Findings(report, anchors=len(anchors))
             findings.pools = [_pool_figures(pool, report) for pool in Pool.objects.order_by("pk")]
     except Exception as error:  # the check itself broke: that is a failed run, not a crash
@@ -241,8 +242,13 @@ def reconcile(
         if done is not None:
             return done
     started = timezone.now()
-    findings = check(full=daily if full is None else full)
-    keep_checkpoint(findings.report)
     trigger = VerificationTrigger.DAILY if daily else VerificationTrigger.RECONCILIATION
-    record(findings.report, trigger=trigger, started=started)
+    if daily if full is None else full:  # a job of its own, its progress shown as it goes
+        claim = begin(trigger)
+        findings = check(full=True, progress=claim.progress())
+        claim.finish(findings.report)
+    else:
+        findings = check()
+        keep_checkpoint(findings.report)
+        record(findings.report, trigger=trigger, started=started)
     return _store(findings, run_key=run_key, daily=daily, started=started)

@@ -7,6 +7,8 @@
   a `queued` job, sent to a worker once committed (`tables.verify_journal`); never waits on
   Redis: with Redis down the job stays queued and the sweeper (`verification_sweep`, beat) sends
   it again.
+- `begin(trigger)`: a full run starting now in the caller's process (the daily reconciliation,
+  already on a worker), recorded as a running job with its progress like one asked for.
 - `verification_run(job_id)`: a worker's run of a job, from the first event, in one read-only
   snapshot. The claim (`runner`, a fresh token per attempt) goes with a heartbeat in the cache
   after each batch (`events_checked` so far): the snapshot's transaction cannot write progress
@@ -22,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,12 +32,12 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from config.dispatch import send, send_after_commit
 from jackpot.models import AuditChain, Verification, VerificationStatus, VerificationTrigger
-from jackpot.verification import Report
+from jackpot.verification import Progress, Report
 from tables.verification import keep_checkpoint, verify_full, verify_routine
 
 logger = logging.getLogger(__name__)
@@ -143,53 +146,97 @@ def _stalled(job: Verification) -> bool:
     return job.started_at is None or timezone.now() - job.started_at > timedelta(seconds=stall)
 
 
+@dataclass(frozen=True)
+class Claim:
+    """A full run under way: its job, and the token that says this run holds it."""
+
+    job_id: int
+    runner: uuid.UUID
+
+    def progress(self) -> Progress:
+        """A heartbeat in the cache at most every `_BEAT_EVERY` seconds (the walk's callback)."""
+        _beat(self.job_id, self.runner, 0, 0)
+        last = [time.monotonic()]
+
+        def beat(events: int, transfers: int) -> None:
+            if time.monotonic() - last[0] >= _BEAT_EVERY:
+                last[0] = time.monotonic()
+                _beat(self.job_id, self.runner, events, transfers)
+
+        return beat
+
+    def _mine(self) -> QuerySet[Verification]:
+        return Verification.objects.filter(
+            pk=self.job_id, runner=self.runner, status=VerificationStatus.RUNNING
+        )
+
+    def failed(self, error: Exception) -> None:
+        logger.error("full verification %s could not run: %s", self.job_id, error)
+        self._mine().update(
+            status=VerificationStatus.FAILED,
+            finished_at=timezone.now(),
+            error=f"{type(error).__name__}: {error}"[:2000],
+        )
+
+    def finish(self, report: Report) -> bool:
+        """Store the checkpoint and the verdict, if this run still holds the job; False: it
+        was taken over, and this run's verdict is dropped."""
+        with transaction.atomic():
+            if not self._mine().select_for_update().exists():
+                logger.info("full verification %s: taken over; verdict dropped", self.job_id)
+                return False
+            keep_checkpoint(report)
+            self._mine().update(
+                status=VerificationStatus.DONE, finished_at=timezone.now(), **_verdict(report)
+            )
+        if not report.ok:
+            logger.error("full verification %s FAILED: %s", self.job_id, report.problems[0])
+        return True
+
+
+def begin(trigger: VerificationTrigger) -> Claim:
+    """A full run that starts now in this process (the daily reconciliation's): its job,
+    running, held by the caller."""
+    runner = uuid.uuid4()
+    now = timezone.now()
+    job = Verification.objects.create(
+        full=True,
+        trigger=trigger,
+        status=VerificationStatus.RUNNING,
+        created_at=now,
+        started_at=now,
+        runner=runner,
+        attempts=1,
+        events_total=_events_total(),
+    )
+    return Claim(job.pk, runner)
+
+
 def verification_run(job_id: int) -> Verification | None:
     """Run a queued job, or take over one whose runner died; None: left alone (finished, or
-    its runner is alive)."""
+    its runner is alive), or taken over while it ran."""
     job = Verification.objects.filter(pk=job_id, full=True).first()
     if job is None or job.status in (VerificationStatus.DONE, VerificationStatus.FAILED):
         return None
     if job.status == VerificationStatus.RUNNING and not _stalled(job):
         return None
-    runner = uuid.uuid4()
+    claim = Claim(job_id, uuid.uuid4())
     claimed = Verification.objects.filter(
         pk=job_id, status=job.status, runner=job.runner, attempts=job.attempts
     ).update(
         status=VerificationStatus.RUNNING,
-        runner=runner,
+        runner=claim.runner,
         attempts=F("attempts") + 1,
         started_at=timezone.now(),
     )
     if not claimed:  # another delivery claimed it first
         return None
-    _beat(job_id, runner, 0, 0)
-    last = [time.monotonic()]
-
-    def progress(events: int, transfers: int) -> None:
-        if time.monotonic() - last[0] >= _BEAT_EVERY:
-            last[0] = time.monotonic()
-            _beat(job_id, runner, events, transfers)
-
-    mine = Verification.objects.filter(pk=job_id, runner=runner, status=VerificationStatus.RUNNING)
     try:
-        report = verify_full(progress=progress)
+        report = verify_full(progress=claim.progress())
     except Exception as error:
-        logger.exception("full verification %s could not run", job_id)
-        mine.update(
-            status=VerificationStatus.FAILED,
-            finished_at=timezone.now(),
-            error=f"{type(error).__name__}: {error}"[:2000],
-        )
+        claim.failed(error)
         return Verification.objects.get(pk=job_id)
-    with transaction.atomic():
-        if not mine.select_for_update().exists():
-            logger.info("full verification %s: taken over; this run's verdict dropped", job_id)
-            return None
-        keep_checkpoint(report)
-        mine.update(status=VerificationStatus.DONE, finished_at=timezone.now(), **_verdict(report))
-    if not report.ok:
-        logger.error("full verification %s FAILED: %s", job_id, report.problems[0])
-    return Verification.objects.get(pk=job_id)
+    return Verification.objects.get(pk=job_id) if claim.finish(report) else None
 
 
 def verification_sweep() -> list[int]:

@@ -163,7 +163,7 @@ SEMANTIC_REFUSALS = [
         "export.csv's from and to at most EXPORT_SYNC_MAX_DAYS apart, both required: a bound"
         " between two parameters (the 400 the operation declares says so)",
         frozenset({"award_export"}),
-        lambda error: error.get("param") == "from",
+        lambda error: error.get("param") in ("from", "to"),
     ),
     Refusal(
         400,
@@ -194,8 +194,9 @@ SEMANTIC_REFUSALS = [
     Refusal(
         400,
         "invalid_bet",
-        "the progressive bet must be the pool's stake: each pool sets its own",
-        operations=frozenset({"round_open"}),
+        "the progressive bet must be the pool's stake: each pool sets its own (the rules API"
+        " settles a seat at the current paytable's, on the same shared bets body)",
+        operations=frozenset({"round_open", "rules_uth_settle"}),
         when=_message("the pool's stake"),
     ),
     Refusal(
@@ -222,6 +223,7 @@ SEMANTIC_REFUSALS = [
     Refusal(404, "export_not_found", "an export id that does not exist"),
     Refusal(409, "export_not_ready", "the export is not built yet: no worker runs in this test"),
     Refusal(404, "reconciliation_not_found", "a reconciliation id that does not exist"),
+    Refusal(404, "verification_not_found", "a verification run id that does not exist"),
     Refusal(
         400,
         "invalid_parameter",

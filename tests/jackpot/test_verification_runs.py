@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from jackpot.models import AuditEvent, Checkpoint, Verification, VerificationStatus
 from jackpot.services import role_group, staff_token_issue
+from tables.reconciliation import reconcile
 from tables.verification_jobs import heartbeat, verification_run
 from tests.jackpot.tamper import play_rounds
 from tests.workers import wait_for
@@ -72,3 +73,17 @@ def test_a_run_whose_worker_died_is_taken_over_and_a_live_one_is_left_alone(sett
     run = verification_run(job.pk)
     assert run is not None and (run.status, run.ok, run.attempts) == ("done", True, 2)
     assert verification_run(job.pk) is None  # done: a late delivery does nothing
+
+
+@pytest.mark.django_db
+def test_the_daily_reconciliation_is_a_full_run_recorded_as_a_job():
+    floor = play_rounds()
+    reconcile()  # the scheduled run: routine, from no checkpoint yet
+    routine = Verification.objects.latest("pk")
+    assert (routine.full, routine.trigger, routine.ok) == (False, "reconciliation", True)
+    floor.uth[0].post("/rounds/r-2/void", {"reason": "misdeal"})
+    report = reconcile(run_key="daily:2026-12-01", daily=True)
+    daily = Verification.objects.latest("pk")
+    assert report.ok and (daily.full, daily.trigger, daily.status) == (True, "daily", "done")
+    assert daily.events_checked == AuditEvent.objects.exclude(chain="checkpoints").count() + 1
+    assert Checkpoint.objects.get(pk=daily.checkpoint_id).full
