@@ -209,7 +209,8 @@ class _Walk:
         for pool, codes in start.codes.items():
             self.codes[pool].update(codes)
         self.positions = dict(start.positions)
-        self.transfer_ids: set[int] = set()  # above the start's highest: the walk's own
+        # A routine run's transfers above the start's highest id (a full run counts them all).
+        self.transfer_ids: set[int] = set()
         self.top_transfer, self.new_events = start.transfer_id, 0
 
     def chain(self, chain: str, pools: frozenset[int]) -> bool:
@@ -282,7 +283,7 @@ class _Walk:
             balances[debited[1]] -= amount
             balances[credited[1]] += amount
             self.codes[pool][code] += amount
-            if pk > self.start.transfer_id:
+            if not self.report.full and pk > self.start.transfer_id:
                 self.transfer_ids.add(pk)
             self.top_transfer = max(self.top_transfer, pk)
         return True
