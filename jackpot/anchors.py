@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from django.db import connection, transaction
+from django.db import connection
 
+from jackpot import rows
 from jackpot.models import AuditEvent, DatabaseIdentity
 
 FORMAT = 1
@@ -94,11 +95,7 @@ def heads() -> list[Head]:
 def write_anchor(directory: Path, *, now: datetime | None = None) -> Path:
     """Write a new anchor file (and its checksum) in `directory`; return its path."""
     now = (now or datetime.now(UTC)).astimezone(UTC)
-    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic():  # heads and identity in one snapshot
-        if snapshot:
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    with rows.snapshot():  # heads and identity in one snapshot
         database = database_identity()
         found = heads()
     body = {

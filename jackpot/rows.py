@@ -1,4 +1,5 @@
-"""Plain-SQL row access for the hot path (round open and settle), without the ORM's compiler.
+"""Plain-SQL row access for the hot path (round open and settle), without the ORM's compiler;
+and the one way to read a consistent snapshot (`snapshot`).
 
 The ORM compiles every statement anew, which costs more CPU than the statement itself on the
 round API's hot path (measured in bench/ingest.py). These helpers write and read whole model
@@ -8,15 +9,33 @@ database conversion, so what they store is exactly what `Model.save()` would sto
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Model
 
 M = TypeVar("M", bound=Model)
+
+
+@contextmanager
+def snapshot(*, statement_timeout_ms: int | None = None) -> Iterator[None]:
+    """A transaction that reads one snapshot of the database (REPEATABLE READ, read only, on
+    PostgreSQL), so figures read by several statements agree with each other whatever commits
+    meanwhile; inside a caller's transaction, the caller's snapshot rules. With
+    `statement_timeout_ms`, its statements' own limit (a long read outgrows the requests')."""
+    postgresql = connection.vendor == "postgresql"
+    fresh = postgresql and not connection.in_atomic_block
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            if fresh:  # the transaction's first statement
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            if postgresql and statement_timeout_ms is not None:
+                cursor.execute("SET LOCAL statement_timeout = %s", [statement_timeout_ms])
+        yield
 
 
 @cache

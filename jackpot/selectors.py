@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
 from django.db.models import Count, Min, QuerySet, Sum
 
 from config.codes import ErrorCode
 from config.errors import Conflict, Gone, NotFound
+from jackpot import rows
 from jackpot.bodies import Award as AwardBody
 from jackpot.bodies import (
     AwardFilters,
@@ -255,11 +255,7 @@ def book_figures() -> dict[str, Any]:
     (sequence and hash) but the `checkpoints` chain's, which records the verifications run on a
     database (a restored one's own start-up adds to it). Plain JSON values, equal for two
     databases holding the same books."""
-    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic():
-        if snapshot:
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    with rows.snapshot():
         pools: dict[str, Any] = {}
         for pool in Pool.objects.order_by("pk"):
             awards = Award.objects.filter(pool=pool).order_by()

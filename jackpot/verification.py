@@ -47,15 +47,14 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
-from django.db import connection, transaction
+from django.db import connection
 
 from jackpot import anchors as anchoring
-from jackpot import checkpoints
+from jackpot import checkpoints, rows
 from jackpot.bodies import BrokenAt, JournalReport
 from jackpot.canonical import chain_hash
 from jackpot.checkpoints import State
@@ -219,8 +218,8 @@ class _Walk:
         report = self.report
         sequence, prev_hash = self.positions.get(chain, (0, GENESIS_HASH))
         checkpoint_chain = chain == checkpoints.CHAIN
-        for rows in _batches(chain, sequence):
-            for seq, kind, actor, occurred_at, payload, prev, digest, moved in rows:
+        for batch in _batches(chain, sequence):
+            for seq, kind, actor, occurred_at, payload, prev, digest, moved in batch:
                 where = f"chain {chain} sequence {seq}"
                 if seq != sequence + 1:
                     report.fail(
@@ -384,18 +383,6 @@ def _start(full: bool, report: Report) -> tuple[State, Projections]:
     return loaded.state, Projections.resume(loaded.state.projections or {})
 
 
-@contextmanager
-def snapshot() -> Iterator[None]:
-    """One transaction that reads one snapshot of the database (REPEATABLE READ, read only, on
-    PostgreSQL); inside a caller's transaction, the caller's snapshot."""
-    fresh = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic():
-        if fresh:  # the transaction's first statement
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        yield
-
-
 def verify_journal(
     *,
     full: bool,
@@ -408,7 +395,7 @@ def verify_journal(
     the starting checkpoint carried for it (None: from the first event); `anchors`
     (`jackpot.anchors.read_anchors`) are checked against the live chains; `progress` is told
     the counts after each batch. The report's `state` is the next checkpoint's when it is ok."""
-    with snapshot():
+    with rows.snapshot():
         return _verify(full, crosscheck, anchors, progress)
 
 

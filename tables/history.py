@@ -50,6 +50,7 @@ from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, When
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone as dj_timezone
 
+from jackpot import rows
 from jackpot.models import (
     Account,
     AccountKind,
@@ -447,11 +448,7 @@ def history_problems() -> list[str]:
     """Every (pool, day, figure) whose folded value differs from the journal's, recomputed from
     genesis; empty when the fold is right. Reads only, in one snapshot of its own when the
     caller has no transaction (the stored days, the pending events and the journal agree)."""
-    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic():
-        if snapshot:  # the transaction's first statement
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    with rows.snapshot():
         return _problems()
 
 

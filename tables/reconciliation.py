@@ -51,7 +51,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from jackpot import ledger, outbox
+from jackpot import ledger, outbox, rows
 from jackpot.anchors import Anchor, read_anchors
 from jackpot.models import ChangeStatus, ParameterChange, Pool, VerificationTrigger
 from jackpot.verification import Progress, Report
@@ -126,17 +126,9 @@ def check(*, full: bool = False, progress: Progress | None = None) -> Findings:
     """Run every check (the module's docstring) in one snapshot, from the first event (`full`)
     or from the newest checkpoint; reads only."""
     anchors, unreadable = _anchors()
-    postgresql = connection.vendor == "postgresql"
-    snapshot = postgresql and not connection.in_atomic_block  # a caller's transaction rules
     try:
-        with transaction.atomic():
-            with connection.cursor() as cursor:
-                if snapshot:
-                    # The first statement of the transaction: verify_journal runs in this
-                    # snapshot, and so do the pools' identities after it.
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                if postgresql:
-                    cursor.execute("SET LOCAL statement_timeout = %s", [_STATEMENT_TIMEOUT_MS])
+        # The journal's check and the pools' identities after it, in one snapshot.
+        with rows.snapshot(statement_timeout_ms=_STATEMENT_TIMEOUT_MS):
             report = verify_full(anchors, progress=progress) if full else verify_routine(anchors)
             findings = Findings(report, anchors=len(anchors))
             findings.pools = [_pool_figures(pool, report) for pool in Pool.objects.order_by("pk")]

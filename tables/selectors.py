@@ -19,13 +19,13 @@ from fractions import Fraction
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
 from django.db.models import F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone as dj_timezone
 
 from config.codes import ErrorCode
 from config.errors import NotFound
+from jackpot import rows
 from jackpot.bodies import IntegrityFlag as IntegrityFlagBody
 from jackpot.bodies import OpenRounds, ReconciliationStatus, StaleRound
 from jackpot.models import (
@@ -433,16 +433,10 @@ def pool_history(pool_id: int, query: PoolHistoryQuery) -> PoolHistory:
     aggregate queries whatever the size of the journal, in one snapshot (a round settling
     meanwhile is in every chart or in none); every figure in whole cents.
     `pool_not_found` if there is no such pool."""
-    postgresql = connection.vendor == "postgresql"
-    snapshot = postgresql and not connection.in_atomic_block
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            if snapshot:  # the transaction's first statement; a caller's transaction rules
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            if postgresql:
-                # Years of journal outgrow the requests' 1.5 s: these reads lock nothing a
-                # round waits for, and stay under gunicorn's 30 s.
-                cursor.execute("SET LOCAL statement_timeout = %s", [_HISTORY_TIMEOUT_MS])
+    # The day rows keep a year well under the requests' 1.5 s; a first read before the fold has
+    # caught up folds the journal in memory: these reads lock nothing a round waits for, and
+    # stay under gunicorn's 30 s.
+    with rows.snapshot(statement_timeout_ms=_HISTORY_TIMEOUT_MS):
         return _pool_history(pool_id, query)
 
 

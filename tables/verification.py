@@ -32,7 +32,7 @@ from typing import Any
 from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
-from jackpot import checkpoints, reports
+from jackpot import checkpoints, reports, rows
 from jackpot import verification as journal
 from jackpot.anchors import Anchor
 from jackpot.bodies import PoolReport
@@ -159,7 +159,7 @@ def verify_full(
     """The journal from the first event, crossed with the rounds (and the anchors, when
     given), and the pools' history days recomputed from it (`tables.history`), in one snapshot;
     `progress` is told the counts after each batch. `keep_checkpoint` stores it."""
-    with journal.snapshot():
+    with rows.snapshot():
         report = journal.verify_journal(
             full=True, crosscheck=RoundsCheck, anchors=anchors, progress=progress
         )
@@ -186,7 +186,7 @@ def pool_report(pool: Pool, found: journal.Report | None = None) -> PoolReport:
     stored), which costs what was added since the newest checkpoint."""
     if found is not None:
         return _pool_report(pool, found)
-    with journal.snapshot():
+    with rows.snapshot():
         found = verify_routine()
         return _pool_report(Pool.objects.get(pk=pool.pk), found)
 
