@@ -145,18 +145,21 @@ def content(
     sequence: int,
     kind: str,
     actor: str,
-    occurred_at: datetime,
+    occurred_at: datetime | str,
     payload: Any,
     transfers: list[list[Any]],
 ) -> dict[str, Any]:
     """`event_content` from the columns, for a reader that holds no model instances
-    (`jackpot.verification`); `transfers` are `[code, debit, credit, amount, round, award]`."""
+    (`jackpot.verification`); `occurred_at` as a datetime, or already as the UTC ISO 8601 text
+    the hash covers; `transfers` are `[code, debit, credit, amount, round, award]`."""
     return {
         "chain": chain,
         "sequence": sequence,
         "kind": kind,
         "actor": actor,
-        "occurred_at": occurred_at.astimezone(UTC).isoformat(),
+        "occurred_at": occurred_at
+        if isinstance(occurred_at, str)
+        else occurred_at.astimezone(UTC).isoformat(),
         "payload": payload,
         "transfers": transfers,
     }

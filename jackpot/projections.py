@@ -19,7 +19,9 @@ edited by direct SQL is reported at the point of the chain it contradicts.
 A walk from the first event (`Projections()`) holds every award; a walk from a checkpoint
 (`Projections.resume`) starts from what the checkpoint carried (`carried()`): the awards not yet
 paid or void (the only ones a later event may change: a paid or void award takes no step, and a
-step of an award not carried nor created since is a problem), the pools, the renames, and per
+step of an award not carried nor created since is a problem) but those approved at once that no
+step touched (their creating event, found through the transfer that granted them, says all of
+them: `_recall`, when a step comes), the pools, the renames, and per
 pool the awards' totals by status and the live (not void) awards by kind, which later events move
 (`totals`). It then compares the rows the walk's events touched and the awards carried
 (`problems(only=...)`); a row edited in place that no event after the checkpoint touched is the
@@ -34,7 +36,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.db.models import Q
 
@@ -42,7 +44,7 @@ from jackpot.changes import (
     POOL_FIELDS,  # as `pool.created` records them, `pool.changed` changes them
 )
 from jackpot.ledger import pool_chain
-from jackpot.models import Award, AwardStatus, Pool
+from jackpot.models import AWARD_GRANTED_BY, Award, AwardStatus, Pool, Transfer
 
 #: What an award step records of its user, by the status it moves the award to.
 STEP_FIELDS = {
@@ -82,15 +84,22 @@ VOID_REQUEST_KINDS = frozenset({"award.void_requested", "award.void_cancelled"})
 _STATUSES = frozenset(status.value for status in AwardStatus)
 
 
-class Event(NamedTuple):
-    """An event as the verification reads it (its columns, not a model instance)."""
+class Event:
+    """An event as the verification reads it (its columns, not a model instance). Its time is
+    kept as read (`at`: the UTC time in ISO 8601, as the chain hashes it, or a datetime) and made
+    a datetime only for the few events whose time a projection records."""
 
-    chain: str
-    sequence: int
-    kind: str
-    actor: str
-    occurred_at: datetime
-    payload: Any
+    __slots__ = ("actor", "at", "chain", "kind", "payload", "sequence")
+
+    def __init__(
+        self, chain: str, sequence: int, kind: str, actor: str, at: datetime | str, payload: Any
+    ) -> None:
+        self.chain, self.sequence, self.kind, self.actor = chain, sequence, kind, actor
+        self.at, self.payload = at, payload
+
+    @property
+    def occurred_at(self) -> datetime:
+        return self.at if isinstance(self.at, datetime) else datetime.fromisoformat(self.at)
 
 
 @dataclass
@@ -136,6 +145,40 @@ class Problem:
 
 def _user(actor: str) -> str | None:
     return actor.removeprefix("user:") if actor.startswith("user:") else actor
+
+
+def _created(event: Event, payload: dict[str, Any], award: dict[str, Any]) -> Seen:
+    """An award as the `round.settled` event that created it says it was."""
+    seen = Seen(
+        {
+            "pool": payload.get("pool"),
+            "round": payload.get("round"),
+            "seat": award.get("seat"),
+            "kind": award.get("kind"),
+            "amount_cents": award.get("amount_cents"),
+            "status": award.get("status"),
+            "sequence": award.get("sequence"),
+            "created_at": event.occurred_at,
+            "verification_note": "",
+            "void_reason": "",
+            "void_requested_by": None,
+            "void_requested_at": None,
+            "void_request_reason": "",
+            **{name: None for pair in STEP_FIELDS.values() for name in pair},
+        },
+        event.chain,
+        event.sequence,
+    )
+    # Its steps are on its pool's chain: that chain broken, they are unknown.
+    seen.chains.update({event.chain, pool_chain(int(payload.get("pool") or 0))})
+    return seen
+
+
+def _as_created(seen: Seen) -> bool:
+    """An award approved at once (below its pool's threshold) that no step has touched: the
+    event that created it says all there is to say of it, so a checkpoint need not carry it."""
+    fields = seen.fields
+    return fields["status"] == AwardStatus.APPROVED.value and fields["approved_by"] is None
 
 
 class Totals:
@@ -210,7 +253,7 @@ class Projections:
             "awards": {
                 str(pk): seen.carried()
                 for pk, seen in sorted(self.awards.items())
-                if seen.fields["status"] not in FINAL
+                if seen.fields["status"] not in FINAL and not _as_created(seen)
             },
             "pools": {str(pk): seen.carried() for pk, seen in sorted(self.pools.items())},
             "renames": [list(pair) for pair in self.renames],
@@ -222,28 +265,7 @@ class Projections:
         payload = event.payload if isinstance(event.payload, dict) else {}
         if event.kind == "round.settled":
             for award in payload.get("awards") or ():
-                seen = Seen(
-                    {
-                        "pool": payload.get("pool"),
-                        "round": payload.get("round"),
-                        "seat": award.get("seat"),
-                        "kind": award.get("kind"),
-                        "amount_cents": award.get("amount_cents"),
-                        "status": award.get("status"),
-                        "sequence": award.get("sequence"),
-                        "created_at": event.occurred_at,
-                        "verification_note": "",
-                        "void_reason": "",
-                        "void_requested_by": None,
-                        "void_requested_at": None,
-                        "void_request_reason": "",
-                        **{name: None for pair in STEP_FIELDS.values() for name in pair},
-                    },
-                    event.chain,
-                    event.sequence,
-                )
-                # Its steps are on its pool's chain: that chain broken, they are unknown.
-                seen.chains.update({event.chain, pool_chain(int(payload.get("pool") or 0))})
+                seen = _created(event, payload, award)
                 pk = int(award.get("id"))
                 self.awards[pk] = seen
                 self.touched.add(pk)
@@ -270,8 +292,35 @@ class Projections:
             if before and after and before != after:
                 self.renames.append((str(before), str(after)))
 
+    def _recall(self, pks: set[int]) -> None:
+        """The awards approved at once among `pks`, as the events that created them say: a
+        checkpoint does not carry them (`_as_created`), and a later step (their payment) needs
+        them. Read by the transfer that granted each (one query), from events a walk verified
+        before the checkpoint."""
+        granted = (
+            Transfer.objects.filter(award_id__in=pks, code__in=AWARD_GRANTED_BY)
+            .order_by("pk")
+            .values_list(
+                "award_id",
+                "event__chain",
+                "event__sequence",
+                "event__kind",
+                "event__actor",
+                "event__occurred_at",
+                "event__payload",
+            )
+        )
+        for pk, chain, sequence, kind, actor, occurred_at, payload in granted:
+            event = Event(chain, sequence, kind, actor, occurred_at, payload)
+            for award in (payload.get("awards") or ()) if kind == "round.settled" else ():
+                if int(award.get("id", 0)) == pk:
+                    seen = _created(event, payload, award)
+                    if _as_created(seen):
+                        self.awards[pk] = seen
+
     def _apply_steps(self) -> list[Problem]:
         problems = []
+        self._recall({int(e.payload.get("award", 0)) for e in self.steps} - set(self.awards))
         for event in self.steps:
             payload = event.payload
             pk = int(payload.get("award", 0))
@@ -323,16 +372,15 @@ class Projections:
                     grew = True
         return names
 
-    def problems(
-        self, broken_chains: set[str], *, only: Iterable[int] | None = None, after: int = 0
-    ) -> list[Problem]:
+    def problems(self, broken_chains: set[str], *, since: int | None = None) -> list[Problem]:
         """Every award and pool row that differs from what the journal says, in id order.
 
-        `only`: compare just these awards and those whose id is above `after` (a walk from a
-        checkpoint: what its events touched and what it carried, and the rows made since);
+        `since`: a walk from a checkpoint whose highest award id it is: compare only the awards
+        this projection holds (carried, recalled or created since) and any row above that id;
         None: every award."""
         found = self._apply_steps()
-        found += self._award_problems(broken_chains, only, after)
+        only = None if since is None else set(self.awards)
+        found += self._award_problems(broken_chains, only, since or 0)
         found += self._pool_problems(broken_chains)
         return found
 

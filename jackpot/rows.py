@@ -29,7 +29,9 @@ def snapshot(*, statement_timeout_ms: int | None = None) -> Iterator[None]:
     `statement_timeout_ms`, its statements' own limit (a long read outgrows the requests')."""
     postgresql = connection.vendor == "postgresql"
     fresh = postgresql and not connection.in_atomic_block
-    with transaction.atomic():
+    # No savepoint inside a caller's transaction: nothing to roll back in a read, and a
+    # subtransaction cannot export its snapshot (jackpot.verification reads with two connections).
+    with transaction.atomic(savepoint=False):
         with connection.cursor() as cursor:
             if fresh:  # the transaction's first statement
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")

@@ -33,7 +33,8 @@ round's bets): the next full run does, from the first event. docs/operations.md 
 each runs.
 
 Performance: events and their transfers are read by one query per batch of `BATCH` events
-(keyset on the chain's sequence), as tuples, never one query or one model instance per event;
+(keyset on the chain's sequence, each event's transfers as one JSON array), as tuples, never one
+query or one model instance per event;
 each event's HMAC is computed once. Every read is in one REPEATABLE READ snapshot, so live
 traffic cannot cause a false alarm, and each chain is seen as a prefix (a chain's events commit
 in sequence order: its head row is locked by its writer until the commit).
@@ -44,19 +45,23 @@ This module knows the journal alone; the tables add the rounds through a `Crossc
 
 from __future__ import annotations
 
-import json
+import contextlib
+import queue
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
+import psycopg
+import psycopg.sql
 from django.db import connection
 
 from jackpot import anchors as anchoring
 from jackpot import checkpoints, rows
 from jackpot.bodies import BrokenAt, JournalReport
-from jackpot.canonical import chain_hash
+from jackpot.canonical import chain_hash_matches, loads
 from jackpot.checkpoints import State
 from jackpot.ledger import content, journal_key, pool_chain
 from jackpot.models import (
@@ -138,50 +143,141 @@ class Report:
         )
 
 
-class _Postgres:
-    """Each batch in one statement: the events and, per event, its transfers as a JSON array."""
-
-    transfers = (
+#: A batch: the chain's next events, each with its transfers in the order written as one JSON
+#: array, in one statement. The time and the array are read as text: parsing them here
+#: (`_iso`, orjson) costs a fraction of the driver's loaders, once per event.
+_BATCH_SQL = {
+    "postgresql": (
+        "to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')",
         "(SELECT json_agg(json_build_array(t.id, t.pool_id, t.code, t.debit_id, t.credit_id,"
-        " t.amount_cents, t.round_id, t.award_id) ORDER BY t.id)"
-        " FROM jackpot_transfer t WHERE t.event_id = e.id)"
-    )
-
-
-class _Sqlite:  # make run's embedded file
-    transfers = (
+        " t.amount_cents, t.round_id, t.award_id) ORDER BY t.id)::text"
+        " FROM jackpot_transfer t WHERE t.event_id = e.id)",
+    ),
+    "sqlite": (  # make run's embedded file: times are stored as UTC text already
+        "e.occurred_at",
         "(SELECT json_group_array(json_array(t.id, t.pool_id, t.code, t.debit_id, t.credit_id,"
         " t.amount_cents, t.round_id, t.award_id)) FROM (SELECT * FROM jackpot_transfer"
-        " WHERE event_id = e.id ORDER BY id) t)"
-    )
+        " WHERE event_id = e.id ORDER BY id) t)",
+    ),
+}
+_BATCH = (
+    "SELECT e.sequence, e.kind, e.actor, {occurred_at}, e.payload, e.prev_hash, e.hash,"
+    " {transfers} FROM jackpot_auditevent e"
+    " WHERE e.chain = %s AND e.sequence > %s ORDER BY e.sequence LIMIT %s"
+)
 
 
 def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str | bytes) else value
+    return loads(value) if isinstance(value, str | bytes) else value
 
 
-def _instant(value: datetime | str) -> datetime:
-    """A timestamp column as read without the ORM: SQLite gives it naive (or as text), in UTC."""
+def _iso(value: datetime | str) -> str:
+    """A time as `_BATCH` reads it, as the chain hashes it (`datetime.isoformat` in UTC, which
+    leaves out a zero fraction): PostgreSQL's `to_char` text, or SQLite's naive UTC time."""
+    if isinstance(value, str) and len(value) == 26:  # to_char's YYYY-MM-DDTHH:MI:SS.US
+        return (value[:19] if value.endswith(".000000") else value) + "+00:00"
     found = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-    return found if found.tzinfo else found.replace(tzinfo=UTC)
+    return (found if found.tzinfo else found.replace(tzinfo=UTC)).astimezone(UTC).isoformat()
 
 
-def _batches(chain: str, after: int) -> Iterator[list[tuple[Any, ...]]]:
+def _batches(cursor: Any, vendor: str, chain: str, after: int) -> Iterator[list[tuple[Any, ...]]]:
     """The chain's events after sequence `after`, `BATCH` at a time, with their transfers."""
-    dialect = _Postgres if connection.vendor == "postgresql" else _Sqlite
-    sql = (
-        "SELECT e.sequence, e.kind, e.actor, e.occurred_at, e.payload, e.prev_hash, e.hash,"
-        f" {dialect.transfers} FROM jackpot_auditevent e"
-        " WHERE e.chain = %s AND e.sequence > %s ORDER BY e.sequence LIMIT %s"
-    )
-    with connection.cursor() as cursor:
-        while True:
-            cursor.execute(sql, [chain, after, BATCH])
-            rows = cursor.fetchall()
-            if not rows:
-                return
-            yield rows
-            after = rows[-1][0]
+    occurred_at, transfers = _BATCH_SQL.get(vendor, _BATCH_SQL["postgresql"])
+    sql = _BATCH.format(occurred_at=occurred_at, transfers=transfers)
+    while True:
+        cursor.execute(sql, [chain, after, BATCH])
+        rows = cursor.fetchall()
+        if not rows:
+            return
+        yield rows
+        after = rows[-1][0]
+
+
+class _Reader:
+    """The chains' batches, each chain from its start, in the order given.
+
+    On PostgreSQL, in a transaction that has written nothing (a verification's own snapshot; not
+    in a savepoint, which cannot export its snapshot), a second connection reads one batch ahead in the same snapshot (`pg_export_snapshot`), so the
+    database's work on the next batch overlaps this process's on the current one. Elsewhere (a
+    caller's transaction that wrote rows, which an imported snapshot would not see; SQLite),
+    the batches are read in turn on the connection itself. Either way the same rows."""
+
+    AHEAD = 2  # batches read ahead at most
+
+    def __init__(self, starts: list[tuple[str, int]]) -> None:
+        self.queue: queue.Queue[tuple[str, str | None, Any]] = queue.Queue(self.AHEAD)
+        self.stop = threading.Event()
+        self.starts, self.helper, self.thread = starts, self._helper(), None
+        if self.helper is not None:
+            self.thread = threading.Thread(target=self._read, name="journal-reader", daemon=True)
+            self.thread.start()
+
+    @staticmethod
+    def _helper() -> Any:
+        if connection.vendor != "postgresql" or connection.savepoint_ids:
+            return None  # a subtransaction cannot export its snapshot
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_current_xact_id_if_assigned() IS NULL,"
+                " current_setting('transaction_isolation'), current_setting('statement_timeout')"
+            )
+            clean, isolation, timeout = cursor.fetchone()
+            if not clean or isolation != "repeatable read":
+                return None
+            cursor.execute("SELECT pg_export_snapshot()")
+            (snapshot,) = cursor.fetchone()
+        helper = connection.get_new_connection(connection.get_connection_params())
+        helper.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        helper.read_only = True
+        helper.execute(psycopg.sql.SQL("SET TRANSACTION SNAPSHOT {}").format(snapshot))
+        helper.execute("SELECT set_config('statement_timeout', %s, true)", [timeout])
+        return helper
+
+    def _read(self) -> None:
+        try:
+            with self.helper.cursor() as cursor:
+                for chain, after in self.starts:
+                    for rows in _batches(cursor, "postgresql", chain, after):
+                        if self.stop.is_set():
+                            return
+                        self.queue.put(("rows", chain, rows))
+                    self.queue.put(("end", chain, None))
+        except BaseException as error:  # handed to the walk, which raises it
+            self.queue.put(("error", None, error))
+
+    def batches(self, chain: str, after: int) -> Iterator[list[tuple[Any, ...]]]:
+        """The chain's batches; a walk that stops early (a broken chain) leaves the rest."""
+        if self.thread is None:
+            with connection.cursor() as cursor:
+                yield from _batches(cursor, connection.vendor, chain, after)
+            return
+        ended = False
+        try:
+            while True:
+                what, of, rows = self.queue.get()
+                if what == "error":
+                    raise rows
+                if of != chain:
+                    raise RuntimeError(f"the reader is on chain {of}, the walk on {chain}")
+                if what == "end":
+                    ended = True
+                    return
+                yield rows
+        finally:
+            while not ended:  # the walk left this chain early: skip what was read of it
+                what, of, rows = self.queue.get()
+                if what == "error":
+                    raise rows
+                ended = what == "end"
+
+    def close(self) -> None:
+        if self.thread is None:
+            return
+        self.stop.set()
+        while self.thread.is_alive():  # unblock a put, then let it see the stop
+            with contextlib.suppress(queue.Empty):
+                self.queue.get(timeout=0.05)
+        self.helper.close()
 
 
 class _Walk:
@@ -194,9 +290,10 @@ class _Walk:
         projections: Projections,
         crosscheck: Crosscheck | None,
         progress: Progress | None,
+        reader: _Reader,
     ) -> None:
         self.report, self.start, self.projections = report, start, projections
-        self.crosscheck, self.progress = crosscheck, progress
+        self.crosscheck, self.progress, self.reader = crosscheck, progress, reader
         self.key = journal_key()
         self.accounts = {
             pk: (pool, kind) for pk, pool, kind in Account.objects.values_list("pk", "pool", "kind")
@@ -218,7 +315,7 @@ class _Walk:
         report = self.report
         sequence, prev_hash = self.positions.get(chain, (0, GENESIS_HASH))
         checkpoint_chain = chain == checkpoints.CHAIN
-        for batch in _batches(chain, sequence):
+        for batch in self.reader.batches(chain, sequence):
             for seq, kind, actor, occurred_at, payload, prev, digest, moved in batch:
                 where = f"chain {chain} sequence {seq}"
                 if seq != sequence + 1:
@@ -231,7 +328,7 @@ class _Walk:
                 if prev != prev_hash:
                     report.fail(f"{where}: prev_hash does not link", chain=chain, sequence=seq)
                     return False
-                payload, occurred_at = _json(payload), _instant(occurred_at)
+                payload, occurred_at = _json(payload), _iso(occurred_at)
                 transfers = cast(list[TransferRow], [tuple(t) for t in _json(moved) or ()])
                 event = Event(chain, seq, kind, actor, occurred_at, payload)
                 hashed = content(
@@ -243,7 +340,7 @@ class _Walk:
                     payload,
                     [[t[2], t[3], t[4], t[5], t[6], t[7]] for t in transfers],
                 )
-                if chain_hash(self.key, prev_hash, hashed) != digest:
+                if not chain_hash_matches(self.key, prev_hash, hashed, digest):
                     report.fail(
                         f"{where}: content does not match its hash", chain=chain, sequence=seq
                     )
@@ -416,15 +513,17 @@ def _verify(
     allowed = {pool_chain(pk): frozenset([pk]) for pk in Pool.objects.values_list("pk", flat=True)}
     if crosscheck is not None:
         allowed.update(crosscheck.chain_pools())
-    walk = _Walk(report, start, projections, crosscheck, progress)
-    broken = {chain for chain in chains if not walk.chain(chain, allowed.get(chain, frozenset()))}
+    reader = _Reader([(chain, start.positions.get(chain, (0, ""))[0]) for chain in chains])
+    try:
+        walk = _Walk(report, start, projections, crosscheck, progress, reader)
+        broken = {c for c in chains if not walk.chain(c, allowed.get(c, frozenset()))}
+    finally:
+        reader.close()
     _heads(report, walk, chains, broken)
     if anchors:
         for found in anchoring.check(list(anchors)):
             report.fail(found.message, chain=found.chain, sequence=found.sequence)
-    # A routine run's projections hold what the checkpoint carried and what was created since.
-    only = None if full else set(projections.awards)
-    for problem in projections.problems(broken, only=only, after=start.award_id):
+    for problem in projections.problems(broken, since=None if full else start.award_id):
         report.fail(problem.message, chain=problem.chain, sequence=problem.sequence)
     if not broken:  # a broken chain was not read to its end: its transfers are not all seen
         _strays(report, walk)

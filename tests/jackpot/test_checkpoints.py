@@ -9,10 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
+from django.db import connection, transaction
 
-from jackpot import checkpoints
+from jackpot import checkpoints, rows, verification
+from jackpot.anchors import chain_keys as anchor_chain_keys
 from jackpot.anchors import read_anchors, write_anchor
+from jackpot.awards import award_pay
 from jackpot.models import AuditChain, AuditEvent, Award, AwardStatus, Checkpoint, Transfer
+from jackpot.services import role_group
 from tables.verification import keep_checkpoint, verify_full, verify_routine
 from tests.jackpot.tamper import play_rounds, superuser_sql
 
@@ -203,3 +207,54 @@ def test_a_deleted_checkpoint_is_reported_by_the_head_row_or_else_by_the_anchors
     report = verify_routine(anchors)
     assert not report.ok
     assert (report.broken_chain, report.broken_sequence) == (checkpoints.CHAIN, last.sequence)
+
+
+def test_an_award_approved_at_once_is_not_carried_and_its_payment_is_still_checked(
+    checkpointed, django_user_model
+):
+    # The full house is under the threshold: approved at once. The checkpoint does not carry it
+    # (its creating event says all of it), so a club whose small awards wait to be paid does
+    # not make every checkpoint longer; its payment, later, is checked all the same.
+    full_house = Award.objects.get(kind="full_house")
+    assert full_house.status == AwardStatus.APPROVED
+    carried = Checkpoint.objects.latest("pk").state["projections"]["awards"]
+    assert str(full_house.pk) not in carried
+    assert str(Award.objects.get(status=AwardStatus.PENDING).pk) in carried
+
+    cashier = django_user_model.objects.create(username="cashier")
+    cashier.groups.add(role_group("supervisor"))
+    award_pay(award_id=full_house.pk, user=cashier)
+    assert verify_routine().ok
+    superuser_sql(
+        "UPDATE jackpot_award SET paid_at = paid_at - interval '1 hour' WHERE id = %s",
+        [full_house.pk],
+    )
+    report = verify_routine()
+    assert not report.ok
+    assert any(p.startswith(f"award {full_house.pk}: paid_at is") for p in report.problems)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_reader_ahead_reads_the_same_rows_in_the_same_snapshot():
+    """A verification's own snapshot is read one batch ahead by a second connection that
+    imports it: the same rows as reading in turn, and none committed after it began."""
+    floor = play_rounds()
+    chains = [(chain, 0) for chain in sorted(anchor_chain_keys())]
+    with rows.snapshot():
+        ahead = verification._Reader(chains)
+        assert ahead.helper is not None  # a clean snapshot: read ahead
+        play_rounds(floor, prefix="late")  # another connection's commit: not in this snapshot
+        try:
+            read_ahead = [list(ahead.batches(chain, 0)) for chain, _ in chains]
+        finally:
+            ahead.close()
+        with connection.cursor() as cursor:
+            in_turn = [
+                list(verification._batches(cursor, "postgresql", chain, 0)) for chain, _ in chains
+            ]
+    assert read_ahead == in_turn and sum(len(b) for c in in_turn for b in c) > 0
+    # A transaction that wrote rows reads in turn (an imported snapshot would not see them).
+    with transaction.atomic():
+        Checkpoint.objects.exists()
+        superuser_sql("UPDATE jackpot_pool SET name = name WHERE id = %s", [floor.pool_id])
+        assert verification._Reader(chains).helper is None
