@@ -197,10 +197,11 @@ class _Reader:
     """The chains' batches, each chain from its start, in the order given.
 
     On PostgreSQL, in a transaction that has written nothing (a verification's own snapshot; not
-    in a savepoint, which cannot export its snapshot), a second connection reads one batch ahead in the same snapshot (`pg_export_snapshot`), so the
-    database's work on the next batch overlaps this process's on the current one. Elsewhere (a
-    caller's transaction that wrote rows, which an imported snapshot would not see; SQLite),
-    the batches are read in turn on the connection itself. Either way the same rows."""
+    in a savepoint, which cannot export its snapshot), a second connection reads one batch ahead
+    in the same snapshot (`pg_export_snapshot`), so the database's work on the next batch
+    overlaps this process's on the current one. Elsewhere (a caller's transaction that wrote
+    rows, which an imported snapshot would not see; SQLite) the batches are read in turn on the
+    connection itself. Either way the same rows."""
 
     AHEAD = 2  # batches read ahead at most
 
