@@ -34,8 +34,10 @@ each runs.
 
 Performance: events and their transfers are read by one query per batch of `BATCH` events
 (keyset on the chain's sequence, each event's transfers as one JSON array), as tuples, never one
-query or one model instance per event;
-each event's HMAC is computed once. Every read is in one REPEATABLE READ snapshot, so live
+query or one model instance per event; each event's HMAC is computed once, over orjson's
+encoding of the canonical JSON (`jackpot.canonical.chain_hash_matches`: json's, the writer's,
+whenever the two differ); a second connection reads the next batch in the same snapshot
+meanwhile (`_Reader`). Every read is in one REPEATABLE READ snapshot, so live
 traffic cannot cause a false alarm, and each chain is seen as a prefix (a chain's events commit
 in sequence order: its head row is locked by its writer until the commit).
 
@@ -215,7 +217,7 @@ class _Reader:
 
     @staticmethod
     def _helper() -> Any:
-        if connection.vendor != "postgresql" or connection.savepoint_ids:
+        if connection.vendor != "postgresql" or any(connection.savepoint_ids):
             return None  # a subtransaction cannot export its snapshot
         with connection.cursor() as cursor:
             cursor.execute(

@@ -240,7 +240,7 @@ def test_the_reader_ahead_reads_the_same_rows_in_the_same_snapshot():
     imports it: the same rows as reading in turn, and none committed after it began."""
     floor = play_rounds()
     chains = [(chain, 0) for chain in sorted(anchor_chain_keys())]
-    with rows.snapshot():
+    with rows.snapshot(), rows.snapshot():  # as verify_full and the reconciliation nest it
         ahead = verification._Reader(chains)
         assert ahead.helper is not None  # a clean snapshot: read ahead
         play_rounds(floor, prefix="late")  # another connection's commit: not in this snapshot
