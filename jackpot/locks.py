@@ -39,7 +39,8 @@ higher one.
 - approve a change: TABLE (each of the pool's tables, exclusive, in id order), POOL, the change's
   row, POOL_CHAIN; reject or withdraw it: the change's row, POOL_CHAIN;
 - issue a token or a table: ADMIN_CHAIN;
-- store a checkpoint: CHECKPOINT_CHAIN alone;
+- store a checkpoint: CHECKPOINT_CHAIN alone, or after the full run's own job row
+  (`jackpot_verification`, `tables.verification_jobs`), which nothing else locks;
 - store a reconciliation's report (tables.reconciliation): its own transaction-level advisory
   lock, taken by nothing else, then ADMIN_CHAIN for its alert.
 
