@@ -76,13 +76,11 @@ def record(
     *,
     trigger: VerificationTrigger,
     started: datetime,
-    user: User | None = None,
 ) -> Verification:
     """Record a finished run (routine or full, run in the caller's process)."""
     return Verification.objects.create(
         full=report.full,
         trigger=trigger,
-        requested_by=user,
         status=VerificationStatus.DONE,
         created_at=started,
         started_at=started,
