@@ -45,7 +45,13 @@ from django.db.models.functions import Now
 
 from config.dispatch import send, send_after_commit
 from jackpot.bodies import AwardFilters, ExportRequest
-from jackpot.exports import PayoutLog, award_pages, highest_award_id
+from jackpot.exports import (
+    PayoutLog,
+    award_pages,
+    export_file,
+    export_file_name,
+    highest_award_id,
+)
 from jackpot.models import ExportJob, ExportStatus
 from jackpot.selectors import awards_filtered
 
@@ -62,10 +68,6 @@ class Built(StrEnum):
     LEFT_ALONE = "left_alone"  # finished already, or its builder is alive, or no such job
     TAKEN_OVER = "taken_over"  # another delivery claimed the job while this one wrote
     FAILED = "failed"  # an error, recorded on the job
-
-
-def final_path(job_id: int) -> Path:
-    return Path(settings.EXPORT_DIR) / f"awards-export-{job_id}.csv"
 
 
 def _part_path(job_id: int, token: uuid.UUID) -> Path:
@@ -199,7 +201,7 @@ def _build(job: ExportJob, token: uuid.UUID, part: Path) -> Built:
 def _finish(job: ExportJob, token: uuid.UUID, part: Path, *, written: int, sha256: str) -> Built:
     """Put the file under its final name and mark the job done, both under the job's row lock
     and only while this build holds the claim."""
-    final = final_path(job.pk)
+    final = export_file(job.pk)
     with transaction.atomic():
         held = (
             ExportJob.objects.select_for_update()
@@ -263,10 +265,10 @@ def export_jobs_sweep() -> Swept:
             swept.resent.append(job_id)
     finished = (ExportStatus.DONE, ExportStatus.FAILED)
     past = ExportJob.objects.filter(status__in=finished, expires_at__lte=Now()).order_by("pk")
-    for job_id, path in past.values_list("pk", "file_path"):
-        # The file first: a job never says expired while its file is still on disk.
-        if path:
-            Path(path).unlink(missing_ok=True)
+    for job_id in past.values_list("pk", flat=True):
+        # The file first: a job never says expired while its file is still on disk. Its name
+        # from its id, never from its row; unlink removes a link planted there, not its target.
+        (Path(settings.EXPORT_DIR) / export_file_name(job_id)).unlink(missing_ok=True)
         _remove_parts(job_id)
         if ExportJob.objects.filter(pk=job_id, status__in=finished).update(
             status=ExportStatus.EXPIRED

@@ -30,6 +30,7 @@ import hashlib
 import io
 from collections.abc import Iterator, Sequence
 from datetime import UTC, timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db.models import Max, OuterRef, QuerySet, Subquery
@@ -60,6 +61,26 @@ HEADER = (
     "event_hash",
 )
 PAGE_SIZE = 2000  # awards per statement for the synchronous export
+
+
+class OutsideExportDir(ValueError):
+    """An export's file that resolves outside EXPORT_DIR (a link planted there)."""
+
+
+def export_file_name(job_id: int) -> str:
+    return f"awards-export-{job_id}.csv"
+
+
+def export_file(job_id: int) -> Path:
+    """An export job's file: always derived from its id under EXPORT_DIR, never read from the
+    job's row, so a row edited to name another file (the secrets, the anchors) makes the
+    service neither serve nor delete it. `OutsideExportDir` when the name, followed through
+    any link, leaves EXPORT_DIR: nothing outside it is ever served."""
+    directory = Path(settings.EXPORT_DIR).resolve()
+    path = directory / export_file_name(job_id)
+    if path.resolve().parent != directory:
+        raise OutsideExportDir(f"{path} resolves outside {directory}")
+    return path
 
 
 def sync_range_check(filters: AwardFilters) -> None:

@@ -6,6 +6,7 @@ reproduce (`book_figures`)."""
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from jackpot.bodies import (
     PoolConfiguration,
     progressive_paytable_of,
 )
+from jackpot.exports import OutsideExportDir, export_file
 from jackpot.ledger import CHECKPOINT_CHAIN
 from jackpot.models import (
     AWARD_GRANTED_BY,
@@ -53,6 +55,8 @@ from jackpot.models import (
 )
 from jackpot.render import award_body, change_body, notification_body
 from tables.rules.paytables import get_progressive_paytable
+
+logger = logging.getLogger(__name__)
 
 
 def pool_configuration(*, pool: Pool) -> PoolConfiguration:
@@ -349,8 +353,12 @@ def export_job_file(job_id: int) -> tuple[ExportJob, Path]:
             f"export {job_id} failed ({job.error}): start another",
             param="export",
         )
-    path = Path(job.file_path)
-    if job.status == ExportStatus.EXPIRED or not path.is_file():
+    try:
+        path: Path | None = export_file(job.pk)  # from its id, never from its row
+    except OutsideExportDir:
+        logger.warning("export %s: its file resolves outside EXPORT_DIR: not served", job_id)
+        path = None
+    if job.status == ExportStatus.EXPIRED or path is None or not path.is_file():
         # A done job whose file is missing (deleted by hand, or EXPORT_DIR not shared with the
         # workers) is as gone as an expired one: only a new export makes it again.
         kept = f" (kept until {job.expires_at.isoformat()})" if job.expires_at else ""

@@ -436,3 +436,36 @@ def test_an_export_holds_the_awards_that_existed_when_it_was_asked_for(
     assert export_job_build(job_id=job.pk) == Built.DONE
     assert ExportJob.objects.get(pk=job.pk).rows_written == 5
     assert os.path.getsize(export_dir / f"awards-export-{job.pk}.csv") > 0
+
+
+@pytest.mark.django_db
+def test_files_are_never_named_by_the_database(floor, export_dir, tmp_path, django_user_model):
+    """An insider who can write the job's row (the application's role may UPDATE it) points
+    a done job at the service's secrets, and an expired one at the anchors: the download serves
+    the job's own file or nothing, and the sweeper deletes the job's own file and nothing else.
+    A link planted in EXPORT_DIR under a job's name is not followed out of it either."""
+    _play_a_jackpot(floor)
+    auditor = _staff(django_user_model, "ida", "auditor")
+    secrets = tmp_path / "env"
+    secrets.write_text("JOURNAL_HMAC_KEY=the-key\n")
+    anchor = tmp_path / "journal-anchor-20261201T060000Z.json"
+    anchor.write_text("{}\n")
+    job = _queued_job(django_user_model.objects.create(username="cashier"))
+    assert export_job_build(job_id=job.pk) == Built.DONE
+    own = (export_dir / f"awards-export-{job.pk}.csv").read_bytes()
+
+    ExportJob.objects.filter(pk=job.pk).update(file_path=str(secrets))
+    served = auditor.get(f"{EXPORTS}/{job.pk}/download")
+    assert served.status_code == 200 and b"".join(served.streaming_content) == own
+
+    (export_dir / f"awards-export-{job.pk}.csv").unlink()
+    (export_dir / f"awards-export-{job.pk}.csv").symlink_to(secrets)
+    refused = auditor.get(f"{EXPORTS}/{job.pk}/download")
+    assert refused.status_code == 410 and b"the-key" not in refused.content
+
+    ExportJob.objects.filter(pk=job.pk).update(
+        file_path=str(anchor), expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert export_jobs_sweep().expired == [job.pk]
+    assert anchor.read_text() == "{}\n" and secrets.read_text() == "JOURNAL_HMAC_KEY=the-key\n"
+    assert _files(export_dir) == []  # the planted link removed, not what it pointed at
