@@ -58,13 +58,14 @@ test: install
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
 		$(BIN)/pytest
 
-# The production topology on this machine: nginx, two gunicorn instances, pgbouncer (transaction
-# pooling), PostgreSQL, Redis, a Celery worker and beat; logs and pids in var/cluster/
-# (docs/operations.md "Topology"; deploy/cluster/up.sh lists what can be set). Idempotent.
+# The production topology on this machine: nginx, the terminals' gunicorn instance and two others,
+# pgbouncer (transaction pooling), PostgreSQL, its own Redis (with an ACL), a Celery worker and
+# beat, an anchor of the journal; logs and pids in var/cluster/ (docs/operations.md "Topology";
+# deploy/cluster/up.sh lists what can be set). Idempotent.
 cluster: install
 	deploy/cluster/up.sh
 
-# Stops exactly what `make cluster` started (PostgreSQL and Redis stay up).
+# Stops exactly what `make cluster` started, its Redis too (PostgreSQL stays up).
 cluster-down:
 	deploy/cluster/down.sh
 

@@ -7,9 +7,10 @@ hands/s and the p50/p99 latency of a request. Two services to post to:
 - `--via gunicorn` (the default): one gunicorn on PostgreSQL, nothing in front, and beside each
   level the same figures for a trivial endpoint (insert one row, update one counter row) and our
   request rate as a share of it;
-- `--via cluster`: the production topology that `make cluster` starts (nginx, two gunicorn
-  instances, pgbouncer in transaction pooling, a worker and beat; docs/operations.md
-  "Topology"), started by that command with its own directory and database, and stopped after.
+- `--via cluster`: the production topology that `make cluster` starts (nginx, the terminals'
+  gunicorn instance and two others, pgbouncer in transaction pooling, its own Redis, a worker
+  and beat; docs/operations.md "Topology"), started by that command with its own directory and
+  database, and stopped after.
 
     .venv/bin/python bench/ingest.py [--via gunicorn|cluster] [--seconds 8] [--levels 1,8,32,64]
 
@@ -153,9 +154,11 @@ CLUSTER_PORT = 8780
 
 
 @contextmanager
-def cluster(tables: int) -> Iterator[Service]:
+def cluster(tables: int, up: dict[str, str] | None = None, **settings: str) -> Iterator[Service]:
     """The topology as `make cluster` starts it, in var/bench-cluster with a database
-    jackpot_bench_cluster made anew, on ports of its own; `make cluster-down` after the block.
+    jackpot_bench_cluster made anew, on ports of its own (its Redis too); `make cluster-down`
+    after the block. `up`: more of deploy/cluster/up.sh's variables; `settings`: more of the
+    service's environment (CLUSTER_SET_<NAME>).
 
     Its throttles are raised (CLUSTER_SET_): the bench's terminals and signs all come from one
     address, which a club's would not."""
@@ -165,20 +168,23 @@ def cluster(tables: int) -> Iterator[Service]:
 
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute("DROP DATABASE IF EXISTS jackpot_bench_cluster WITH (FORCE)")
-    settings = {
+    options = {
         "CLUSTER_DIR": str(CLUSTER_DIR),
         "CLUSTER_PG_URL": admin_url,
         "CLUSTER_DATABASE": "jackpot_bench_cluster",
-        "CLUSTER_REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
         "PUBLIC_LISTEN": f"127.0.0.1:{CLUSTER_PORT}",
         "METRICS_LISTEN": f"127.0.0.1:{CLUSTER_PORT + 1}",
         "PGBOUNCER_PORT": str(CLUSTER_PORT + 2),
         "WEB_PORTS": f"{CLUSTER_PORT + 3} {CLUSTER_PORT + 4}",
+        "TERMINAL_PORTS": str(CLUSTER_PORT + 5),
+        "REDIS_PORT": str(CLUSTER_PORT + 6),
         "CLUSTER_SET_THROTTLE_ANON": "1000000/min",
         "CLUSTER_SET_THROTTLE_TERMINAL": "1000000/min",
+        **{f"CLUSTER_SET_{name}": value for name, value in settings.items()},
+        **(up or {}),
         "LOG_LEVEL": "WARNING",
     }
-    make_env = {**os.environ, **settings}
+    make_env = {**os.environ, **options}
     subprocess.run(["make", "cluster-down"], cwd=ROOT, env=make_env, capture_output=True)
     subprocess.run(
         ["make", "cluster"], cwd=ROOT, env=make_env, check=True, stdout=subprocess.DEVNULL
@@ -335,7 +341,10 @@ def main() -> None:
 
     if args.via == "cluster":
         started = cluster(tables)
-        served_by = "make cluster: nginx, 2 gunicorn instances x 2 sync workers, pgbouncer"
+        served_by = (
+            "make cluster: nginx, the terminals' gunicorn instance and 2 others,"
+            " 2 sync workers each, pgbouncer"
+        )
     else:
         started = own_gunicorn(tables, args.workers, args.threads, args.worker_class)
         served_by = f"gunicorn {args.worker_class} {args.workers} workers x {args.threads} threads"

@@ -10,7 +10,8 @@ display cache is written after commit, so this is the cost of that path, not of 
     .venv/bin/python bench/signs.py [--via gunicorn|cluster] [--seconds 8] [--levels 1,16,64]
 
 `--via` as for bench/ingest.py: the bench's own gunicorn (3 sync workers, nothing in front), or
-the production topology `make cluster` starts (nginx, two gunicorn instances, pgbouncer).
+the production topology `make cluster` starts (nginx, gunicorn instances for the terminals and
+for the rest, pgbouncer).
 Needs PostgreSQL and Redis (DATABASE_URL's server; a database jackpot_bench, or
 jackpot_bench_cluster, is created anew). The figures go to bench/results/signs-<via>.json.
 """
@@ -142,7 +143,10 @@ def main() -> None:
 
     if args.via == "cluster":
         started = cluster(1)
-        served_by = "make cluster: nginx, 2 gunicorn instances x 2 sync workers, pgbouncer"
+        served_by = (
+            "make cluster: nginx, the terminals' gunicorn instance and 2 others,"
+            " 2 sync workers each, pgbouncer"
+        )
     else:
         started = own_gunicorn(1, args.workers)
         served_by = f"gunicorn sync {args.workers} workers"

@@ -61,6 +61,7 @@ class ErrorCode(StrEnum):
     CHANGE_WRONG_STATUS = "change_wrong_status"
     CHANGE_STALE = "change_stale"
     POOL_TABLES_OPEN = "pool_tables_open"
+    POOL_ROUND_OPEN = "pool_round_open"
     SEED_ABOVE_METER = "seed_above_meter"
     NO_CHANGE = "no_change"
     INVALID_CHANGE = "invalid_change"
@@ -77,6 +78,7 @@ class ErrorCode(StrEnum):
     NOT_AUTHENTICATED = "not_authenticated"
     AUTHENTICATION_FAILED = "authentication_failed"
     PERMISSION_DENIED = "permission_denied"
+    SECOND_FACTOR_REQUIRED = "second_factor_required"
     THROTTLED = "throttled"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
@@ -128,7 +130,8 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.FOUR_EYES: (
         403,
         "one person took both steps of a two-person control: verify and approve an award, "
-        "request and confirm a jackpot's void, propose and approve a pool's change",
+        "request and confirm a jackpot's void, propose and approve a change (a pool's, a "
+        "table's move, a staff account's), or approve a change of their own account",
     ),
     ErrorCode.VOID_REQUESTED: (
         409,
@@ -139,10 +142,17 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
         409,
         "the meter cannot give back the voided jackpot's reset: nothing was changed",
     ),
-    ErrorCode.CHANGE_NOT_FOUND: (404, "the pool has no such parameter change"),
+    ErrorCode.CHANGE_NOT_FOUND: (
+        404,
+        "the pool has no such parameter change, or the table no such move",
+    ),
     ErrorCode.CHANGE_WRONG_STATUS: (409, "the change was already applied, rejected or withdrawn"),
     ErrorCode.CHANGE_STALE: (409, "the pool changed since the proposal: propose again"),
     ErrorCode.POOL_TABLES_OPEN: (409, "a pool's parameters change only with its tables closed"),
+    ErrorCode.POOL_ROUND_OPEN: (
+        409,
+        "a pool's parameters change only with none of its rounds open",
+    ),
     ErrorCode.SEED_ABOVE_METER: (
         409,
         "the new seed is above the meter: approve once it is reached",
@@ -164,6 +174,10 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.NOT_AUTHENTICATED: (401, "no credentials"),
     ErrorCode.AUTHENTICATION_FAILED: (401, "unknown or revoked credentials"),
     ErrorCode.PERMISSION_DENIED: (403, "not allowed for these credentials"),
+    ErrorCode.SECOND_FACTOR_REQUIRED: (
+        403,
+        "a session signed in without its second factor: sign in again with a code",
+    ),
     ErrorCode.THROTTLED: (429, "too many requests; Retry-After says when to retry"),
     ErrorCode.NOT_FOUND: (404, "no such path or object"),
     ErrorCode.METHOD_NOT_ALLOWED: (405, "the path does not take this method"),

@@ -1,9 +1,10 @@
 """Renders every refusal in the one error shape of `config.errors`, and never a stack trace or
 SQL: anything unexpected is a logged 500 with a generic message. Refusals of authentication and
-permission are logged to the security log with who and from where (and, for a failed
-authentication, the non-secret prefix of the credential presented); so is a refused progressive
-stake (a contribution other than the pool's stake, or at a table without a pool: compliance
-requirement 13), a significant event whatever its cause.
+permission are logged to the security log with who and from where (the client's address as the
+throttles read it, past NUM_PROXIES proxies: `config.throttling.client_address`; and, for a
+failed authentication, the non-secret prefix of the credential presented); so is a refused
+progressive stake (a contribution other than the pool's stake, or at a table without a pool:
+compliance requirement 13), a significant event whatever its cause.
 
 The progressive fails closed (compliance requirement 28): when PostgreSQL cannot be reached or
 does not answer in time (a connection refused or past its deadline, a statement or lock timeout,
@@ -28,6 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
 from config.errors import ApiError, error_body
+from config.throttling import client_address
 from tables.rules.errors import RulesError
 
 logger = logging.getLogger(__name__)
@@ -83,15 +85,18 @@ def _presented(meta: dict[str, Any]) -> str:
     return match.group(1) if match else "-"
 
 
-def _caller(context: dict[str, Any]) -> tuple[Any, dict[str, Any], str] | None:
-    """The refused request, its WSGI environ and who sent it ("anonymous" before
-    authentication), or None outside a request."""
+def _caller(context: dict[str, Any]) -> tuple[Any, dict[str, Any], str, str] | None:
+    """The refused request, its WSGI environ, who sent it ("anonymous" before authentication)
+    and from where (the throttles' reading of the client's address, `client_address`: behind
+    nginx, the address nginx was connected from, never the proxy's own nor one the client wrote
+    in X-Forwarded-For), or None outside a request."""
     request = context.get("request")
     if request is None:
         return None
     meta = request._request.META if hasattr(request, "_request") else {}
     user = getattr(request, "_user", None)
-    return request, meta, str(user) if user is not None else "anonymous"
+    address = client_address(request) or "?"
+    return request, meta, str(user) if user is not None else "anonymous", address
 
 
 def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
@@ -99,7 +104,7 @@ def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
     caller = _caller(context)
     if caller is None:
         return
-    request, meta, user = caller
+    request, meta, user, address = caller
     security_log.warning(
         "refused %s %s: %s (%s) user=%s token=%s from=%s",
         request.method,
@@ -108,7 +113,7 @@ def _log_refusal(exc: Exception, context: dict[str, Any]) -> None:
         getattr(exc, "detail", None) or getattr(exc, "message", ""),
         user,
         _presented(meta),
-        meta.get("REMOTE_ADDR", "?"),
+        address,
     )
 
 
@@ -123,7 +128,7 @@ def _log_stake_refusal(exc: RulesError, context: dict[str, Any]) -> None:
     caller = _caller(context)
     if caller is None:
         return
-    request, meta, user = caller
+    request, _, user, address = caller
     security_log.warning(
         "significant event: progressive stake refused %s %s: %s (%s) user=%s from=%s",
         request.method,
@@ -131,7 +136,7 @@ def _log_stake_refusal(exc: RulesError, context: dict[str, Any]) -> None:
         exc.param,
         exc.message,
         user,
-        meta.get("REMOTE_ADDR", "?"),
+        address,
     )
 
 

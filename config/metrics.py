@@ -126,7 +126,8 @@ TASK_FAILURES = Counter(
 
 SIGN_CACHE = Counter(
     "jackpot_sign_cache_lookups_total",
-    "Reads of a sign's figures: result=hit served from Redis, miss read from PostgreSQL.",
+    "Reads of a sign's figures: result=hit served from Redis, miss read from PostgreSQL, forged "
+    "read from PostgreSQL because Redis held a figure that failed its signature (dropped).",
     ["result"],
     registry=REGISTRY,
 )

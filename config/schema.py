@@ -7,13 +7,34 @@ one shape `{"error": {"type", "code", "message", "param"}}`. This hook adds that
 generated from the schema knows them and schemathesis can hold the service to them. The
 error's `code` is an enum of the registry (`config.codes`), integer path parameters say what
 Django's converter takes (digits: 0 and up), and a body with a required field is required.
+
+`SchemaView` serves the schema at /api/schema/. drf-spectacular builds it anew for every request
+(seconds of CPU in a sync worker), yet it cannot change while a process runs: it is made of this
+build's code and settings. So each process builds and renders it once per renderer and language
+and keeps the bytes; the cache's keys are bounded (four renderers, the languages of
+`settings.LANGUAGES`, an unknown `lang` counting as none) whatever a client sends. A `?version=`
+selects nothing (the API has one version, its path's `v1`), so it cannot make another entry.
+It is throttled like the staff's other heavy reads (`config.throttling.HeavyReadThrottle`, per
+address: anyone may read it).
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from typing import Any
 
+from django.conf import settings
+from django.http import HttpResponse
+from django.utils import translation
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+
 from config.codes import ErrorCode
+from config.throttling import HeavyReadThrottle
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -108,3 +129,49 @@ def add_error_responses(
                 if str(status)[0] in "45" and "content" not in response:
                     response["content"] = error
     return result
+
+
+#: (renderer's media type, language) -> (body, Content-Type, Content-Disposition), per process.
+_RENDERED: dict[tuple[str, str | None], tuple[bytes, str, str]] = {}
+_RENDERING = threading.Lock()
+
+
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI schema, built and rendered once per process (see the module's docstring)."""
+
+    throttle_classes = [HeavyReadThrottle]
+
+    @extend_schema(exclude=True)  # as drf-spectacular's own view: the schema is not in itself
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+        renderer = request.accepted_renderer
+        language = request.query_params.get("lang")
+        if language not in dict(settings.LANGUAGES):
+            language = None
+        key = (renderer.media_type, language)
+        with _RENDERING:  # one build at a time: concurrent first requests wait for it
+            if key not in _RENDERED:
+                with translation.override(language) if language else contextlib.nullcontext():
+                    built = self._get_schema_response(request)
+                # The renderer's own media type, not the client's Accept with its parameters
+                # (`indent=`): one rendering per renderer.
+                body = renderer.render(built.data, renderer.media_type, self.get_renderer_context())
+                charset = f"; charset={renderer.charset}" if renderer.charset else ""
+                _RENDERED[key] = (
+                    body.encode() if isinstance(body, str) else body,
+                    renderer.media_type + charset,
+                    built["Content-Disposition"],
+                )
+            body, content_type, disposition = _RENDERED[key]
+        return HttpResponse(
+            body, content_type=content_type, headers={"Content-Disposition": disposition}
+        )
+
+    def _get_version_parameter(self, request: Request) -> None:
+        return None
+
+    def handle_exception(self, exc: Exception) -> Response:
+        """A refusal (429 throttled, 406) is the API's JSON error, not a YAML document."""
+        response = super().handle_exception(exc)
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = JSONRenderer.media_type
+        return response

@@ -9,6 +9,12 @@ black-holed Redis does not cost every request a timeout. Without REDIS_URL (the 
 
 `FailureCounter` counts failures rather than requests (the admin's failed logins): read before an
 attempt, added to after a failure, with the same counters and the same failing open.
+
+`client_address` is the one reading of who sent a request: the address-keyed throttles, the
+staff's login throttle (`config.admin_login`) and the security log (`config.handlers`) all use
+it, so a request is counted and logged under the same address. Behind NUM_PROXIES proxies it is
+the entry the outermost of them appended to X-Forwarded-For; what a client wrote there itself
+(the entries to its left) is never believed.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any, cast
 
 import redis
 from django.conf import settings
+from django.http import HttpRequest
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
@@ -32,6 +39,24 @@ logger = logging.getLogger(__name__)
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _local_counts: Counter[str] = Counter()
 _local_lock = threading.Lock()
+
+
+def client_address(request: HttpRequest | Request) -> str | None:
+    """The client's address: the connection's (REMOTE_ADDR) with NUM_PROXIES at 0, else the
+    NUM_PROXIES-th entry of X-Forwarded-For from the right, the one our outermost proxy appended
+    (each of ours appends the address it was connected from). None when neither is known.
+
+    DRF's `get_ident` reading, but for NUM_PROXIES unset, which DRF takes as "believe the whole
+    header" and which is read here as 0: a client must never choose its own address.
+    """
+    meta = request.META
+    remote = meta.get("REMOTE_ADDR") or None
+    proxies = int(api_settings.NUM_PROXIES or 0)
+    forwarded = meta.get("HTTP_X_FORWARDED_FOR")
+    if proxies <= 0 or not forwarded:
+        return remote
+    entries = forwarded.split(",")
+    return entries[-min(proxies, len(entries))].strip() or remote
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -99,11 +124,31 @@ class AddressThrottle(WindowThrottle):
     scope = "anon"
 
     def client_key(self, request: Request, view: Any) -> str | None:
-        return self.get_ident(request)
+        return client_address(request)
 
 
 class RulesThrottle(AddressThrottle):
     scope = "rules"
+
+
+class HeavyReadThrottle(WindowThrottle):
+    """The staff's reads that can hold a sync worker for seconds (the journal's verification,
+    a pool's history, the payout log's exports, the OpenAPI schema): `heavy_read` requests per
+    person (the signed-in user), or per address for the schema, which anyone may read.
+
+    Counted after authentication (DRF checks throttles last), so a request without valid
+    credentials is a 401 and costs nobody's budget. Terminals never reach these views: nginx
+    routes them to an instance of their own (docs/operations.md "Topology"); this bounds what
+    the staff's instances are asked, so a dashboard left reloading cannot queue the others."""
+
+    scope = "heavy_read"
+
+    def client_key(self, request: Request, view: Any) -> str | None:
+        user = request.user
+        if getattr(user, "is_authenticated", False) and getattr(user, "pk", None) is not None:
+            return f"user:{user.pk}"
+        address = client_address(request)
+        return f"address:{address}" if address else None
 
 
 class FailureCounter:

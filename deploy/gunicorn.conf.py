@@ -34,7 +34,8 @@ from config import metrics  # noqa: E402
 from config.logs import ACCESS_LOGGER, formatter_config  # noqa: E402
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
-workers = int(os.environ.get("WEB_WORKERS", multiprocessing.cpu_count() + 1))
+# Empty counts as unset: jackpot-terminals@.service passes WEB_WORKERS=${TERMINAL_WORKERS}.
+workers = int(os.environ.get("WEB_WORKERS") or multiprocessing.cpu_count() + 1)
 worker_class = "sync"
 timeout = 30
 graceful_timeout = 20

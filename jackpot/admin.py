@@ -1,6 +1,22 @@
-"""Django admin for the progressive: pools (a change is a proposal another admin approves, with
-the pool's tables closed), the proposals, staff accounts and their roles, and read-only views of
-awards, transfers and audit events.
+"""Django admin for the progressive: pools, the two-person changes, staff accounts and their
+roles, and read-only views of awards, transfers and audit events.
+
+Compliance 17, 36, 40, 47. One admin configures nothing that decides money or power alone:
+- a pool's form files a proposal (its parameters, or a new pool) that another admin approves in
+  "Parameter changes", the list of every two-person change (`jackpot.changes`); the staff's
+  changes are approved there too; a table's move is approved from the tables' list (its module,
+  `tables.services`, is above this one);
+- a staff account's form changes alone only what gives no power (names, e-mail address,
+  deactivation); its roles, `is_staff`, `is_superuser` and a reactivation are filed as a
+  proposal, a new account too, and a second factor's reset is an action that files one
+  (`jackpot.staff`);
+- an admin resets a colleague's password (an action: a temporary one, shown once, to be changed
+  at the next sign-in) and never sets it: the password form of another account is refused;
+- no staff token is issued here: a token is its owner's, from their own page;
+- the groups (the roles) and the second factor devices have no page here: they change only by a
+  two-person change.
+Every page needs the admin role (`AdminRoleOnly`): a superuser without it sees nothing, since
+`is_superuser` is no role (`jackpot.api.authentication.has_role`).
 
 Every change goes through a service that writes an audit event with before and after; the
 journal and the awards are never edited here (their changes have their own workflow).
@@ -8,50 +24,139 @@ journal and the awards are never edited here (their changes have their own workf
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
-from django.contrib.auth.models import User
-from django.core.exceptions import ValidationError
+from django.contrib.auth.models import Group, User
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
+from django_otp.plugins.otp_static.models import StaticDevice
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from config.errors import ApiError
-from jackpot import ledger
+from config.errors import ApiError, Forbidden
+from config.throttling import client_address
+from jackpot import staff
+from jackpot.api.authentication import has_role
 from jackpot.changes import (
+    CREATE_FIELDS,
     POOL_FIELDS,
     change_approve,
     change_propose,
     change_reject,
     check_change,
+    pool_create_approve,
+    pool_create_propose,
 )
-from jackpot.models import AuditEvent, Award, ParameterChange, Pool, Transfer
-from jackpot.services import pool_create, staff_token_issue
+from jackpot.models import (
+    STAFF_KINDS,
+    AuditEvent,
+    Award,
+    ChangeKind,
+    ParameterChange,
+    Pool,
+    Transfer,
+)
+from jackpot.services import ROLES
+
+security_log = logging.getLogger("jackpot.security")
 
 
 def actor(request: HttpRequest) -> str:
     return f"user:{request.user.get_username()}"
 
 
-def _staff(request: HttpRequest) -> User:
+def log_denied(request: HttpRequest, why: str) -> None:
+    """An authorization denial in the admin, in the security log with who and from where, as the
+    API's are (`config.handlers`)."""
+    security_log.warning(
+        "refused %s %s: %s user=%s from=%s",
+        request.method,
+        request.path,
+        why,
+        request.user.get_username(),
+        client_address(request) or "?",
+    )
+
+
+def staff_user(request: HttpRequest) -> User:
     user = request.user
     assert isinstance(user, User)
     return user
 
 
-class PoolProposalForm(forms.ModelForm):
-    """A pool's change form files a proposal: it asks why, and checks the values as the service
-    will (`jackpot.changes.check_change`); the pool itself changes only on another admin's
-    approval."""
+class AdminRoleOnly(admin.ModelAdmin):
+    """Pages for holders of the admin role: `is_superuser` opens nothing by itself. What each
+    page may do beyond seeing is narrowed by its own class."""
 
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return has_role(request.user, "admin")
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return has_role(request.user, "admin")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return has_role(request.user, "admin")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return has_role(request.user, "admin")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class FilesProposals(AdminRoleOnly):
+    """A page whose form files a proposal instead of saving: `save_model` leaves it on the
+    request (`request._proposal`), and the answer is the proposal's page."""
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        if getattr(request, "_proposal", None) is None:
+            super().save_related(request, form, formsets, change)
+
+    def log_addition(self, request: HttpRequest, obj: Any, message: Any) -> Any:
+        return None  # nothing added: the proposal is its own audit event
+
+    def log_change(self, request: HttpRequest, obj: Any, message: Any) -> Any:
+        return None  # the services write the audit events
+
+    def _to_proposal(self, request: HttpRequest) -> HttpResponse | None:
+        proposal: ParameterChange | None = getattr(request, "_proposal", None)
+        if proposal is None:
+            return None
+        self.message_user(
+            request,
+            f"Nothing is changed yet: proposal #{proposal.pk} ({', '.join(proposal.changes)}) "
+            "is filed and waits for another admin's approval (Parameter changes).",
+            messages.WARNING,
+        )
+        return HttpResponseRedirect(
+            reverse("admin:jackpot_parameterchange_change", args=[proposal.pk])
+        )
+
+    def response_add(self, request: HttpRequest, obj: Any, post_url_continue: Any = None) -> Any:
+        return self._to_proposal(request) or super().response_add(request, obj, post_url_continue)
+
+    def response_change(self, request: HttpRequest, obj: Any) -> HttpResponse:
+        return self._to_proposal(request) or super().response_change(request, obj)
+
+
+class ReasonForm(forms.ModelForm):
     reason = forms.CharField(
         max_length=500,
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Why: the change is proposed, and applied only when another admin approves it.",
     )
+
+
+class PoolProposalForm(ReasonForm):
+    """A pool's change form files a proposal: it asks why, and checks the values as the service
+    will (`jackpot.changes.check_change`); the pool itself changes only on another admin's
+    approval."""
 
     def clean(self) -> dict[str, Any]:
         cleaned: dict[str, Any] = super().clean() or {}
@@ -64,9 +169,9 @@ class PoolProposalForm(forms.ModelForm):
 
 
 @admin.register(Pool)
-class PoolAdmin(admin.ModelAdmin):
-    """Pools: created here by one admin (a new pool has no table: it takes and pays nothing);
-    changed only through a proposal that another admin approves (`ParameterChangeAdmin`)."""
+class PoolAdmin(FilesProposals):
+    """Pools: proposed here (a new pool, or a change of one's parameters), created or changed
+    only when another admin approves (`ParameterChangeAdmin`)."""
 
     list_display = (
         "name",
@@ -91,66 +196,61 @@ class PoolAdmin(admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:
-            return list(POOL_FIELDS)
+            return [*CREATE_FIELDS, "reason"]
         return [*POOL_FIELDS, "reason", *self.readonly_fields]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Pool | None = None) -> tuple[str, ...]:
         return self.readonly_fields if obj else ()
 
-    def has_delete_permission(self, request: HttpRequest, obj: Pool | None = None) -> bool:
-        return False
-
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
     ) -> Any:
-        if obj is not None:
-            kwargs["form"] = PoolProposalForm
+        kwargs["form"] = PoolProposalForm if obj is not None else ReasonForm
         return super().get_form(request, obj, change, **kwargs)
 
     def save_model(self, request: HttpRequest, obj: Pool, form: Any, change: bool) -> None:
-        values = {
-            field: form.cleaned_data[field] for field in POOL_FIELDS if field in form.cleaned_data
-        }
-        if not change:
-            values.pop("paytable_version", None)
-            created = pool_create(actor=actor(request), **values)
-            obj.pk = created.pk
-            return
         # Not applied: filed. `obj` carries the form's values and is never saved.
-        proposal = change_propose(
+        data = form.cleaned_data
+        if not change:
+            request._proposal = pool_create_propose(  # type: ignore[attr-defined]
+                values={field: data[field] for field in CREATE_FIELDS},
+                reason=data["reason"],
+                user=staff_user(request),
+            )
+            return
+        request._proposal = change_propose(  # type: ignore[attr-defined]
             pool_id=obj.pk,
-            changes=values,
-            reason=form.cleaned_data["reason"],
-            user=_staff(request),
+            changes={field: data[field] for field in POOL_FIELDS if field in data},
+            reason=data["reason"],
+            user=staff_user(request),
         )
-        request._pool_proposal = proposal  # type: ignore[attr-defined]
 
-    def log_change(self, request: HttpRequest, obj: Any, message: Any) -> Any:
-        return None  # nothing changed: the proposal is its own audit event
 
-    def response_change(self, request: HttpRequest, obj: Pool) -> HttpResponse:
-        proposal: ParameterChange | None = getattr(request, "_pool_proposal", None)
-        if proposal is None:
-            return super().response_change(request, obj)
-        self.message_user(
-            request,
-            f"Nothing is changed yet: proposal #{proposal.pk} ({', '.join(proposal.changes)}) "
-            "is filed and waits for another admin's approval (Parameter changes).",
-            messages.WARNING,
-        )
-        return HttpResponseRedirect(
-            reverse("admin:jackpot_parameterchange_change", args=[proposal.pk])
-        )
+#: How a change of each kind is approved here. A table's move is approved from the tables' list.
+APPROVE: dict[str, Callable[[ParameterChange, User], Any]] = {
+    ChangeKind.POOL_PARAMETERS: lambda change, user: change_approve(
+        pool_id=int(change.pool_id or 0), change_id=change.pk, user=user
+    ),
+    ChangeKind.POOL_CREATE: lambda change, user: pool_create_approve(
+        change_id=change.pk, user=user
+    ),
+    **dict.fromkeys(
+        STAFF_KINDS,
+        lambda change, user: staff.staff_change_approve(change_id=change.pk, user=user),
+    ),
+}
 
 
 @admin.register(ParameterChange)
-class ParameterChangeAdmin(admin.ModelAdmin):
-    """Proposed changes of pools' parameters: approve (another admin than the proposer, the
-    pool's tables closed) or reject, through the same service as the API."""
+class ParameterChangeAdmin(AdminRoleOnly):
+    """Every two-person change: approve (another admin than the proposer and than the change's
+    subject) or reject, through the same services as the API."""
 
     list_display = (
         "pk",
+        "kind",
         "pool",
+        "subject",
         "status",
         "changes",
         "before",
@@ -159,10 +259,12 @@ class ParameterChangeAdmin(admin.ModelAdmin):
         "decided_by",
         "decided_at",
     )
-    list_filter = ("status", "pool")
+    list_filter = ("kind", "status", "pool")
     actions = ["approve", "reject"]
     readonly_fields = (
+        "kind",
         "pool",
+        "subject",
         "status",
         "changes",
         "before",
@@ -175,32 +277,36 @@ class ParameterChangeAdmin(admin.ModelAdmin):
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # proposals are made on the pool's own page
+        return False  # proposals are made on the pool's, the table's or the account's page
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return obj is None  # the list and its actions; a proposal itself is read-only
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+        # The list and its actions; a proposal itself is read-only.
+        return obj is None and super().has_change_permission(request)
 
     def _decide(self, request: HttpRequest, queryset: QuerySet[ParameterChange], run: Any) -> None:
         for proposal in queryset.order_by("pk"):
             try:
                 run(proposal)
             except ApiError as refusal:
+                if isinstance(refusal, Forbidden):
+                    log_denied(request, f"{refusal.code} (#{proposal.pk}: {refusal.message})")
                 self.message_user(request, f"#{proposal.pk}: {refusal.message}", messages.ERROR)
             else:
                 self.message_user(request, f"#{proposal.pk}: done", messages.SUCCESS)
 
     @admin.action(description="Approve and apply (another admin than the proposer)")
     def approve(self, request: HttpRequest, queryset: QuerySet[ParameterChange]) -> None:
-        self._decide(
-            request,
-            queryset,
-            lambda proposal: change_approve(
-                pool_id=proposal.pool_id, change_id=proposal.pk, user=_staff(request)
-            ),
-        )
+        def run(proposal: ParameterChange) -> None:
+            if proposal.kind not in APPROVE:
+                raise ApiError(
+                    "invalid_change",
+                    "a table's move is approved from the tables' list (Tables: the action "
+                    "'Approve the proposed move')",
+                    param="change",
+                )
+            APPROVE[proposal.kind](proposal, staff_user(request))
+
+        self._decide(request, queryset, run)
 
     @admin.action(description="Reject")
     def reject(self, request: HttpRequest, queryset: QuerySet[ParameterChange]) -> None:
@@ -208,24 +314,20 @@ class ParameterChangeAdmin(admin.ModelAdmin):
             request,
             queryset,
             lambda proposal: change_reject(
-                pool_id=proposal.pool_id,
                 change_id=proposal.pk,
-                user=_staff(request),
+                user=staff_user(request),
                 note=f"rejected in the admin by {request.user.get_username()}",
             ),
         )
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(AdminRoleOnly):
     """The journal and the awards are read here, never written."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 
@@ -256,48 +358,149 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_filter = ("kind", "chain")
 
 
+# Roles are fixed groups, and a second factor is its owner's: neither has a page where one admin
+# could change it (`jackpot.staff` changes them, by two admins).
 admin.site.unregister(User)
+admin.site.unregister(Group)
+admin.site.unregister(TOTPDevice)
+admin.site.unregister(StaticDevice)
+
+
+class PowerFields(forms.Form):
+    """What gives an account power, as a form asks it: its roles, whether it signs in here."""
+
+    roles = forms.MultipleChoiceField(
+        choices=[(role, role) for role in ROLES],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+    is_staff = forms.BooleanField(required=False, help_text="Signs in to this admin site.")
+
+
+class StaffCreateForm(PowerFields, ReasonForm):
+    """A new account, proposed: its user name, roles and whether it signs in here."""
+
+    class Meta:
+        model = User
+        fields = ("username",)
+
+
+class StaffChangeForm(PowerFields, forms.ModelForm):
+    """An account: its names, e-mail address and deactivation are saved at once; its roles and
+    flags (and a reactivation), when changed, are filed as a proposal, with the reason."""
+
+    is_superuser = forms.BooleanField(required=False, help_text="No role: Django's own flag.")
+    reason = forms.CharField(
+        max_length=500,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why, when the roles, flags or activity are changed: they are proposed, and "
+        "applied only when another admin approves.",
+    )
+
+    class Meta:
+        model = User
+        fields = (*staff.PLAIN_FIELDS, "username", "is_active")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.initial.update(
+                roles=staff.roles_of(self.instance),
+                is_staff=self.instance.is_staff,
+                is_superuser=self.instance.is_superuser,
+            )
+
+    def proposed(self) -> dict[str, Any]:
+        """The roles and flags the form changes (a reactivation included)."""
+        asked = {f: self.cleaned_data[f] for f in ("roles", "is_staff", "is_superuser")}
+        asked["roles"] = sorted(asked["roles"])
+        # The account as stored: the form's validation has already put its values on `instance`.
+        now = staff.snapshot(User.objects.get(pk=self.instance.pk))
+        if self.cleaned_data["is_active"] and not now["is_active"]:
+            asked["is_active"] = True
+        return {field: value for field, value in asked.items() if now.get(field) != value}
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        proposing = self.instance.pk is not None and not self.errors and self.proposed()
+        if proposing and not cleaned.get("reason"):
+            raise ValidationError({"reason": "say why: the change is a proposal"})
+        return cleaned
 
 
 @admin.register(User)
-class StaffAdmin(UserAdmin):
-    """Staff accounts: roles are the groups supervisor, auditor and admin. Changes are audited
-    (before and after); accounts are deactivated, never deleted."""
+class StaffAdmin(FilesProposals, UserAdmin):
+    """Staff accounts: roles are the groups supervisor, auditor and admin. Accounts are
+    deactivated, never deleted; what gives power is proposed (`jackpot.staff`)."""
 
-    actions = ["issue_api_token"]
+    form = StaffChangeForm
+    add_form = StaffCreateForm
+    fieldsets = (
+        (None, {"fields": ("username", *staff.PLAIN_FIELDS, "is_active")}),
+        ("Proposed to another admin", {"fields": ("roles", "is_staff", "is_superuser", "reason")}),
+        ("Dates", {"fields": ("last_login", "date_joined")}),
+    )
+    add_fieldsets = ((None, {"fields": ("username", "roles", "is_staff", "reason")}),)
+    readonly_fields = ("last_login", "date_joined")
+    list_display = ("username", "first_name", "last_name", "is_active", "is_staff")
+    filter_horizontal = ()
+    actions = ["reset_password", "reset_second_factor"]
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def _snapshot(self, user: User | None) -> dict[str, Any]:
-        if user is None or user.pk is None:
-            return {}
-        return {
-            "username": user.username,
-            "is_active": user.is_active,
-            "is_staff": user.is_staff,
-            "is_superuser": user.is_superuser,
-            "roles": sorted(user.groups.values_list("name", flat=True)),
-        }
+    def user_change_password(self, request: HttpRequest, id: str, form_url: str = "") -> Any:
+        why = "an admin resets a password (the action 'Reset password'), never sets it"
+        log_denied(request, f"password form of user {id}: {why}")
+        raise PermissionDenied(why)
 
     def save_model(self, request: HttpRequest, obj: User, form: Any, change: bool) -> None:
-        request._staff_before = self._snapshot(User.objects.filter(pk=obj.pk).first())  # type: ignore[attr-defined]
-        super().save_model(request, obj, form, change)
-
-    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
-        super().save_related(request, form, formsets, change)
-        after = self._snapshot(form.instance)
-        before = getattr(request, "_staff_before", {})
-        if before != after:
-            ledger.record(
-                chain=ledger.ADMIN_CHAIN,
-                kind="staff.changed",
-                actor=actor(request),
-                payload={"user": form.instance.username, "before": before, "after": after},
+        data = form.cleaned_data
+        if not change:
+            values = {"username": data["username"], "roles": data["roles"]}
+            values["is_staff"] = data["is_staff"]
+            request._proposal = staff.staff_create_propose(  # type: ignore[attr-defined]
+                values=values, reason=data["reason"], user=staff_user(request)
+            )
+            return
+        subject = User.objects.get(pk=obj.pk)
+        proposed = form.proposed()
+        staff.staff_update(
+            subject=subject,
+            values={f: data[f] for f in (*staff.PLAIN_FIELDS, "username", "is_active")}
+            | ({"is_active": subject.is_active} if "is_active" in proposed else {}),
+            actor=actor(request),
+        )
+        if proposed:
+            request._proposal = staff.staff_access_propose(  # type: ignore[attr-defined]
+                subject=subject, values=proposed, reason=data["reason"], user=staff_user(request)
             )
 
-    @admin.action(description="Issue a new API token (revokes the previous ones; shown once)")
-    def issue_api_token(self, request: HttpRequest, queryset: Any) -> None:
-        for user in queryset:
-            token = staff_token_issue(user=user, revoke_others=True, actor=actor(request))
-            self.message_user(request, f"{user.username}: {token}", messages.WARNING)
+    @admin.action(
+        description="Reset password: a temporary one, shown once, changed at the next sign-in"
+    )
+    def reset_password(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
+        for account in queryset:
+            password = staff.password_reset(subject=account, user=staff_user(request))
+            self.message_user(
+                request,
+                f"{account.username}: temporary password {password} (hand it over; it must be "
+                "changed at the next sign-in, with the second factor)",
+                messages.WARNING,
+            )
+
+    @admin.action(description="Propose a reset of the second factor (another admin approves)")
+    def reset_second_factor(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
+        for account in queryset:
+            try:
+                proposal = staff.second_factor_reset_propose(
+                    subject=account,
+                    reason=f"proposed in the admin by {request.user.get_username()}",
+                    user=staff_user(request),
+                )
+            except ApiError as refusal:
+                self.message_user(request, f"{account.username}: {refusal.message}", messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    f"{account.username}: proposal #{proposal.pk} waits for another admin",
+                    messages.WARNING,
+                )

@@ -344,19 +344,25 @@ class OpenRounds(Body):
     oldest_stale: list[StaleRound] = Field(max_length=10, description="oldest first")
 
 
+#: The void watch's flags (tables.voids): a table's voids in one shift, or over the window's.
+VoidSignal = Literal["voids_in_shift", "voids_in_window"]
+
+
 class IntegrityFlag(Body):
     """An award count that fair deals make improbable, at a table (or in the whole pool: `table`
     null), over a window: `observed` of the `rounds` (settled, with a progressive stake) paid
     at least one award of `kind` where `expected` (exact, "n/d") were expected; `tail` bounds
     P(count >= observed) from above, `adjusted` is Holm's over the `family` of tests of that
     check, below `alpha`. Stored by the integrity check (tables.integrity); the tables own
-    them, the pool report shows them."""
+    them, the pool report shows them. A void flag (`kind` a `VoidSignal`) is a table's voids:
+    `observed` of its `rounds` (decided: settled or voided) were voided where the other tables'
+    rate made `expected` likely, `seats` the stakes those voids refunded, `awards` 0."""
 
     id: Id
     pool: Id
     table: Id | None
     table_name: str | None
-    kind: AwardKind
+    kind: AwardKind | VoidSignal
     window_from: Instant
     window_to: Instant
     rounds: Annotated[int, Field(ge=0)]
@@ -438,15 +444,18 @@ class ChangeRejection(Body):
     note: Note
 
 
-ParameterValue = int | str
+ParameterValue = int | str | None
 
 
 class ParameterChange(Body):
-    """A proposed change of a pool's parameters and what became of it: the new values, the
-    pool's values when it was proposed (`before`), who proposed it and who decided, when (UTC)."""
+    """A proposed two-person change and what became of it: the new values, the values when it was
+    proposed (`before`), who proposed it and who decided, when (UTC). `kind` `pool.parameters`:
+    a pool's parameters; `table.move`: a table linked to `pool` (`changes.table`, `changes.pool`;
+    null: unlinked)."""
 
     id: Id
-    pool: Id
+    kind: Literal["pool.parameters", "table.move"]
+    pool: Id | None
     status: ChangeStatus
     changes: dict[str, ParameterValue]
     before: dict[str, ParameterValue]
@@ -555,7 +564,9 @@ class ExportJob(Body):
 
 class NotificationQuery(Query):
     status: DeliveryStatus | None = None
-    url: Annotated[str | None, Field(max_length=500, description="a URL of WEBHOOK_URLS")] = None
+    url: Annotated[
+        str | None, Field(max_length=500, description="a receiver's URL (WEBHOOK_RECEIVERS)")
+    ] = None
     limit: Annotated[int, Field(ge=1, le=200, description="1 to 200 (default 50)"), DIGITS] = 50
     offset: Offset = 0
 

@@ -1,7 +1,19 @@
-"""A pool's parameters change by two people: one admin proposes, a different one approves.
+"""Two-person changes: one admin proposes, a different one approves; and a pool's parameters.
 
-Compliance 16, 17, 40 (and issue 11 item 5). What a pool pays and takes (stake, meter and reserve
-shares, seed, paytable), its name and its verification threshold are changed only here:
+Compliance 16, 17, 36, 40, 47 (and issue 11 item 5, issue 20 items 1 and 4). Whatever one admin
+must not do alone is a `ParameterChange` of a kind (`ChangeKind`): a pool's parameters, a new pool
+(here), a table linked to a pool or moved (`tables.services`), a staff account created, its roles
+or flags, its second factor reset (`jackpot.staff`). This module is the machinery they share:
+`propose`, `proposed` (the row, locked, still undecided), `four_eyes`, `applied` (the decision and
+the facts every applied event carries), `change_reject` and `change_withdraw`. Each kind's own
+module checks and applies it, in the same transaction, with its own audit event. A proposal is an
+audit event `<pool|table|staff>.change_proposed`, a rejection `.change_rejected`, a withdrawal
+`.change_withdrawn`; a pool's parameters on the pool's chain, every other kind on the `admin`
+chain; all are in the security log (`jackpot.ledger.SECURITY_KINDS`). The approver is neither the
+proposer nor the change's subject (403 `four_eyes`, and the row's CHECK `change_four_eyes`).
+
+What a pool pays and takes (stake, meter and reserve shares, seed, paytable), its name and its
+verification threshold are changed only here:
 
     propose   (an admin)                      -> proposed   `pool.change_proposed`
     approve   (another admin)   proposed      -> applied    `pool.changed` (before, after, both)
@@ -18,6 +30,10 @@ Invariants:
   through unverified, lowering the stake would refuse rounds in flight. The pool's tables are
   locked (`Lock.TABLE`, exclusive, in id order) before the pool row, so no table opens between the
   check and the commit;
+- nor while a round of the pool is open, even at a closed table (409 `pool_round_open`, naming
+  each by table and round id): a round settles with the terms it recorded when it opened
+  (`tables.models.Round`), and none of the pool's stays open across a change. With the tables
+  closed and locked, no round of the pool opens between the check and the commit;
 - a change is applied only to the pool it was proposed against: every field it changes must still
   hold the value recorded in `before` (409 `change_stale` otherwise: propose again), and the values
   are checked again against the pool as it now is;
@@ -25,10 +41,12 @@ Invariants:
   its own row lock (reject, withdraw), and any second decision is a 409 `change_wrong_status`.
 
 Locks: approval takes the pool's table rows, the pool row, the change's row, then the pool's chain
-(`jackpot.locks`); reject and withdraw the change's row then the pool's chain; a proposal only the
-pool's chain. A pool's creation stays one admin's act (`jackpot.services.pool_create`): a new pool
-has no table, so it takes no stake and pays nothing until a table is linked to it, and linking or
-opening a table is itself audited.
+(`jackpot.locks`); reject and withdraw the change's row then its chain; a proposal only its chain.
+
+A new pool is a proposal too (`pool_create_propose`, kind `pool.create`, on the `admin` chain):
+another admin's approval creates it (`pool.created` on its own chain, with both people). Its first
+table, like any table linked to a pool, is another two-person change (`table.move`), so nothing one
+admin set alone ever takes a stake or pays an award.
 """
 
 from __future__ import annotations
@@ -44,8 +62,8 @@ from django.utils import timezone
 
 from config.errors import ApiError, Conflict, Forbidden, NotFound
 from jackpot import ledger, locks
-from jackpot.models import ChangeStatus, ParameterChange, Pool
-from jackpot.services import PoolChangeRefused, check_seed
+from jackpot.models import ChangeKind, ChangeStatus, ParameterChange, Pool
+from jackpot.services import PoolChangeRefused, check_seed, pool_insert
 from tables.rules.errors import RulesError
 from tables.rules.paytables import get_progressive_paytable
 
@@ -60,6 +78,8 @@ POOL_FIELDS = (
     "verification_threshold_cents",
     "paytable_version",
 )
+#: A new pool's parameters (its paytable is the model's default; a change sets another).
+CREATE_FIELDS = tuple(field for field in POOL_FIELDS if field != "paytable_version")
 _COUNTERS = [
     "meter_units",
     "reserve_units",
@@ -136,7 +156,62 @@ def check_change(pool: Pool, changes: Mapping[str, Any]) -> dict[str, Any]:
     return changed
 
 
+def change_chain(change: ParameterChange) -> str:
+    """A pool's parameters change on the pool's chain; every other kind on the `admin` chain."""
+    if change.kind == ChangeKind.POOL_PARAMETERS and change.pool_id is not None:
+        return ledger.pool_chain(change.pool_id)
+    return ledger.ADMIN_CHAIN
+
+
+def _about(change: ParameterChange) -> dict[str, Any]:
+    """What each event of a change names: the change, its pool, its subject, its kind."""
+    about: dict[str, Any] = {"change": change.pk, "kind": change.kind}
+    if change.pool_id is not None:
+        about["pool"] = change.pool_id
+    if change.subject is not None:
+        about["user"] = change.subject.get_username()
+    return about
+
+
+def _record(change: ParameterChange, step: str, user: User, now: datetime, **facts: Any) -> None:
+    ledger.record(
+        chain=change_chain(change),
+        kind=f"{change.kind.partition('.')[0]}.change_{step}",
+        actor=_actor(user),
+        occurred_at=now,
+        payload={**_about(change), "changes": change.changes, **facts},
+    )
+
+
 @transaction.atomic
+def propose(
+    *,
+    kind: ChangeKind,
+    changes: Mapping[str, Any],
+    before: Mapping[str, Any],
+    reason: str,
+    user: User,
+    pool: Pool | None = None,
+    subject: User | None = None,
+) -> ParameterChange:
+    """File a two-person change of `kind`, already checked by its module: the new values, the
+    current ones (`before`), who and why, and its audit event. Nothing changes until another
+    admin approves."""
+    now = timezone.now()
+    change = ParameterChange.objects.create(
+        kind=kind,
+        pool=pool,
+        subject=subject,
+        changes=dict(changes),
+        before=dict(before),
+        reason=reason,
+        proposed_by=user,
+        proposed_at=now,
+    )
+    _record(change, "proposed", user, now, before=change.before, reason=reason)
+    return change
+
+
 def change_propose(
     *, pool_id: int, changes: Mapping[str, Any], reason: str, user: User
 ) -> ParameterChange:
@@ -144,43 +219,29 @@ def change_propose(
     `before`), who and why. Nothing about the pool changes until another admin approves."""
     pool = _pool(pool_id)
     changed = check_change(pool, changes)
-    now = timezone.now()
-    change = ParameterChange.objects.create(
+    before = {field: getattr(pool, field) for field in changed}
+    return propose(
+        kind=ChangeKind.POOL_PARAMETERS,
         pool=pool,
         changes=changed,
-        before={field: getattr(pool, field) for field in changed},
+        before=before,
         reason=reason,
-        proposed_by=user,
-        proposed_at=now,
+        user=user,
     )
-    ledger.record(
-        chain=ledger.pool_chain(pool.pk),
-        kind="pool.change_proposed",
-        actor=_actor(user),
-        occurred_at=now,
-        payload={
-            "pool": pool.pk,
-            "change": change.pk,
-            "changes": change.changes,
-            "before": change.before,
-            "reason": reason,
-        },
-    )
-    return change
 
 
-def _proposed(pool_id: int, change_id: int) -> ParameterChange:
-    """The change's row, locked; 404 if the pool has no such change, 409 if it was decided."""
-    change = (
-        ParameterChange.objects.select_for_update()
-        .select_related("proposed_by")
-        .filter(pk=change_id, pool_id=pool_id)
-        .first()
-    )
+def proposed(
+    change_id: int, *, kinds: tuple[ChangeKind, ...], pool_id: int | None = None
+) -> ParameterChange:
+    """The change's row, locked; 404 if there is no such change of these kinds (of the pool, when
+    one is named), 409 if it was decided."""
+    found = ParameterChange.objects.select_for_update().select_related("proposed_by")
+    if pool_id is not None:
+        found = found.filter(pool_id=pool_id)
+    change = found.filter(pk=change_id, kind__in=kinds).first()
     if change is None:
-        raise NotFound(
-            "change_not_found", f"pool {pool_id} has no change {change_id}", param="change"
-        )
+        where = f"pool {pool_id} has" if pool_id is not None else "there is"
+        raise NotFound("change_not_found", f"{where} no change {change_id}", param="change")
     if change.status != ChangeStatus.PROPOSED:
         raise Conflict(
             "change_wrong_status",
@@ -188,6 +249,22 @@ def _proposed(pool_id: int, change_id: int) -> ParameterChange:
             param="change",
         )
     return change
+
+
+def four_eyes(change: ParameterChange, user: User) -> None:
+    """403 `four_eyes` unless `user` may approve `change`: not its proposer, not its subject."""
+    if change.proposed_by_id == user.pk:
+        raise Forbidden(
+            "four_eyes",
+            "the admin who proposed a change cannot also approve it: another admin approves",
+            param="change",
+        )
+    if change.subject_id == user.pk:
+        raise Forbidden(
+            "four_eyes",
+            "no one approves a change of their own account: another admin approves",
+            param="change",
+        )
 
 
 def _decided(
@@ -198,6 +275,19 @@ def _decided(
     change.decided_at = now
     change.decision_note = note
     change.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
+
+
+def applied(change: ParameterChange, user: User, note: str, now: datetime) -> dict[str, Any]:
+    """Mark `change` applied by `user` (its module has applied it); the facts its applied event
+    carries: the change, both people, when it was proposed, the approver's note."""
+    _decided(change, user, ChangeStatus.APPLIED, note, now)
+    return {
+        "change": change.pk,
+        "proposed_by": change.proposed_by.get_username(),
+        "proposed_at": change.proposed_at.isoformat(),
+        "approved_by": user.get_username(),
+        "note": note,
+    }
 
 
 @locks.retried
@@ -213,13 +303,8 @@ def change_approve(*, pool_id: int, change_id: int, user: User, note: str = "") 
             .values_list("name", "enabled")
         )
         pool = _pool(pool_id, lock=True)
-        change = _proposed(pool_id, change_id)
-        if change.proposed_by_id == user.pk:
-            raise Forbidden(
-                "four_eyes",
-                "the admin who proposed a change cannot also approve it: another admin approves",
-                param="change",
-            )
+        change = proposed(change_id, kinds=(ChangeKind.POOL_PARAMETERS,), pool_id=pool_id)
+        four_eyes(change, user)
         open_tables = [name for name, enabled in tables if enabled]
         if open_tables:
             raise Conflict(
@@ -227,6 +312,24 @@ def change_approve(*, pool_id: int, change_id: int, user: User, note: str = "") 
                 f"pool {pool_id}'s parameters change only while its tables are closed for play; "
                 f"open now: {', '.join(open_tables)}. Close them (PATCH /api/v1/tables/{{table}} "
                 '{"enabled": false}) and approve again',
+                param="change",
+            )
+        # A round settles with the terms it opened with, and none of the pool's is open while its
+        # parameters change: with every table of the pool closed and locked above, none opens
+        # before this commits (a table moves to another pool only without an open round).
+        open_rounds = list(
+            Pool(pk=pool_id)
+            .rounds.filter(state="open")  # tables.models.RoundState.OPEN, as the column holds it
+            .order_by("table_id")
+            .values_list("table__name", "round_id")[:10]
+        )
+        if open_rounds:
+            named = ", ".join(f"{table} round {round_id!r}" for table, round_id in open_rounds)
+            raise Conflict(
+                "pool_round_open",
+                f"pool {pool_id}'s parameters change only while none of its rounds is open; open "
+                f"now: {named}. Their terminals post their results or void them (a closed table "
+                "still may), then approve again",
                 param="change",
             )
         now_values = {field: getattr(pool, field) for field in change.before}
@@ -261,7 +364,6 @@ def change_approve(*, pool_id: int, change_id: int, user: User, note: str = "") 
             setattr(pool, field, value)
         pool.save(update_fields=list(change.changes))
         now = timezone.now()
-        _decided(change, user, ChangeStatus.APPLIED, note, now)
         ledger.record(
             chain=ledger.pool_chain(pool.pk),
             kind="pool.changed",
@@ -271,21 +373,20 @@ def change_approve(*, pool_id: int, change_id: int, user: User, note: str = "") 
                 "pool": pool.pk,
                 "before": change.before,
                 "after": change.changes,
-                "change": change.pk,
-                "proposed_by": change.proposed_by.get_username(),
-                "proposed_at": change.proposed_at.isoformat(),
-                "approved_by": user.get_username(),
-                "note": note,
+                **applied(change, user, note, now),
             },
         )
         return change
 
 
 def _close(
-    *, pool_id: int, change_id: int, user: User, note: str, status: ChangeStatus
+    *, pool_id: int | None, change_id: int, user: User, note: str, status: ChangeStatus
 ) -> ParameterChange:
+    """Reject or withdraw a proposed change; of a pool's parameters when `pool_id` is named, of
+    any kind otherwise (the admin's list of changes)."""
+    kinds = (ChangeKind.POOL_PARAMETERS,) if pool_id is not None else tuple(ChangeKind)
     with transaction.atomic():
-        change = _proposed(pool_id, change_id)
+        change = proposed(change_id, kinds=kinds, pool_id=pool_id)
         if status == ChangeStatus.WITHDRAWN and change.proposed_by_id != user.pk:
             raise Forbidden(
                 "not_the_proposer",
@@ -295,31 +396,60 @@ def _close(
             )
         now = timezone.now()
         _decided(change, user, status, note, now)
-        ledger.record(
-            chain=ledger.pool_chain(pool_id),
-            kind=f"pool.change_{status}",
-            actor=_actor(user),
-            occurred_at=now,
-            payload={
-                "pool": pool_id,
-                "change": change.pk,
-                "changes": change.changes,
-                "proposed_by": change.proposed_by.get_username(),
-                "note": note,
-            },
-        )
+        _record(change, status, user, now, proposed_by=change.proposed_by.get_username(), note=note)
         return change
 
 
-def change_reject(*, pool_id: int, change_id: int, user: User, note: str) -> ParameterChange:
+def change_reject(
+    *, change_id: int, user: User, note: str, pool_id: int | None = None
+) -> ParameterChange:
     """An admin (any, the proposer too) rejects a proposed change, saying why."""
     return _close(
         pool_id=pool_id, change_id=change_id, user=user, note=note, status=ChangeStatus.REJECTED
     )
 
 
-def change_withdraw(*, pool_id: int, change_id: int, user: User, note: str = "") -> ParameterChange:
+def change_withdraw(
+    *, change_id: int, user: User, note: str = "", pool_id: int | None = None
+) -> ParameterChange:
     """The proposer takes the proposal back."""
     return _close(
         pool_id=pool_id, change_id=change_id, user=user, note=note, status=ChangeStatus.WITHDRAWN
     )
+
+
+def pool_create_propose(*, values: Mapping[str, Any], reason: str, user: User) -> ParameterChange:
+    """Propose a new pool: its parameters (the model's defaults for those not given), checked as
+    a change's are (400 `invalid_change` naming the field). Another admin creates it."""
+    unknown = sorted(set(values) - set(CREATE_FIELDS))
+    if unknown:
+        raise ApiError(
+            "invalid_change",
+            f"a new pool's parameters are {', '.join(CREATE_FIELDS)}, not {', '.join(unknown)}",
+            param=f"changes.{unknown[0]}",
+        )
+    blank = Pool()
+    full = {field: values.get(field, getattr(blank, field)) for field in CREATE_FIELDS}
+    check_change(blank, full)
+    return propose(kind=ChangeKind.POOL_CREATE, changes=full, before={}, reason=reason, user=user)
+
+
+@transaction.atomic
+def pool_create_approve(*, change_id: int, user: User, note: str = "") -> ParameterChange:
+    """A second admin approves a proposed pool: it is created now (its accounts, its meter at the
+    seed, `pool.created` on its chain with both people), unless its name was taken meanwhile
+    (409 `change_stale`). It takes no stake until a table is linked to it (`table.move`)."""
+    change = proposed(change_id, kinds=(ChangeKind.POOL_CREATE,))
+    four_eyes(change, user)
+    if Pool.objects.filter(name=change.changes["name"]).exists():
+        raise Conflict(
+            "change_stale",
+            f"a pool named {change.changes['name']!r} was created since change {change_id} was "
+            "proposed: reject it and propose again",
+            param="change",
+        )
+    now = timezone.now()
+    facts = applied(change, user, note, now)
+    change.pool = pool_insert(values=change.changes, actor=_actor(user), approval=facts)
+    change.save(update_fields=["pool"])
+    return change

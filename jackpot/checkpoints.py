@@ -23,7 +23,9 @@ and the SHA-256 of its canonical state. That event's link is an HMAC under the j
   the head row left as it was, by the walk (the head names an event that is gone).
 `latest()` takes the newest checkpoint that verifies, going back over the ones that do not (each
 a problem the caller reports), so a forged or broken checkpoint costs a longer walk, never a
-fault hidden: the walk from an older checkpoint covers everything after it.
+fault hidden: the walk from an older checkpoint covers everything after it. A checkpoint of an
+older `FORMAT` (written before the walk carried what it carries now) is no fault: it and every
+older one are passed over, unreported, and the walk starts from the first event, once.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from jackpot import ledger, locks
 from jackpot.canonical import canonical_json, chain_hash
 from jackpot.models import AuditChain, AuditEvent, Checkpoint
 
-FORMAT = 1
+#: 2: the layer above's `rounds` carry the register's rows (`tables.records`).
+FORMAT = 2
 CHAIN = ledger.CHECKPOINT_CHAIN
 KIND = "journal.checkpoint"
 ACTOR = "system:verification"
@@ -75,6 +78,8 @@ class State:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> State:
+        if isinstance(data.get("format"), int) and data["format"] < FORMAT:
+            raise Outdated(data["format"])
         if data.get("format") != FORMAT:
             raise ValueError(f"checkpoint format {data.get('format')!r} is not {FORMAT}")
         return cls(
@@ -120,6 +125,10 @@ def _refusal(event: AuditEvent, key: bytes) -> str | None:
     return None
 
 
+class Outdated(Exception):
+    """A checkpoint of an older format: its state lacks what a walk now carries."""
+
+
 def latest() -> Loaded:
     """The newest checkpoint whose event verifies under the journal's key and whose state
     matches it (see the module's docstring); read in the caller's snapshot."""
@@ -138,6 +147,8 @@ def latest() -> Loaded:
             row = Checkpoint.objects.get(pk=event.payload["checkpoint"])
             try:
                 return Loaded(row, State.from_json(row.state), tuple(refused))
+            except Outdated:
+                break  # no fault, and every older checkpoint is older still: from the first event
             except (KeyError, TypeError, ValueError) as error:
                 problem = f"checkpoint {row.pk} cannot be read: {error}"
         refused.append((sequence, problem or "refused"))

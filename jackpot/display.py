@@ -26,15 +26,30 @@ database's figures, possibly under the very same versions. So (compliance requir
   therefore converges at its next poll after any Redis or database restore, and with PostgreSQL
   unreachable the read fails (503 `progressive_closed`, `config.handlers`) instead of serving a
   figure the database may not hold.
+
+A cache can also be written by someone else: whoever can write to Redis (its password is a
+network secret, not the journal's) could put any figure under the committed versions. So every
+part is signed: its value in Redis is a tag, HMAC-SHA256 under a key derived from the journal's
+key (`_signing_key`: never in Redis nor in PostgreSQL), over the Redis key (the database's
+identity and the pool), the part, its version and its JSON, then that JSON. A reader serves a
+part only when its tag verifies for the committed version, and a meter only at or above the
+pool's seed (the meter never goes below it: compliance 12). Anything else is forged or corrupt:
+the figures are read from PostgreSQL, the entry is dropped and written again, and the security
+log and `jackpot_sign_cache_lookups_total{result="forged"}` say so. An old signed part cannot
+pass for the current version, nor another pool's or another database's for this one: the tag
+covers all of them. A hit costs one HMAC per part (two), with the key's pads computed once.
+
 When Redis is down or does not hold both parts, `display_meter` reads PostgreSQL and refills the
 cache; after a Redis failure, Redis is skipped for a few seconds (`config.circuit`). Losing Redis
-costs a query, never a wrong number. Each read counts as a hit or a miss of the cache
-(`jackpot_sign_cache_lookups_total`, config.metrics).
+costs a query, never a wrong number. Each read counts as a hit, a miss or a forged entry of the
+cache (`jackpot_sign_cache_lookups_total`, config.metrics).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import hmac
 import json
 import logging
 import uuid
@@ -47,10 +62,12 @@ from django.db import connection, transaction
 from config import metrics
 from config.circuit import redis_circuit, redis_client
 from jackpot.bodies import Hit, Meter, SignAwards
+from jackpot.ledger import journal_key
 from jackpot.meter import pool_meter
 from jackpot.models import Award, AwardKind, AwardStatus, DatabaseIdentity, Pool
 
 logger = logging.getLogger(__name__)
+security_log = logging.getLogger("jackpot.security")
 
 RECENT_HITS = 5  # the winners a sign lists
 
@@ -78,7 +95,8 @@ def _redis() -> redis.Redis | None:
     return client
 
 
-# The pool's committed versions and what identifies this life of the database, by primary key.
+# The pool's committed versions, its seed, and what identifies this life of the database, by
+# primary key.
 # On PostgreSQL the identity adds the database's OID (a database made anew or restored by
 # pg_restore gets another) and the server's start time (a physical restore, a failover or a
 # copied data directory starts the server anew); the token tells a database emptied and
@@ -87,18 +105,19 @@ _COMMITTED = {
     "postgresql": (
         "SELECT p.meter_version, p.award_version, i.token::text,"
         " (SELECT oid FROM pg_database WHERE datname = current_database())::text"
-        " || '@' || extract(epoch FROM pg_postmaster_start_time())::text"
+        " || '@' || extract(epoch FROM pg_postmaster_start_time())::text, p.seed_cents"
         " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
     ),
     "sqlite": (
-        "SELECT p.meter_version, p.award_version, i.token, ''"
+        "SELECT p.meter_version, p.award_version, i.token, '', p.seed_cents"
         " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
     ),
 }
 
 
-def _committed(pool_id: int) -> tuple[int, int, str] | None:
-    """(meter_version, award_version, the database's identity) of a pool; None: no such pool."""
+def _committed(pool_id: int) -> tuple[int, int, str, int] | None:
+    """(meter_version, award_version, the database's identity, seed_cents) of a pool; None: no
+    such pool."""
     sql = _COMMITTED.get(connection.vendor, _COMMITTED["sqlite"])
     with connection.cursor() as cursor:
         cursor.execute(sql, [pool_id])
@@ -109,17 +128,61 @@ def _committed(pool_id: int) -> tuple[int, int, str] | None:
             row = cursor.fetchone()
     if row is None:
         return None
-    meter_version, award_version, token, server = row
+    meter_version, award_version, token, server, seed_cents = row
     identity = hashlib.sha256(f"{token}|{server}".encode()).hexdigest()[:16]
-    return int(meter_version), int(award_version), identity
+    return int(meter_version), int(award_version), identity, int(seed_cents)
 
 
 def _key(identity: str, pool_id: int) -> str:
     # The version in the key changes with the shape of the parts, so an upgrade never serves a
     # part cached by the previous release (v2: the awards part gained recent_hits and
-    # pending_jackpot; v3: keyed by the database's identity).
+    # pending_jackpot; v3: keyed by the database's identity; v4: each part signed).
     prefix = settings.CACHES["default"].get("KEY_PREFIX", "jackpot")
-    return f"{prefix}:display:v3:{identity}:{pool_id}"
+    return f"{prefix}:display:v4:{identity}:{pool_id}"
+
+
+# What the signing key is derived for: another use of the journal's key never yields it.
+_PURPOSE = b"jackpot.display: the signs' cached figures, v1"
+_TAG_LENGTH = 64  # hex characters of an HMAC-SHA256
+
+
+@functools.lru_cache(maxsize=4)
+def _keyed(base: bytes) -> hmac.HMAC:
+    """An HMAC-SHA256 keyed with the key derived from `base` for `_PURPOSE` (HKDF's expand
+    step: one block), its pads computed once; each tag starts from a copy of it."""
+    derived = hmac.new(base, _PURPOSE + b"\x01", hashlib.sha256).digest()
+    # digestmod by name: OpenSSL's HMAC, whose copy costs about one SHA-256 of the part.
+    return hmac.new(derived, digestmod="sha256")
+
+
+def _signing_key() -> hmac.HMAC:
+    """The signs' cache key, derived from the journal's key (`jackpot.ledger.journal_key`): held
+    by the service's processes only, never by Redis nor PostgreSQL; production refuses a weak
+    one. Read through the settings each time, so a key changed under a test is followed."""
+    return _keyed(journal_key())
+
+
+def _tag(key: str, part: str, version: int, body: bytes) -> str:
+    """The hex tag of `part` at `version` under the Redis `key` (the database's identity and the
+    pool): the LF-separated fields, then the JSON (none of the fields holds a line feed)."""
+    mac = _signing_key().copy()
+    mac.update(f"{key}\n{part}\n{version}\n".encode())
+    mac.update(body)
+    return mac.hexdigest()
+
+
+def _signed(key: str, part: str, version: int, body: dict[str, Any]) -> str:
+    """The value stored for a part: its tag, then its JSON."""
+    text = json.dumps(body)
+    return _tag(key, part, version, text.encode()) + text
+
+
+def _verified(key: str, part: str, version: int, value: bytes) -> Any:
+    """The JSON of a stored part when its tag verifies for `version`, else None."""
+    tag, body = value[:_TAG_LENGTH], value[_TAG_LENGTH:]
+    if not hmac.compare_digest(tag, _tag(key, part, version, body).encode()):
+        return None
+    return json.loads(body)
 
 
 def _publisher_identity(pool_id: int) -> str | None:
@@ -150,7 +213,8 @@ def _publish(pool_id: int, part: str, version: int, body: dict[str, Any]) -> Non
         return
     key = _key(identity, pool_id)
     try:
-        held = _publish_script(keys=[key], args=[part, version, json.dumps(body)], client=client)
+        value = _signed(key, part, version, body)
+        held = _publish_script(keys=[key], args=[part, version, value], client=client)
         if held >= 0 and _stale(pool_id, part, held):
             client.delete(key)  # the next reader refills it from PostgreSQL
     except redis.RedisError as error:
@@ -270,44 +334,86 @@ def refresh_all() -> int:
     return sum(refresh(pool_id) for pool_id in Pool.objects.values_list("pk", flat=True))
 
 
+def _from_cache(
+    held: dict[bytes, bytes], key: str, committed: tuple[int, int, str, int]
+) -> tuple[str, tuple[dict[str, Any], dict[str, Any]] | None]:
+    """What the hash read from Redis is worth: ("hit", (meter, awards)) when both parts hold the
+    committed versions, their tags verify and the meter is at or above the seed; ("miss", None)
+    when a part is missing or at another version (Redis lost it, or is behind or ahead: a
+    publisher's business); ("forged", None) for anything else under the committed versions: a
+    bad tag, a meter below the seed, a version that is not a number."""
+    meter_version, award_version, _, seed_cents = committed
+    if b"meter" not in held or b"awards" not in held:
+        return "miss", None
+    try:
+        versions = int(held[b"meter:version"]), int(held[b"awards:version"])
+    except (KeyError, ValueError):
+        return "forged", None
+    if versions != (meter_version, award_version):
+        return "miss", None
+    meter = _verified(key, "meter", meter_version, held[b"meter"])
+    awards = _verified(key, "awards", award_version, held[b"awards"])
+    if meter is None or awards is None or meter["amount_cents"] < seed_cents:
+        return "forged", None
+    return "hit", (meter, awards)
+
+
 def display_meter(pool_id: int) -> tuple[dict[str, Any], str] | None:
     """The sign's body and its ETag; None when there is no such pool.
 
     PostgreSQL is asked first, always (one query by primary key): the cached parts are served
-    only when they hold the committed versions of this database, so neither a Redis restored
-    from an older snapshot nor a database restored or made anew can show a sign another figure.
+    only when they hold the committed versions of this database and their tags verify, so
+    neither a Redis restored from an older snapshot, nor a database restored or made anew, nor
+    a figure written into Redis by anyone but this service can show a sign another figure.
     With PostgreSQL unreachable, this raises (503 `progressive_closed`): no cached figure is
     served that the database cannot vouch for.
     """
     committed = _committed(pool_id)
     if committed is None:
         return None
-    meter_version, award_version, identity = committed
+    identity = committed[2]
+    key = _key(identity, pool_id)
     client = _redis()
     held: dict[bytes, bytes] = {}
     if client is not None:
         try:
-            held = client.hgetall(_key(identity, pool_id))  # type: ignore[assignment]
+            held = client.hgetall(key)  # type: ignore[assignment]
         except redis.RedisError as error:
             redis_circuit.failed(error)
             logger.warning("display cache for pool %s not read: %s", pool_id, error)
             client = None
-    if (
-        b"meter" in held
-        and b"awards" in held
-        and int(held[b"meter:version"]) == meter_version
-        and int(held[b"awards:version"]) == award_version
-    ):
-        metrics.SIGN_CACHE.labels("hit").inc()
-        meter, awards = json.loads(held[b"meter"]), json.loads(held[b"awards"])
+    outcome, cached = _from_cache(held, key, committed)
+    metrics.SIGN_CACHE.labels(outcome).inc()
+    if cached is not None:
+        meter, awards = cached
+        award_version = committed[1]
     else:
-        metrics.SIGN_CACHE.labels("miss").inc()
         found = _from_database(pool_id)
         if found is None:
             return None
         meter, award_version, awards = found
-        if client is not None:
+        if client is not None:  # always so for a forged entry: it was read from Redis
+            if outcome == "forged":
+                _drop_forged(client, key, pool_id)
             _publish(pool_id, "meter", meter["sequence"], meter)
             _publish(pool_id, "awards", award_version, awards)
     etag = f'"{identity}-{pool_id}-{meter["sequence"]}-{award_version}"'
     return {**meter, **awards}, etag
+
+
+def _drop_forged(client: redis.Redis, key: str, pool_id: int) -> None:
+    """A figure under the committed versions that this service did not sign: a security event.
+    The entry is deleted so that the publish after the read (a compare-and-set, which would
+    leave a forged entry at the committed version in place) writes the committed figures."""
+    security_log.warning(
+        "significant event: the signs' cache for pool %s held a figure that fails its signature"
+        " or is below the seed (not written by this service): served from PostgreSQL, entry %s"
+        " dropped",
+        pool_id,
+        key,
+    )
+    try:
+        client.delete(key)
+    except redis.RedisError as error:
+        redis_circuit.failed(error)
+        logger.warning("display cache for pool %s not dropped: %s", pool_id, error)

@@ -17,6 +17,12 @@ audit event that created the award,
 tying the export to the tamper-evident journal. The last line is `# sha256 <hex>`: the SHA-256 of
 every byte before it, so a copy can be checked later (`head -n -1 export.csv | sha256sum`).
 
+A cell is never a formula (OWASP's "CSV injection"): text that a spreadsheet would evaluate, one
+starting with `=`, `+`, `-`, `@`, a tab or a carriage return (a table named `=HYPERLINK(...)`, a
+user named `@SUM(...)`), is written with a leading apostrophe, which spreadsheets show as text
+(`spreadsheet_safe`). Numbers are left as numbers. Every CSV the service writes goes through it:
+this payout log and a pool's history charts (`tables.api.history`).
+
 What the synchronous export costs is its range: it takes both `from` and `to`, at most
 EXPORT_SYNC_MAX_DAYS days apart (`sync_range_check`: an open side is unbounded, refused with
 `range_too_large`, a background export's ranges are any), and the awards' `created_at` indexes
@@ -61,6 +67,19 @@ HEADER = (
     "event_hash",
 )
 PAGE_SIZE = 2000  # awards per statement for the synchronous export
+
+
+# What makes a spreadsheet read a cell as a formula: = + - @, and a tab or a carriage return, past
+# which some read the next character as the first.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: object) -> object:
+    """A CSV cell that no spreadsheet evaluates: text starting as a formula does gets a leading
+    apostrophe (shown as text); anything else, numbers (negative ones too) included, as is."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 class OutsideExportDir(ValueError):
@@ -145,7 +164,7 @@ class PayoutLog:
     def _lines(self, rows: list[tuple[object, ...]]) -> str:
         self._buffer.seek(0)
         self._buffer.truncate()
-        self._writer.writerows(rows)
+        self._writer.writerows([spreadsheet_safe(cell) for cell in row] for row in rows)
         text = self._buffer.getvalue()
         self._digest.update(text.encode())
         return text

@@ -51,6 +51,21 @@ SECURITY_KINDS = frozenset(
         "terminal.revoked",
         "staff_token.issued",
         "staff.changed",
+        # Two-person changes of tables and staff (jackpot.changes), an admin's password reset and
+        # the operator's first admins (jackpot.staff).
+        "table.change_proposed",
+        "table.change_rejected",
+        "table.change_withdrawn",
+        "staff.change_proposed",
+        "staff.change_rejected",
+        "staff.change_withdrawn",
+        "staff.password_reset",
+        "staff.bootstrapped",
+        # A person's own credentials (jackpot.second_factor): never a key, a code or a password.
+        "staff.second_factor_enrolled",
+        "staff.recovery_codes_issued",
+        "staff.recovery_code_used",
+        "staff.password_changed",
         # A scheduled reconciliation found a difference, or is ok again (tables.reconciliation).
         "reconciliation.failed",
         "reconciliation.recovered",
@@ -124,6 +139,10 @@ def journal_key() -> bytes:
     return str(settings.JOURNAL_HMAC_KEY).encode()
 
 
+#: The content format of the events written now (`AuditEvent.content_format`, `content`).
+CONTENT_FORMAT = 2
+
+
 def event_content(event: AuditEvent, transfers: Sequence[Transfer]) -> dict[str, Any]:
     """What an event's hash covers: its own fields and its transfers, in the order written."""
     return content(
@@ -134,9 +153,10 @@ def event_content(event: AuditEvent, transfers: Sequence[Transfer]) -> dict[str,
         event.occurred_at,
         event.payload,
         [
-            [t.code, t.debit_id, t.credit_id, t.amount_cents, t.round_id, t.award_id]
+            [t.code, t.pool_id, t.debit_id, t.credit_id, t.amount_cents, t.round_id, t.award_id]
             for t in transfers
         ],
+        event.content_format,
     )
 
 
@@ -148,11 +168,19 @@ def content(
     occurred_at: datetime | str,
     payload: Any,
     transfers: list[list[Any]],
+    content_format: int,
 ) -> dict[str, Any]:
     """`event_content` from the columns, for a reader that holds no model instances
     (`jackpot.verification`); `occurred_at` as a datetime, or already as the UTC ISO 8601 text
-    the hash covers; `transfers` are `[code, debit, credit, amount, round, award]`."""
-    return {
+    the hash covers; `transfers` are `[code, pool, debit, credit, amount, round, award]`.
+
+    Format 2 covers each transfer's pool and names itself (`"format": 2`); format 1, the
+    journal's first, covered neither, so its transfers leave the pool out. A format-2 event
+    read as format 1 hashes other bytes (no pool, no `format` key): editing the column does
+    not make an event's pools uncovered."""
+    if content_format == 1:
+        transfers = [[t[0], *t[2:]] for t in transfers]
+    hashed = {
         "chain": chain,
         "sequence": sequence,
         "kind": kind,
@@ -163,6 +191,9 @@ def content(
         "payload": payload,
         "transfers": transfers,
     }
+    if content_format != 1:
+        hashed["format"] = content_format
+    return hashed
 
 
 def in_one_statement() -> bool:
@@ -300,6 +331,7 @@ def record(
         occurred_at=now,
         payload=payload,
         prev_hash=slot.prev_hash,
+        content_format=CONTENT_FORMAT,
     )
     event.hash = chain_hash(journal_key(), slot.prev_hash, event_content(event, transfers))
     _insert(event, transfers, also)

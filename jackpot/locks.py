@@ -7,7 +7,8 @@ A transaction takes the locks it needs in this order, never going back to an ear
    round is written; exclusive (`FOR UPDATE`) by the table's administration (`table_row`), which
    so waits for every open in flight and then sees its round; exclusive, every table of a pool in
    id order, by the approval of a change of the pool's parameters, so that none opens for play
-   until the change is committed.
+   until the change is committed (and a round opening reads its pool's terms, which it records,
+   while it holds its table's shared lock: none changes until the round is written).
 1. `ROUND` - the round's row (`tables_round`): the INSERT of a new round on open, `SELECT ...
    FOR UPDATE` on settle and void (`round_row`). Only its own table's terminal ever waits on it.
 2. `AWARD` - the award's row (`jackpot_award`), one step of an award's way to payment
@@ -39,6 +40,12 @@ higher one.
 - approve a change: TABLE (each of the pool's tables, exclusive, in id order), POOL, the change's
   row, POOL_CHAIN; reject or withdraw it: the change's row, POOL_CHAIN;
 - issue a token or a table: ADMIN_CHAIN;
+- propose a table move, a pool's creation or a staff change: ADMIN_CHAIN; reject or withdraw
+  one: the change's row, ADMIN_CHAIN;
+- approve a table move: TABLE (exclusive), the change's row, ADMIN_CHAIN; a pool's creation:
+  the change's row, then the new pool's own rows and POOL_CHAIN (no other transaction knows
+  the new pool yet); a staff change: the change's row, the account's row (`auth_user`, which
+  no money path locks), ADMIN_CHAIN;
 - store a checkpoint: CHECKPOINT_CHAIN alone, or after the full run's own job row
   (`jackpot_verification`, `tables.verification_jobs`), which nothing else locks;
 - store a reconciliation's report (tables.reconciliation): its own transaction-level advisory

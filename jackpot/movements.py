@@ -14,8 +14,12 @@ Invariants:
 - a stake's cents all go somewhere named: the meter and the reserve get the whole cents their
   counters crossed, the house the rest (one cent less, as `sub_cent_carry`, when the counters
   crossed a cent more than the stakes brought; see docs/accounting.md);
+- a round is settled with the terms it opened with (`Terms`: the stake, the progressive
+  paytable's version and the verification threshold its pool had then, which the round records),
+  never with the pool's as they are at settlement: a change of the pool's parameters, approved or
+  written behind the service's back, reaches only the rounds opened after it;
 - a jackpot always waits for verification; a fixed award or envy waits when it is at or above the
-  pool's `verification_threshold_cents`, and is approved at once otherwise;
+  round's verification threshold, and is approved at once otherwise;
 - award numbers follow the commit order (taken under the pool row lock), within a round in seat
   order, each seat's own award before its envy;
 - the displays hear of a change only after commit (`jackpot.display`), and the metrics count it
@@ -41,14 +45,33 @@ from tables.rules.paytables import CURRENT, PaytableSet, get_progressive_paytabl
 from tables.rules.progressive import ENVY, ProgressiveAward, RoundAward, fixed_award_cents
 
 
-def pool_paytables(pool: Pool) -> PaytableSet:
-    """The paytables a round of `pool` is settled and awarded with: the pool's own progressive
-    version (what its sign promised), the box tables in force."""
-    paytable = get_progressive_paytable(pool.paytable_version)
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """What a round of a pool is settled with: the pool's progressive stake, paytable version
+    (what its sign promised) and verification threshold when the round opened."""
+
+    stake_cents: int
+    paytable_version: str
+    verification_threshold_cents: int
+
+
+#: The pool's fields its terms are read from (`pool_terms`).
+TERMS_FIELDS = ("stake_cents", "paytable_version", "verification_threshold_cents")
+
+
+def pool_terms(pool: Pool) -> Terms:
+    """`pool`'s terms as it holds them: what a round opening now records."""
+    return Terms(pool.stake_cents, pool.paytable_version, pool.verification_threshold_cents)
+
+
+def paytables(terms: Terms) -> PaytableSet:
+    """The paytables a round is settled and awarded with: its terms' progressive version, the
+    box tables in force."""
+    paytable = get_progressive_paytable(terms.paytable_version)
     if paytable.jackpot_percent_bp != 10_000:
         # domain.md: a jackpot royal wins the whole meter, which then resets to the seed. A
         # table paying a share would need rules for the rest that domain.md does not give.
-        raise RuntimeError(f"pool {pool.pk}: paytable {paytable.version} does not pay the meter")
+        raise RuntimeError(f"paytable {paytable.version} does not pay the meter")
     if paytable is CURRENT.progressive:
         return CURRENT
     return PaytableSet(progressive=paytable)
@@ -163,15 +186,17 @@ class AwardsGranted:
 
 
 def grant_awards(
-    *, pool: Pool, round_pk: int, owed: Sequence[RoundAward], now: datetime
+    *, pool: Pool, terms: Terms, round_pk: int, owed: Sequence[RoundAward], now: datetime
 ) -> AwardsGranted:
     """Create the awards a round owes (`tables.rules.progressive.round_awards`), winning the
-    jackpot for a royal. Takes the pool row lock (award numbers), held to commit.
+    jackpot for a royal: each fixed award and envy from the round's `terms` (its paytable,
+    waiting for a supervisor from its threshold). Takes the pool row lock (award numbers), held
+    to commit.
 
     A jackpot is never dropped: a royal on a meter under one cent raises `meter.ZeroJackpot`
     before the hit moves any counter, and the caller's transaction writes nothing. Only a fixed
     line a paytable sets at 0 cents is left out (it is no award)."""
-    paytable = pool_paytables(pool).progressive
+    paytable = paytables(terms).progressive
     numbers = iter(meter.next_award_numbers(pool_id=pool.pk, count=len(owed)))
     awards: list[Award] = []
     hit: meter.Hit | None = None
@@ -184,7 +209,7 @@ def grant_awards(
             amount = paytable.envy_cents
         else:
             amount = fixed_award_cents(ProgressiveAward(item.kind), paytable) or 0
-        pending = jackpot or amount >= pool.verification_threshold_cents
+        pending = jackpot or amount >= terms.verification_threshold_cents
         awards.append(
             Award(
                 pool=pool,

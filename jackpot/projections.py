@@ -12,6 +12,8 @@ An award row and a pool's parameters are projections of events: the rows are not
 - each pool's parameters with its `pool.created` event and every later `pool.changed` event's
   `after` (however a change was approved, its application is a `pool.changed` event).
 A user renamed in the admin (`staff.changed`, on the admin chain) keeps their earlier names.
+Staff accounts' powers and live staff tokens are compared with the admin chain's events too
+(`jackpot.staff_records`), unless that chain broke.
 
 Each problem names the award or pool and the chain and sequence of its last event, so a row
 edited by direct SQL is reported at the point of the chain it contradicts.
@@ -43,8 +45,9 @@ from django.db.models import Q
 from jackpot.changes import (
     POOL_FIELDS,  # as `pool.created` records them, `pool.changed` changes them
 )
-from jackpot.ledger import pool_chain
+from jackpot.ledger import ADMIN_CHAIN, pool_chain
 from jackpot.models import AWARD_GRANTED_BY, Award, AwardStatus, Pool, Transfer
+from jackpot.staff_records import ACCOUNT_KINDS, RECORDED, StaffRecords
 
 #: What an award step records of its user, by the status it moves the award to.
 STEP_FIELDS = {
@@ -235,6 +238,7 @@ class Projections:
         self.renames: list[tuple[str, str]] = []
         self.totals = Totals()
         self.touched: set[int] = set()  # awards created or stepped by the events observed
+        self.staff = StaffRecords()
 
     @classmethod
     def resume(cls, carried: dict[str, Any]) -> Projections:
@@ -244,6 +248,7 @@ class Projections:
         projections.pools = {int(pk): Seen.resumed(p) for pk, p in carried["pools"].items()}
         projections.renames = [(before, after) for before, after in carried["renames"]]
         projections.totals = Totals(carried["totals"])
+        projections.staff = StaffRecords(carried["staff"])
         return projections
 
     def carried(self) -> dict[str, Any]:
@@ -258,6 +263,7 @@ class Projections:
             "pools": {str(pk): seen.carried() for pk, seen in sorted(self.pools.items())},
             "renames": [list(pair) for pair in self.renames],
             "totals": self.totals.carried(),
+            "staff": self.staff.carried(),
         }
 
     def observe(self, event: Event) -> None:
@@ -286,7 +292,9 @@ class Projections:
                 after = payload.get("after") or {}
                 pool.fields.update({k: v for k, v in after.items() if k in POOL_FIELDS})
                 pool.said(event)
-        elif event.kind == "staff.changed":
+        if event.kind in ACCOUNT_KINDS or event.kind in (RECORDED, "staff_token.issued"):
+            self.staff.observe(event.kind, payload)
+        if event.kind == "staff.changed":
             before = (payload.get("before") or {}).get("username")
             after = (payload.get("after") or {}).get("username")
             if before and after and before != after:
@@ -382,6 +390,8 @@ class Projections:
         only = None if since is None else set(self.awards)
         found += self._award_problems(broken_chains, only, since or 0)
         found += self._pool_problems(broken_chains)
+        if ADMIN_CHAIN not in broken_chains:  # else the accounts' last events may be unread
+            found += [Problem(message, None, None) for message in self.staff.problems()]
         return found
 
     def _award_problems(

@@ -92,6 +92,7 @@ def change_body(change: ParameterChange) -> bodies.ParameterChange:
     """A parameter change as the API shows it (select_related its two users when listing)."""
     return bodies.ParameterChange.model_construct(
         id=change.pk,
+        kind=change.kind,
         pool=change.pool_id,
         status=ChangeStatus(change.status),
         changes=change.changes,

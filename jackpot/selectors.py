@@ -42,6 +42,7 @@ from jackpot.models import (
     AuditEvent,
     Award,
     AwardStatus,
+    ChangeKind,
     DatabaseIdentity,
     ExportJob,
     ExportStatus,
@@ -237,8 +238,11 @@ def journal_page(filters: JournalQuery) -> JournalPage:
 
 
 def change_list(*, pool: Pool, query: ParameterChangeQuery) -> ParameterChangePage:
-    """A page of the pool's parameter changes, newest first, of one status if asked."""
-    changes = ParameterChange.objects.filter(pool=pool).select_related("proposed_by", "decided_by")
+    """A page of the pool's changes (its parameters, the tables moved to it), newest first, of
+    one status if asked."""
+    changes = ParameterChange.objects.filter(
+        pool=pool, kind__in=[ChangeKind.POOL_PARAMETERS, ChangeKind.TABLE_MOVE]
+    ).select_related("proposed_by", "decided_by")
     if query.status is not None:
         changes = changes.filter(status=query.status)
     limit, offset = query.limit, query.offset

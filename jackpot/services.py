@@ -3,14 +3,19 @@
 Round-level money (stakes, awards, refunds) is decided by `jackpot.movements` for the round
 lifecycle (`tables.rounds`); this module holds what is not tied to a round.
 
-A pool is created by one admin; every later change of its parameters takes two (one proposes,
-another approves: `jackpot.changes`). Creation needs no second person because a new pool can
-neither take nor pay anything: it has no table, and a table is linked to it (and opened for
-play) only by the table's own administration, which is audited on the `admin` chain, and only
-the pool's parameters as created are ever in play until another admin approves a change.
+A pool is created by two admins (one proposes, another approves: `jackpot.changes`
+`pool_create_propose`, whose approval calls `pool_insert` with both people), and so is every
+later change of its parameters and every table linked to it. `pool_create` is the operator's
+(`seed_demo`, who holds the database): no admin site or API calls it.
+
+A staff token is issued to its owner only (the signed-in person, for themselves), shown once:
+no one ever sees a colleague's credential.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
@@ -49,19 +54,30 @@ def pool_create(
     seed_cents: int = 1_000_000,
     verification_threshold_cents: int = 100_000,
 ) -> Pool:
-    """Create a pool, its accounts, and its first meter at the seed, funded by the house.
+    """The operator's pool (`seed_demo`): created at once, by one actor (`pool_insert`)."""
+    values = {
+        "name": name,
+        "stake_cents": stake_cents,
+        "meter_share_bp": meter_share_bp,
+        "reserve_share_bp": reserve_share_bp,
+        "seed_cents": seed_cents,
+        "verification_threshold_cents": verification_threshold_cents,
+    }
+    return pool_insert(values=values, actor=actor)
+
+
+@transaction.atomic
+def pool_insert(
+    *, values: Mapping[str, Any], actor: str, approval: Mapping[str, Any] | None = None
+) -> Pool:
+    """Create a pool, its accounts, and its first meter at the seed, funded by the house; the
+    `pool.created` event carries `approval` (the change, both people) when two admins made it.
     PoolChangeRefused: a seed under one cent (`check_seed`)."""
+    seed_cents = int(values["seed_cents"])
     check_seed(seed_cents)
     now = timezone.now()
     pool = Pool.objects.create(
-        name=name,
-        stake_cents=stake_cents,
-        meter_share_bp=meter_share_bp,
-        reserve_share_bp=reserve_share_bp,
-        seed_cents=seed_cents,
-        verification_threshold_cents=verification_threshold_cents,
-        meter_units=seed_cents * UNITS_PER_CENT,
-        meter_changed_at=now,
+        **values, meter_units=seed_cents * UNITS_PER_CENT, meter_changed_at=now
     )
     Account.objects.bulk_create(Account(pool=pool, kind=kind) for kind in AccountKind)
     ledger.record(
@@ -72,13 +88,9 @@ def pool_create(
         occurred_at=now,
         payload={
             "pool": pool.pk,
-            "name": name,
-            "stake_cents": stake_cents,
-            "meter_share_bp": meter_share_bp,
-            "reserve_share_bp": reserve_share_bp,
-            "seed_cents": seed_cents,
-            "verification_threshold_cents": verification_threshold_cents,
+            **values,
             "paytable_version": pool.paytable_version,
+            **(approval or {}),
         },
         postings=movements.seed_pool(seed_cents=seed_cents),
     )
@@ -87,12 +99,13 @@ def pool_create(
 
 @transaction.atomic
 def staff_token_issue(*, user: User, revoke_others: bool, actor: str) -> str:
-    """Issue an API token for a staff account; returns the raw token (shown once)."""
+    """Issue an API token for a staff account; returns the raw token (shown once). Only for the
+    account's owner: the signed-in person's own page, or the demo's people (`seed_demo`)."""
     now = timezone.now()
     if revoke_others:
         StaffToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
     token = issue_token("staff")
-    StaffToken.objects.create(user=user, token_hash=token.token_hash, prefix=token.prefix)
+    row = StaffToken.objects.create(user=user, token_hash=token.token_hash, prefix=token.prefix)
     ledger.record(
         chain=ledger.ADMIN_CHAIN,
         kind="staff_token.issued",
@@ -100,6 +113,10 @@ def staff_token_issue(*, user: User, revoke_others: bool, actor: str) -> str:
         occurred_at=now,
         payload={
             "user": user.get_username(),
+            # The row and its SHA-256, as stored: the journal then covers whose token it is
+            # (`jackpot.staff_records`); the token itself is never recoverable from them.
+            "token": row.pk,
+            "token_hash": token.token_hash,
             "prefix": token.prefix,
             "revoked_others": revoke_others,
         },

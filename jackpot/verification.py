@@ -13,7 +13,8 @@ Checks, in order; every problem is reported, the first broken chain named:
    one's is the checkpoint's hash at that position, which a routine run also finds unchanged on
    the event there), each `hash` is the HMAC under the journal's key (`jackpot.ledger.
    journal_key`, not in the database) of the previous hash and the event's content with its
-   transfers, and the chain's head row names the last event (events cut off the end show);
+   transfers (their pools too, from content format 2: `jackpot.ledger.content`), and the chain's
+   head row names the last event (events cut off the end show);
 2. every transfer moves the money of a pool its event's chain may move (the pool's own chain, or
    a chain the layer above names: `Crosscheck.chain_pools`), between two accounts of that pool;
    every transfer above the start's highest id belongs to an event walked (routine), or the
@@ -26,7 +27,9 @@ Checks, in order; every problem is reported, the first broken chain named:
 5. per pool: balances (carried, plus the new transfers) sum to zero; the meter and reserve
    accounts equal the pool's counters rounded down to the cent; the pending, payable and paid
    accounts equal the awards in those states as the journal projects them; then the layer
-   above's checks (`Crosscheck.pool_checks`).
+   above's checks (`Crosscheck.pool_checks`);
+6. the layer above's rows say what the events walked say of them (`Crosscheck.row_problems`:
+   the register's rounds, tables and terminals, `tables.records`).
 What a routine run does not see: a row edited in place, by someone going around the database's
 protection, before the checkpoint it starts from (an old event, transfer, paid award, or a
 round's bets): the next full run does, from the first event. docs/operations.md says how often
@@ -101,6 +104,10 @@ class Crosscheck(Protocol):
     ) -> Iterable[tuple[str, int, int]]:
         """(label, actual, wanted) rows for one pool; a row whose values differ is a problem."""
 
+    def row_problems(self, broken: bool) -> list[str]:
+        """Rows of the layer above that differ from the events walked (`broken`: a chain was
+        not read to its end)."""
+
     def carried(self) -> dict[str, Any]:
         """What a checkpoint carries forward for it."""
 
@@ -164,7 +171,7 @@ _BATCH_SQL = {
 }
 _BATCH = (
     "SELECT e.sequence, e.kind, e.actor, {occurred_at}, e.payload, e.prev_hash, e.hash,"
-    " {transfers} FROM jackpot_auditevent e"
+    " {transfers}, e.content_format FROM jackpot_auditevent e"
     " WHERE e.chain = %s AND e.sequence > %s ORDER BY e.sequence LIMIT %s"
 )
 
@@ -319,7 +326,7 @@ class _Walk:
         sequence, prev_hash = self.positions.get(chain, (0, GENESIS_HASH))
         checkpoint_chain = chain == checkpoints.CHAIN
         for batch in self.reader.batches(chain, sequence):
-            for seq, kind, actor, occurred_at, payload, prev, digest, moved in batch:
+            for seq, kind, actor, occurred_at, payload, prev, digest, moved, form in batch:
                 where = f"chain {chain} sequence {seq}"
                 if seq != sequence + 1:
                     report.fail(
@@ -341,7 +348,8 @@ class _Walk:
                     actor,
                     occurred_at,
                     payload,
-                    [[t[2], t[3], t[4], t[5], t[6], t[7]] for t in transfers],
+                    [[t[2], t[1], t[3], t[4], t[5], t[6], t[7]] for t in transfers],
+                    form,
                 )
                 if not chain_hash_matches(self.key, prev_hash, hashed, digest):
                     report.fail(
@@ -532,6 +540,9 @@ def _verify(
         _strays(report, walk)
     for pool in Pool.objects.order_by("pk"):
         _verify_pool(pool, walk, crosscheck)
+    if crosscheck is not None:
+        for message in crosscheck.row_problems(bool(broken)):
+            report.fail(message)
     report.new_events = walk.new_events
     report.state = State(
         positions=walk.positions,

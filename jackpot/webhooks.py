@@ -1,14 +1,22 @@
-"""Signed webhooks: an outbox message posted to every URL of WEBHOOK_URLS until each answers 2xx.
+"""Signed webhooks: an outbox message posted to every receiver of WEBHOOK_RECEIVERS until each
+answers 2xx.
 
-The scheme (docs/api.md, "Webhooks", with the receiver's verification code):
+The scheme (docs/api.md 5.9, with the receiver's verification code):
 - the body is the event as JSON, UTF-8, keys sorted, no spaces: `{"created_at", "data", "id",
   "type"}` (`event_body`); the same bytes on every attempt;
 - headers: `Jackpot-Delivery` (the delivery's id: one per event and URL, the same on every
   attempt; the receiver's deduplication key), `Jackpot-Event` (the event's id), `Jackpot-Attempt`,
   `Jackpot-Timestamp` (Unix seconds when this attempt was signed) and `Jackpot-Signature:
-  v1=<hex HMAC-SHA256(WEBHOOK_SECRET, f"{timestamp}.{body}")>`;
-- the receiver recomputes the signature over the raw body, compares it in constant time, and
-  refuses a timestamp more than 300 s away from its clock (`REPLAY_WINDOW_SECONDS`).
+  v2=<hex HMAC-SHA256(the receiver's secret, signed_content(...))>`, where the signed content is
+  the timestamp, the delivery id and the URL, each followed by a line feed, then the raw body
+  (`signed_content`; none of the three holds a line feed, so no two requests sign the same);
+- each receiver has its own secret (WEBHOOK_RECEIVERS: {url: secret}): a receiver can verify
+  its own deliveries only, and cannot make one another receiver would accept;
+- the receiver recomputes the signature over its own URL (as configured, never read from the
+  request), the delivery id and the timestamp headers and the raw body, compares it in constant
+  time, and refuses a timestamp more than 300 s away from its clock (`REPLAY_WINDOW_SECONDS`).
+  So a delivery replayed to another receiver, under another delivery id (to pass its
+  deduplication) or later than the window, fails verification.
 
 Invariants:
 - one delivery row per (message, URL) (a unique constraint): its id, attempts and outcome;
@@ -72,15 +80,29 @@ def event_body(message: OutboxMessage) -> bytes:
     return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def signature(secret: str, timestamp: int, body: bytes) -> str:
-    """hex HMAC-SHA256 over `{timestamp}.{body}` keyed with `secret`."""
-    signed = str(timestamp).encode() + b"." + body
+def signed_content(*, timestamp: int, delivery_id: uuid.UUID, url: str, body: bytes) -> bytes:
+    """What a signature covers: `{timestamp}\n{delivery id}\n{url}\n` then the raw body."""
+    return f"{timestamp}\n{delivery_id}\n{url}\n".encode() + body
+
+
+def signature(secret: str, *, timestamp: int, delivery_id: uuid.UUID, url: str, body: bytes) -> str:
+    """hex HMAC-SHA256 over `signed_content` keyed with the receiver's `secret`."""
+    signed = signed_content(timestamp=timestamp, delivery_id=delivery_id, url=url, body=body)
     return hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
 
 
 def signed_headers(
-    *, delivery_id: uuid.UUID, event_id: str, attempt: int, body: bytes, timestamp: int
+    *,
+    url: str,
+    delivery_id: uuid.UUID,
+    event_id: str,
+    attempt: int,
+    body: bytes,
+    timestamp: int,
 ) -> dict[str, str]:
+    """The headers of one attempt to `url`, signed with that receiver's own secret."""
+    secret = settings.WEBHOOK_RECEIVERS[url]
+    signed = signature(secret, timestamp=timestamp, delivery_id=delivery_id, url=url, body=body)
     return {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
@@ -88,7 +110,7 @@ def signed_headers(
         "Jackpot-Event": event_id,
         "Jackpot-Attempt": str(attempt),
         "Jackpot-Timestamp": str(timestamp),
-        "Jackpot-Signature": f"v1={signature(settings.WEBHOOK_SECRET, timestamp, body)}",
+        "Jackpot-Signature": f"v2={signed}",
     }
 
 
@@ -138,9 +160,9 @@ class Delivered:
 
 
 def deliver(message: OutboxMessage) -> Delivered:
-    """Post `message` to every configured URL whose delivery is pending and due; say whether all
-    are delivered. Safe to run at once in several workers (each send is claimed)."""
-    urls = list(dict.fromkeys(settings.WEBHOOK_URLS))
+    """Post `message` to every configured receiver whose delivery is pending and due; say
+    whether all are delivered. Safe to run at once in several workers (each send is claimed)."""
+    urls = list(settings.WEBHOOK_RECEIVERS)
     # One row per (message, URL), made at the first relay; a second relay makes none.
     WebhookDelivery.objects.bulk_create(
         [WebhookDelivery(message=message, url=url) for url in urls], ignore_conflicts=True
@@ -173,6 +195,7 @@ def _send(delivery_pk: int, message: OutboxMessage, body: bytes) -> None:
         return  # delivered, not due yet, or another worker is sending it
     delivery = WebhookDelivery.objects.only("delivery_id", "url", "attempts").get(pk=delivery_pk)
     headers = signed_headers(
+        url=delivery.url,
         delivery_id=delivery.delivery_id,
         event_id=message.key,
         attempt=delivery.attempts,

@@ -1,7 +1,11 @@
 """Django admin for tables and their terminals.
 
 Tables are opened and closed for play here (a pool's money parameters can change only while
-all its tables are closed). Terminal tokens are issued and revoked by actions; a new token is
+all its tables are closed). A table is created without a pool; the pool it feeds changes by a
+proposal (its form's pool, with a reason) that another admin approves here (the action "Approve
+the proposed move"), applied only while the table is closed and has no open round
+(`tables.services.table_move_approve`). Every page needs the admin role (`AdminRoleOnly`).
+Terminal tokens are issued and revoked by actions; a new token is
 shown once, in the confirmation message, and stored only as its hash. Issuing beside the current
 tokens is the rotation (revoke the old one once the terminal uses the new); replacing them all at
 once is for a lost terminal. Every change is an
@@ -12,33 +16,59 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from jackpot.admin import actor
+from config.errors import ApiError
+from jackpot.admin import AdminRoleOnly, FilesProposals, actor, log_denied, staff_user
+from jackpot.models import ChangeKind, ChangeStatus, ParameterChange
 from tables.models import Game, Table, Terminal
 from tables.services import (
     TABLE_FIELDS,
     table_create,
+    table_move_approve,
+    table_move_propose,
     table_update,
     terminal_revoke,
     terminal_token_issue,
 )
 
 
+class TableForm(forms.ModelForm):
+    reason = forms.CharField(
+        max_length=500,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why, when the pool changes: the move is proposed, and applied only when "
+        "another admin approves it with the table closed.",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        moved = "pool" in self.changed_data and self.instance.pk is not None
+        if moved and not cleaned.get("reason"):
+            raise ValidationError({"reason": "say why: the move is a proposal"})
+        return cleaned
+
+
 @admin.register(Table)
-class TableAdmin(admin.ModelAdmin):
+class TableAdmin(FilesProposals):
+    form = TableForm
     list_display = ("name", "game", "pool", "seats", "enabled")
     list_filter = ("game", "enabled", "pool")
-    actions = ["issue_terminal_token", "replace_terminal_tokens"]
+    actions = ["approve_move", "issue_terminal_token", "replace_terminal_tokens"]
+
+    def get_fields(self, request: HttpRequest, obj: Table | None = None) -> Any:
+        if obj is None:
+            return ["name", "game", "seats", "enabled", "created_at"]
+        return ["name", "game", "pool", "reason", "seats", "enabled", "created_at"]
 
     def get_readonly_fields(
         self, request: HttpRequest, obj: Table | None = None
     ) -> tuple[str, ...]:
         return ("game", "created_at") if obj else ("created_at",)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Table | None = None) -> bool:
-        return False
 
     def save_model(self, request: HttpRequest, obj: Table, form: Any, change: bool) -> None:
         data = form.cleaned_data
@@ -46,7 +76,7 @@ class TableAdmin(admin.ModelAdmin):
             created = table_create(
                 name=data["name"],
                 game=Game(data["game"]),
-                pool=data.get("pool"),
+                pool=None,
                 seats=data["seats"],
                 actor=actor(request),
             )
@@ -57,6 +87,26 @@ class TableAdmin(admin.ModelAdmin):
             changes={field: data[field] for field in TABLE_FIELDS if field in data},
             actor=actor(request),
         )
+        if "pool" in form.changed_data:
+            request._proposal = table_move_propose(  # type: ignore[attr-defined]
+                table_id=obj.pk, pool=data["pool"], reason=data["reason"], user=staff_user(request)
+            )
+
+    @admin.action(description="Approve the proposed move (another admin than the proposer)")
+    def approve_move(self, request: HttpRequest, queryset: Any) -> None:
+        for table in queryset:
+            moves = ParameterChange.objects.filter(
+                kind=ChangeKind.TABLE_MOVE, status=ChangeStatus.PROPOSED, changes__table=table.pk
+            )
+            for move in moves.order_by("pk"):
+                try:
+                    table_move_approve(change_id=move.pk, user=staff_user(request))
+                except ApiError as refusal:
+                    if refusal.status_code == 403:
+                        log_denied(request, f"{refusal.code} (#{move.pk}: {refusal.message})")
+                    self.message_user(request, f"#{move.pk}: {refusal.message}", messages.ERROR)
+                else:
+                    self.message_user(request, f"#{move.pk}: {table.name} moved")
 
     @admin.action(
         description="Issue a new terminal token beside the current ones (rotation; shown once)"
@@ -81,7 +131,7 @@ class TableAdmin(admin.ModelAdmin):
 
 
 @admin.register(Terminal)
-class TerminalAdmin(admin.ModelAdmin):
+class TerminalAdmin(AdminRoleOnly):
     list_display = ("table", "name", "prefix", "created_at", "revoked_at")
     list_filter = ("table",)
     readonly_fields = ("table", "name", "prefix", "created_at", "revoked_at")
@@ -90,9 +140,6 @@ class TerminalAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # issued from the table, with the token shown once
-
-    def has_delete_permission(self, request: HttpRequest, obj: Terminal | None = None) -> bool:
-        return False
 
     @admin.action(description="Revoke these terminals' tokens")
     def revoke(self, request: HttpRequest, queryset: Any) -> None:

@@ -27,6 +27,10 @@ The test (docs/operations.md, "Integrity flags"; the statistics in ``tables.rule
   INTEGRITY_ALPHA.
 - Awards are counted whatever their status, voided ones included: a voided award still shows
   what was dealt. Open and voided rounds are left out (no award was decided).
+- **Voids are watched** (``tables.voids``): each table's voids in each shift of the last
+  INTEGRITY_VOID_SHIFTS, and over them all, against the rate of the pool's tables in the same
+  shifts; those tests join the same Holm family, so the level INTEGRITY_ALPHA holds for the whole
+  check. Their reads are bounded by that window (the index on the rounds' ``opened_at``).
 
 The auditors' history (``tables.selectors.pool_history``) reads the same counts of rounds by staked
 seats (:func:`rounds_by_stakes`) and the same probabilities, but charts awards rather than rounds
@@ -34,7 +38,8 @@ with one: :func:`expected_awards` is their exact expectation (linearity needs no
 
 Invariants: reads only, then one transaction that inserts the new flags (each flag at most once:
 the unique constraint over its scope, kind, window start, rounds and observed count, so a task
-run twice over the same rounds stores nothing twice); no money moves; nothing is ever updated.
+run twice over the same rounds stores nothing twice; a void flag's window start is its shift's,
+or the void window's); no money moves; nothing is ever updated.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from jackpot.models import Award, AwardKind, Pool
 from tables.models import IntegrityFlag, Round, RoundSeat, RoundState
 from tables.rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
 from tables.rules.tails import holm, poisson_upper_tail_bound
+from tables.voids import read_window, void_tests
 
 logger = logging.getLogger(__name__)
 _STATEMENT_TIMEOUT_MS = 300_000
@@ -83,12 +89,15 @@ def round_probability(kind: AwardKind, staked_seats: int) -> Fraction:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One (scope, kind) test of a run: a table's (``table`` set) or a pool's as a whole."""
+    """One (scope, kind) test of a run: a table's (``table`` set) or a pool's as a whole; ``kind``
+    an award kind, or a void signal (``tables.voids``: ``observed`` voids of ``rounds`` decided,
+    ``seats`` the stakes they refunded, ``awards`` 0)."""
 
-    pool: Pool
+    pool_id: int
     table_id: int | None
-    kind: AwardKind
+    kind: str
     window_from: datetime
+    window_to: datetime
     rounds: int
     seats: int
     observed: int
@@ -142,6 +151,25 @@ def rounds_by_stakes(settled: QuerySet[Round]) -> list[tuple[int, int, int]]:
     )
 
 
+def _void_findings(now: datetime) -> list[Finding]:
+    return [
+        Finding(
+            pool_id=test.pool_id,
+            table_id=test.table_id,
+            kind=test.kind,
+            window_from=test.window_from,
+            window_to=test.window_to,
+            rounds=test.cell.rounds,
+            seats=test.cell.refunded_stakes,
+            observed=test.cell.voids,
+            awards=0,
+            expected=test.expected,
+            tail=test.tail,
+        )
+        for test in void_tests(read_window(now=now))
+    ]
+
+
 def _pool_findings(pool: Pool, now: datetime) -> list[Finding]:
     since = window_start(pool, now)
     settled = Q(state=RoundState.SETTLED, pool=pool, closed_at__gte=since, closed_at__lt=now)
@@ -177,10 +205,11 @@ def _pool_findings(pool: Pool, now: datetime) -> list[Finding]:
                 continue  # nothing could happen, nothing did: not a test
             findings.append(
                 Finding(
-                    pool=pool,
+                    pool_id=pool.pk,
                     table_id=scope,
-                    kind=kind,
+                    kind=kind.value,
                     window_from=since,
+                    window_to=now,
                     rounds=rounds,
                     seats=seats,
                     observed=observed,
@@ -193,8 +222,9 @@ def _pool_findings(pool: Pool, now: datetime) -> list[Finding]:
 
 
 def check_integrity(*, now: datetime | None = None) -> list[IntegrityFlag]:
-    """Test every pool's tables and the pool itself, kind by kind; store and return the flags
-    this run found that were not stored yet. One Holm family for the whole run."""
+    """Test every pool's tables and the pool itself, kind by kind, and every table's voids; store
+    and return the flags this run found that were not stored yet. One Holm family for the whole
+    run."""
     now = now or timezone.now()
     alpha = Fraction(settings.INTEGRITY_ALPHA)
     stored = []
@@ -205,19 +235,20 @@ def check_integrity(*, now: datetime | None = None) -> list[IntegrityFlag]:
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL statement_timeout = %s", [_STATEMENT_TIMEOUT_MS])
         findings = [f for pool in Pool.objects.order_by("pk") for f in _pool_findings(pool, now)]
+        findings += _void_findings(now)
         significant, adjusted = holm([f.tail for f in findings], alpha)
         for finding, flagged, corrected in zip(findings, significant, adjusted, strict=True):
             if not flagged:
                 continue
             flag, created = IntegrityFlag.objects.get_or_create(
-                pool=finding.pool,
+                pool_id=finding.pool_id,
                 table_id=finding.table_id,
-                kind=finding.kind.value,
+                kind=finding.kind,
                 window_from=finding.window_from,
                 rounds=finding.rounds,
                 observed=finding.observed,
                 defaults={
-                    "window_to": now,
+                    "window_to": finding.window_to,
                     "seats": finding.seats,
                     "awards": finding.awards,
                     "expected": f"{finding.expected.numerator}/{finding.expected.denominator}",
@@ -234,9 +265,9 @@ def check_integrity(*, now: datetime | None = None) -> list[IntegrityFlag]:
                 logger.error(
                     "integrity flag: pool %s, %s: %s in %s of %s rounds, expected %.4g; "
                     "tail <= %s, Holm-adjusted %s < alpha %s",
-                    finding.pool.pk,
+                    finding.pool_id,
                     scope,
-                    finding.kind.value,
+                    finding.kind,
                     finding.observed,
                     finding.rounds,
                     float(finding.expected),  # for the log line only

@@ -3,10 +3,13 @@
 Invariants: a table has 1 to 7 seats; only an Ultimate Texas Hold'em table feeds a pool;
 `(table, round_id)` is unique, which makes a terminal's retry of a round safe; a seat's bets are
 non-negative cents and never change after the round opens (bets lock before the cards are dealt);
-a round records the pool its table fed when it opened and that pool's stake (its pool of record),
-and settles or voids against them whatever happens to the table afterwards; a table has at most
-one open round at a time (a partial unique index: a table deals one hand at a time, and two
-terminals' opens racing cannot both pass it, whatever locks they hold); a pool's history day
+a round records the pool its table fed when it opened (its pool of record) and that pool's terms
+then: the stake, the progressive paytable's version and the verification threshold (CHECKs: a
+pooled round has all three, a round without a pool none); it settles or voids with them whatever
+happens to the table or the pool afterwards, and while it is open its pool's parameters do not
+change (`jackpot.changes`, with the index `round_open_per_pool`); a table has at most one open
+round at a time (a partial unique index: a table deals one hand at a time, and two terminals'
+opens racing cannot both pass it, whatever locks they hold); a pool's history day
 (`HistoryDay`) is the journal's figures of that club day up to the fold's cursor
 (`HistoryCursor`), one row per pool and day, recomputable from the journal at any time.
 """
@@ -80,6 +83,17 @@ class Round(models.Model):
     stake_cents = models.BigIntegerField(
         default=0, help_text="The pool's progressive stake when the round opened (0: no pool)."
     )
+    paytable_version = models.CharField(
+        max_length=40,
+        blank=True,
+        default="",
+        help_text="The pool's progressive paytable when the round opened ('': no pool).",
+    )
+    verification_threshold_cents = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="The pool's verification threshold when the round opened (null: no pool).",
+    )
     state = models.CharField(max_length=8, choices=RoundState.choices, default=RoundState.OPEN)
     opened_at = models.DateTimeField()
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -117,9 +131,30 @@ class Round(models.Model):
                 | Q(pool__isnull=False, stake_cents__gt=0),
                 name="round_stake_of_its_pool",
             ),
+            models.CheckConstraint(
+                condition=Q(
+                    pool__isnull=True,
+                    paytable_version="",
+                    verification_threshold_cents__isnull=True,
+                )
+                | (
+                    # isnull=False too: NULL >= 0 is NULL, which a CHECK lets through.
+                    Q(
+                        pool__isnull=False,
+                        verification_threshold_cents__isnull=False,
+                        verification_threshold_cents__gte=0,
+                    )
+                    & ~Q(paytable_version="")
+                ),
+                name="round_terms_of_its_pool",
+            ),
         ]
         indexes = [
             models.Index(fields=["opened_at"]),
+            # A pool's open rounds, which hold back a change of its parameters (jackpot.changes).
+            models.Index(
+                fields=["pool"], condition=Q(state=RoundState.OPEN), name="round_open_per_pool"
+            ),
             # A table's rounds listed by state, newest first (GET /tables/{table}/rounds).
             models.Index(fields=["table", "state", "-opened_at"], name="round_table_state_opened"),
         ]

@@ -15,15 +15,24 @@ configuration only, unpinned (no approved checksum where one is not required):
    journal's age (jackpot.verification says what a routine run covers);
 4. `configuration`: the checksum of what decides money in this build (`jackpot.configuration`)
    equals the approved one the operator pinned (`settings.JACKPOT_CONFIG_SHA256`). Missing, it
-   fails where `settings.SELFCHECK_REQUIRE_PIN` (production) and is only reported elsewhere.
+   fails where `settings.SELFCHECK_REQUIRE_PIN` (production) and is only reported elsewhere;
+5. `anchors`: with `settings.JOURNAL_ANCHOR_DIR` set, the directory and every file in it can be
+   read, and none is writable by group or others; where `settings.ANCHORS_SEPARATE_USER`
+   (production), none is this process's user's own (an owner can always make a file writable
+   again) and this process cannot write in the directory (root can): the anchors are another
+   user's (deploy/systemd/jackpot-anchor.service), or someone holding the service's user could
+   move them to match a rewritten journal. Unset, nothing is read and the item is ok.
 The check passes when no item failed or was skipped. It writes only what a passing journal check
 leaves behind: its record (`tables.verification_jobs`) and a new checkpoint.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -156,6 +165,57 @@ def _configuration(checksum: str) -> Item:
     return Item("configuration", OK, f"sha256 {checksum} is the approved one")
 
 
+def _anchors() -> Item:
+    if not settings.JOURNAL_ANCHOR_DIR:
+        return Item("anchors", OK, "JOURNAL_ANCHOR_DIR not set: no anchors read")
+    directory = Path(settings.JOURNAL_ANCHOR_DIR)
+    try:
+        entries = [directory, *sorted(directory.iterdir())]
+        modes = {entry: entry.lstat() for entry in entries}
+        for entry in entries[1:]:
+            if stat.S_ISREG(modes[entry].st_mode):
+                entry.open("rb").close()  # readable, or OSError
+    except OSError as error:
+        return Item("anchors", FAILED, f"{directory}: cannot be read ({error.strerror})")
+    names = {entry: entry.name if entry != directory else str(directory) for entry in entries}
+    open_to_others = [names[e] for e in entries if modes[e].st_mode & (stat.S_IWGRP | stat.S_IWOTH)]
+    if open_to_others:
+        return Item(
+            "anchors",
+            FAILED,
+            f"writable by group or others: {', '.join(open_to_others)} "
+            "(the directory 0750 at most, the files 0640)",
+        )
+    files = len(entries) - 1
+    if not settings.ANCHORS_SEPARATE_USER:
+        return Item(
+            "anchors",
+            OK,
+            f"{files} files in {directory}, none writable by group or others "
+            "(ANCHORS_SEPARATE_USER off: their owner is not checked)",
+        )
+    uid = os.geteuid()
+    own = [names[e] for e in entries if modes[e].st_uid == uid]
+    if own:
+        return Item(
+            "anchors",
+            FAILED,
+            f"owned by this service's user (uid {uid}), who could rewrite them: {', '.join(own)}; "
+            "the anchors must be another user's (jackpot-anchor)",
+        )
+    if os.access(directory, os.W_OK):
+        return Item(
+            "anchors",
+            FAILED,
+            f"this service's user (uid {uid}) can write in {directory}: it must only read it",
+        )
+    return Item(
+        "anchors",
+        OK,
+        f"{files} files in {directory}, uid {modes[directory].st_uid}'s: read-only to this service",
+    )
+
+
 def selfcheck() -> Report:
     """Run every item (see the module's docstring); an item whose premise failed is skipped."""
     checksum = config_checksum()
@@ -169,4 +229,5 @@ def selfcheck() -> Report:
     else:
         items.append(Item("journal", SKIPPED, "the database is not this build's"))
     items.append(_configuration(checksum))
+    items.append(_anchors())
     return Report(tuple(items), checksum)

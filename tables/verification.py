@@ -10,7 +10,9 @@ progressive and add what only they know, in the same snapshot (`RoundsCheck`):
   that was not voided (a voided round's stakes were refunded by the house), the seats' bets as
   the rounds' rows hold them;
 - a routine run also finds every round row made since its checkpoint announced by a
-  `round.opened` event (a round written behind the journal).
+  `round.opened` event (a round written behind the journal);
+- the rows the register prints (rounds' records, tables, terminals) say what their events say
+  (`tables.records`).
 From the first event these are aggregates over every round; from a checkpoint, the checkpoint
 carries each pool's stakes (of rounds not voided, and how many stakes were ever taken, voided
 rounds included: the pool report's count) and the chains' pools, and the run adds the rounds
@@ -41,6 +43,7 @@ from jackpot.models import Pool, Transfer
 from jackpot.projections import Event
 from tables.history import history_problems
 from tables.models import Round, RoundSeat, RoundState, Table
+from tables.records import Records
 from tables.selectors import latest_reconciliation, pool_integrity_flags, pool_open_rounds
 
 STAKES = "stakes account = -stakes of rounds not voided"
@@ -64,6 +67,7 @@ class RoundsCheck:
         self.voided: set[int] = set()
         self.moved: set[tuple[int, int]] = set()  # (transfer's pool, its round)
         self.problems: dict[int, dict[str, int]] | None = None
+        self.records = Records(carried.get("records") if not self.full else None)
 
     def chain_pools(self) -> Mapping[str, frozenset[int]]:
         for pk in Table.objects.values_list("pk", flat=True):
@@ -74,6 +78,7 @@ class RoundsCheck:
         return {chain: frozenset(pools) for chain, pools in self.chains.items()}
 
     def observe(self, event: Event, transfers: Sequence[journal.TransferRow]) -> None:
+        self.records.observe(event)
         if self.full:
             return
         if event.kind == "round.opened":
@@ -139,11 +144,15 @@ class RoundsCheck:
             self.round_id = max(self.round_id, pk)
         return found
 
+    def row_problems(self, broken: bool) -> list[str]:
+        return self.records.problems(broken)
+
     def carried(self) -> dict[str, Any]:
         return {
             "stakes": {str(pool): figures for pool, figures in sorted(self.stakes.items())},
             "chains": {chain: sorted(pools) for chain, pools in sorted(self.chains.items())},
             "round_id": self.round_id,
+            "records": self.records.carried(),
         }
 
 

@@ -301,14 +301,23 @@ def test_gunicorn_refuses_to_start_on_an_unsafe_environment(changes, message):
             "JOURNAL_HMAC_KEY is the example",
         ),
         (
-            {"WEBHOOK_URLS": "https://cage.club.internal/hooks/jackpot", "WEBHOOK_SECRET": ""},
-            "WEBHOOK_SECRET must be set, at least 32 bytes",
+            {"WEBHOOK_RECEIVERS": "cage=https://cage.club.internal/hooks/jackpot"},
+            "WEBHOOK_SECRET_CAGE must be set",
         ),
         (
-            {"WEBHOOK_URLS": "https://cage.club.internal/hooks", "WEBHOOK_SECRET": "x" * 31},
-            "WEBHOOK_SECRET must be set, at least 32 bytes",
+            {
+                "WEBHOOK_RECEIVERS": "cage=https://cage.club.internal/h",
+                "WEBHOOK_SECRET_CAGE": "x" * 31,
+            },
+            "the secret of https://cage.club.internal/h is under 32 bytes",
         ),
-        ({"WEBHOOK_URLS": "ftp://cage.club.internal/"}, "is not an http(s):// URL"),
+        (
+            {
+                "WEBHOOK_RECEIVERS": "cage=ftp://cage.club.internal/",
+                "WEBHOOK_SECRET_CAGE": "x" * 48,
+            },
+            "is not an http(s):// URL",
+        ),
         ({"ALLOWED_HOSTS": "*"}, "not '*'"),
         ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS must be set"),
         ({"CSRF_TRUSTED_ORIGINS": "http://jackpot.club.internal"}, "not an https:// origin"),

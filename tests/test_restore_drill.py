@@ -58,6 +58,12 @@ def _play_before_the_dump(floor) -> None:
     assert royal.status_code == 200, royal.content
 
 
+def _cached_meter(key: str) -> int:
+    """The meter Redis holds for a sign under `key` (its value: the part's tag, then its JSON)."""
+    value = display._redis().hget(key, "meter")
+    return int(json.loads(value[display._TAG_LENGTH :])["amount_cents"])
+
+
 def test_a_backup_restored_into_an_empty_database_reproduces_the_books_and_the_sign(tmp_path):
     floor = make_floor(2, seed_cents=100_000)
     _play_before_the_dump(floor)
@@ -86,7 +92,7 @@ def test_a_backup_restored_into_an_empty_database_reproduces_the_books_and_the_s
     body, _ = display.display_meter(floor.pool_id)
     assert body["amount_cents"] == newer
     cached_key = display._key(display._committed(floor.pool_id)[2], floor.pool_id)
-    assert json.loads(display._redis().hget(cached_key, "meter"))["amount_cents"] == newer
+    assert _cached_meter(cached_key) == newer
 
     scratch = f"drill_{uuid.uuid4().hex[:12]}"
     env = {
@@ -152,7 +158,7 @@ def test_a_backup_restored_into_an_empty_database_reproduces_the_books_and_the_s
         assert shown["jackpot_pending"] is True
         assert shown["pending_jackpot"]["amount_cents"] == pool["won"]["royal_flush"]["cents"]
         # and the newer figure is still there, under the original database's key only
-        assert json.loads(display._redis().hget(cached_key, "meter"))["amount_cents"] == newer
+        assert _cached_meter(cached_key) == newer
     finally:
         subprocess.run(
             ["dropdb", f"--maintenance-db={_url('postgres')}", "--if-exists", "--force", scratch],

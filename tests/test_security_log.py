@@ -14,6 +14,7 @@ from config import circuit
 from jackpot.changes import change_approve, change_propose
 from tables.models import Table
 from tables.services import table_update
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -32,9 +33,11 @@ def fresh_counters(settings):
 
 @pytest.fixture
 def staff(django_user_model):
-    return django_user_model.objects.create_user(
-        "croupier-chief", password=PASSWORD, is_staff=True, is_superuser=True
-    )
+    from jackpot.services import role_group
+
+    user = django_user_model.objects.create_user("croupier-chief", password=PASSWORD, is_staff=True)
+    grant_roles(user, role_group("admin"))  # the admin site's pages need the role
+    return user
 
 
 def _login(client, username, password, address="10.1.1.1"):

@@ -42,7 +42,11 @@ DISPLAY_REFRESH_SECONDS (30), how often beat republishes every sign's figures fr
 Integrity monitoring (tables.integrity, docs/operations.md "Integrity flags"): INTEGRITY_ALPHA
 (0.001), the family-wise level below which an award count is flagged, a decimal in (0, 1);
 INTEGRITY_WINDOW_HOURS (0: since each pool was created), the rounds looked at;
-INTEGRITY_CHECK_SECONDS (3600), how often beat runs the check.
+INTEGRITY_CHECK_SECONDS (3600), how often beat runs the check. Its void watch (tables.voids):
+SHIFT_HOURS (8, a divisor of 24), the shifts the club day is cut into from midnight;
+INTEGRITY_VOID_SHIFTS (21), the shifts it reads, the current one included;
+INTEGRITY_VOID_MIN_ROUNDS (30), the decided rounds a table needs in a shift (or the window) to
+be tested.
 
 The auditors' background exports (jackpot.export_jobs, docs/operations.md): EXPORT_DIR
 (var/exports), where workers write the files and the web reads them (one directory both see);
@@ -104,6 +108,10 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # The staff's second factor (TOTP) and its recovery codes (django-otp's static tokens).
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "jackpot",
     "tables",
 ]
@@ -118,6 +126,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user.is_verified(): whether this session signed in with its second factor
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -260,12 +270,41 @@ OUTBOX_SWEEP_SECONDS = env_int("OUTBOX_SWEEP_SECONDS", 15)
 OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 30)
 OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 60)
 # Big-win notifications (jackpot.notifications, jackpot.webhooks): every award of at least
-# NOTIFY_AWARD_CENTS, and every jackpot hit, signed with WEBHOOK_SECRET and posted to each of
-# WEBHOOK_URLS (comma-separated), retried with exponential backoff (WEBHOOK_BACKOFF_SECONDS,
+# NOTIFY_AWARD_CENTS, and every jackpot hit, posted to each receiver of WEBHOOK_RECEIVERS, signed
+# with that receiver's own secret, retried with exponential backoff (WEBHOOK_BACKOFF_SECONDS,
 # doubled per attempt up to WEBHOOK_BACKOFF_MAX_SECONDS) until a 2xx.
+# WEBHOOK_RECEIVERS: comma-separated `name=url` (cage=https://cage.club.internal/hooks/jackpot);
+# receiver `name`'s secret is WEBHOOK_SECRET_<NAME>, required. Each receiver holds its own secret
+# only, so none can make, or verify, another's deliveries (docs/operations.md "Big-win
+# notifications"). Read here as {url: secret}.
 NOTIFY_AWARD_CENTS = env_int("NOTIFY_AWARD_CENTS", 100_000)
-WEBHOOK_URLS = env_list("WEBHOOK_URLS", [])
-WEBHOOK_SECRET = env_str("WEBHOOK_SECRET")
+for _name in ("WEBHOOK_URLS", "WEBHOOK_SECRET"):  # one secret shared by every receiver, before
+    if env_str(_name):
+        raise ImproperlyConfigured(
+            f"{_name} is replaced by WEBHOOK_RECEIVERS (name=url, comma-separated) and a secret "
+            "per receiver, WEBHOOK_SECRET_<NAME> (docs/operations.md, Big-win notifications)."
+        )
+WEBHOOK_RECEIVERS: dict[str, str] = {}
+_receiver_names: set[str] = set()
+for _receiver in env_list("WEBHOOK_RECEIVERS", []):
+    _name, _, _url = _receiver.partition("=")
+    _name, _url = _name.strip(), _url.strip()
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", _name) or _name in _receiver_names:
+        raise ImproperlyConfigured(
+            f"WEBHOOK_RECEIVERS: {_receiver!r} is not name=url with a name of its own, of"
+            " lower-case letters, digits and _ (cage=https://cage.club.internal/hooks/jackpot)"
+        )
+    _receiver_names.add(_name)
+    if not re.fullmatch(r"https?://[^/\s]+(/\S*)?", _url):
+        raise ImproperlyConfigured(f"WEBHOOK_RECEIVERS: {_url!r} is not an http(s):// URL")
+    _secret = env_str(f"WEBHOOK_SECRET_{_name.upper()}")
+    if not _secret:
+        raise ImproperlyConfigured(
+            f"WEBHOOK_SECRET_{_name.upper()} must be set: the secret of receiver {_name!r}"
+        )
+    if _url in WEBHOOK_RECEIVERS:
+        raise ImproperlyConfigured(f"WEBHOOK_RECEIVERS: {_url!r} is named twice")
+    WEBHOOK_RECEIVERS[_url] = _secret
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 5)
 WEBHOOK_BACKOFF_SECONDS = env_int("WEBHOOK_BACKOFF_SECONDS", 10)
 WEBHOOK_BACKOFF_MAX_SECONDS = env_int("WEBHOOK_BACKOFF_MAX_SECONDS", 3600)
@@ -282,9 +321,6 @@ for _name in (
         raise ImproperlyConfigured(f"{_name} must be 1 or more")
 if OUTBOX_LEASE_SECONDS <= WEBHOOK_TIMEOUT_SECONDS:
     raise ImproperlyConfigured("OUTBOX_LEASE_SECONDS must be longer than WEBHOOK_TIMEOUT_SECONDS")
-for _url in WEBHOOK_URLS:
-    if not re.fullmatch(r"https?://[^/\s]+(/\S*)?", _url):
-        raise ImproperlyConfigured(f"WEBHOOK_URLS: {_url!r} is not an http(s):// URL")
 # What beat starts, and how often (seconds).
 DISPLAY_REFRESH_SECONDS = env_int("DISPLAY_REFRESH_SECONDS", 30)
 INTEGRITY_CHECK_SECONDS = env_int("INTEGRITY_CHECK_SECONDS", 3600)
@@ -313,6 +349,10 @@ if _daily is None:
     raise ImproperlyConfigured("RECONCILE_DAILY_AT must be a UTC time HH:MM, e.g. 06:45")
 # The journal's anchor files (jackpot.anchors), checked by each reconciliation when set.
 JOURNAL_ANCHOR_DIR = env_str("JOURNAL_ANCHOR_DIR") or None
+# Whether the anchors must be another system user's (tables.selfcheck, item `anchors`): on in
+# production, where jackpot-anchor writes them and this service may only read; off here, and in
+# `make cluster`, whose processes are all one user (the self-check then checks the modes alone).
+ANCHORS_SEPARATE_USER = env_bool("ANCHORS_SEPARATE_USER", default=False)
 CELERY_BEAT_SCHEDULE = {
     "refresh-displays": {
         "task": "jackpot.refresh_displays",
@@ -386,6 +426,9 @@ REST_FRAMEWORK = {
         "anon": env_str("THROTTLE_ANON", "600/min"),
         "rules": env_str("THROTTLE_RULES", "1200/min"),
         "terminal": env_str("THROTTLE_TERMINAL", "6000/min"),
+        # Per person (per address for the schema): the staff's reads that take seconds
+        # (config.throttling.HeavyReadThrottle).
+        "heavy_read": env_str("THROTTLE_HEAVY_READ", "60/min"),
     },
     "UNAUTHENTICATED_USER": None,
     # How many proxies in front of the service add to X-Forwarded-For: 0 means the client's
@@ -436,6 +479,15 @@ if not 0 < _alpha < 1:
 INTEGRITY_WINDOW_HOURS = env_int("INTEGRITY_WINDOW_HOURS", 0)
 if INTEGRITY_WINDOW_HOURS < 0:
     raise ImproperlyConfigured("INTEGRITY_WINDOW_HOURS must be 0 (since the pool began) or more")
+SHIFT_HOURS = env_int("SHIFT_HOURS", 8)
+if SHIFT_HOURS < 1 or 24 % SHIFT_HOURS:
+    raise ImproperlyConfigured("SHIFT_HOURS must divide 24 (1, 2, 3, 4, 6, 8, 12 or 24)")
+INTEGRITY_VOID_SHIFTS = env_int("INTEGRITY_VOID_SHIFTS", 21)
+INTEGRITY_VOID_MIN_ROUNDS = env_int("INTEGRITY_VOID_MIN_ROUNDS", 30)
+if INTEGRITY_VOID_SHIFTS < 1:
+    raise ImproperlyConfigured("INTEGRITY_VOID_SHIFTS must be 1 or more")
+if INTEGRITY_VOID_MIN_ROUNDS < 1:
+    raise ImproperlyConfigured("INTEGRITY_VOID_MIN_ROUNDS must be 1 or more")
 ROUND_STALE_AFTER_SECONDS = env_int("ROUND_STALE_AFTER_SECONDS", 15 * 60)
 if ROUND_STALE_AFTER_SECONDS < 1:
     raise ImproperlyConfigured("ROUND_STALE_AFTER_SECONDS must be 1 or more (seconds)")
@@ -458,6 +510,18 @@ THROTTLE_ADMIN_LOGIN = env_str("THROTTLE_ADMIN_LOGIN", "5/min")
 # The staff pages (tables.pages): where a session signs in, and the club named on payment slips.
 LOGIN_URL = "/floor/login/"
 CLUB_NAME = env_str("CLUB_NAME", "Cercle de jeux")
+
+# The staff's second factor (jackpot.second_factor): whoever signs in, at the floor's door or the
+# admin's, gives a TOTP code or a recovery code after the password, and enrolls a device at their
+# first sign-in; the API refuses a session without it (403 second_factor_required). Always on in
+# production (which takes no environment value for it); config.settings.local turns it off for
+# `make run`'s demo unless STAFF_SECOND_FACTOR_REQUIRED=1.
+STAFF_SECOND_FACTOR_REQUIRED = True
+# The issuer an authenticator app shows beside the account (the otpauth:// URI's).
+OTP_TOTP_ISSUER = CLUB_NAME
+# How long a sign-in may wait between its password and its last step (a code, a new password,
+# an enrollment) before it starts again from the password.
+STAFF_SIGN_IN_STEPS_SECONDS = 600
 
 # The security log (`jackpot.security`): refusals of the API (config.handlers) and of Django
 # (`django.security`: hosts not allowed, CSRF failures), the admin's logins and failed logins

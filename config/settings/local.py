@@ -4,6 +4,8 @@ from config.settings.base import *  # noqa: F403
 from config.settings.env import env_bool
 
 DEBUG = env_bool("DEBUG", default=True)
+# The demo's people sign in with their password alone, unless asked for (config.settings.base).
+STAFF_SECOND_FACTOR_REQUIRED = env_bool("STAFF_SECOND_FACTOR_REQUIRED", default=False)
 
 # `make run` starts the floor simulator, two requests a second: the development server's console
 # lists only the requests that failed (4xx and 5xx), so what matters stays in sight.

@@ -9,8 +9,9 @@ Refused (ImproperlyConfigured, the message says what to set):
 - a JOURNAL_HMAC_KEY (the journal chain's key) that is missing, the example of deploy/env.example,
   the development key of the other settings, or under 32 bytes:
   `python -c "import secrets; print(secrets.token_urlsafe(48))"`;
-- WEBHOOK_URLS set with a WEBHOOK_SECRET missing or under 32 bytes (the big-win webhooks'
-  signing key);
+- a receiver of the big-win webhooks (WEBHOOK_RECEIVERS) whose secret is under 32 bytes, the
+  example of deploy/env.example or another receiver's too, or whose URL is http:// to anything
+  but this host's loopback (the notification would cross the network in clear);
 - no ALLOWED_HOSTS, or "*";
 - a database other than PostgreSQL;
 - a CSRF_TRUSTED_ORIGINS entry that is not an https:// origin, a SECURE_PROXY_SSL_HEADER that is
@@ -24,7 +25,9 @@ cookies. The proxy's X-Forwarded-Proto is trusted only when SECURE_PROXY_SSL_HEA
 client could send it itself otherwise, and Django would believe a plain request is HTTPS.
 """
 
+import ipaddress
 import re
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -34,8 +37,7 @@ from config.settings.base import (
     DEVELOPMENT_JOURNAL_HMAC_KEY,
     DEVELOPMENT_SECRET_KEY,
     POSTGRESQL,
-    WEBHOOK_SECRET,
-    WEBHOOK_URLS,
+    WEBHOOK_RECEIVERS,
 )
 from config.settings.env import env_bool, env_int, env_list, env_str
 
@@ -81,14 +83,42 @@ if len(JOURNAL_HMAC_KEY.encode()) < JOURNAL_HMAC_KEY_MIN_BYTES:
         '(python -c "import secrets; print(secrets.token_urlsafe(48))").'
     )
 
-# The big-win webhooks' signing key (jackpot.webhooks): a receiver trusts a notification only as
-# far as nobody else knows it.
+# The big-win webhooks' receivers (jackpot.webhooks): a receiver trusts a notification only as
+# far as nobody else knows its secret, another receiver included; and what crosses a network goes
+# over TLS. Plain http:// is left to a receiver on this host's loopback, where nothing crosses one.
 WEBHOOK_SECRET_MIN_BYTES = 32
-if WEBHOOK_URLS and len(WEBHOOK_SECRET.encode()) < WEBHOOK_SECRET_MIN_BYTES:
+
+
+def _loopback(host: str | None) -> bool:
+    """An address of this host's loopback, written as one (a name could be made to resolve
+    elsewhere)."""
+    try:
+        return ipaddress.ip_address(host or "").is_loopback
+    except ValueError:
+        return False
+
+
+for _url, _secret in WEBHOOK_RECEIVERS.items():
+    if _secret.startswith("change-me"):  # deploy/env.example's, copied and not changed
+        raise ImproperlyConfigured(
+            f"WEBHOOK_RECEIVERS: the secret of {_url} is the example shipped with the service "
+            '(python -c "import secrets; print(secrets.token_urlsafe(48))", one per receiver).'
+        )
+    if len(_secret.encode()) < WEBHOOK_SECRET_MIN_BYTES:
+        raise ImproperlyConfigured(
+            f"WEBHOOK_RECEIVERS: the secret of {_url} is under {WEBHOOK_SECRET_MIN_BYTES} bytes "
+            '(python -c "import secrets; print(secrets.token_urlsafe(48))", one per receiver).'
+        )
+    _parts = urlsplit(_url)
+    if _parts.scheme != "https" and not _loopback(_parts.hostname):
+        raise ImproperlyConfigured(
+            f"WEBHOOK_RECEIVERS: {_url} is not https://: a notification must not cross a network "
+            "in clear (plain http:// only to this host's loopback)."
+        )
+if len(set(WEBHOOK_RECEIVERS.values())) < len(WEBHOOK_RECEIVERS):
     raise ImproperlyConfigured(
-        f"WEBHOOK_SECRET must be set, at least {WEBHOOK_SECRET_MIN_BYTES} bytes, when WEBHOOK_URLS "
-        'is (python -c "import secrets; print(secrets.token_urlsafe(48))"); the same key goes to '
-        "every receiver."
+        "WEBHOOK_RECEIVERS: two receivers share a secret: each must have its own, so that none "
+        "can make or verify another's notifications."
     )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
@@ -104,6 +134,13 @@ if DATABASES["default"]["ENGINE"] != POSTGRESQL:
 
 # The start-up self-check fails without an approved configuration checksum (JACKPOT_CONFIG_SHA256).
 SELFCHECK_REQUIRE_PIN = True
+# ... and while JOURNAL_ANCHOR_DIR is set, anchors this service's user could write
+# (deploy/systemd/jackpot-anchor.service: another user's files, readable by this one).
+ANCHORS_SEPARATE_USER = env_bool("ANCHORS_SEPARATE_USER", default=True)
+
+# Staff sign in with a second factor: set here, read from no environment variable, so no
+# deployment can turn it off.
+STAFF_SECOND_FACTOR_REQUIRED = True
 
 # Persistent connections: a gunicorn worker keeps its connection instead of paying a connect
 # per request; health checks drop a connection the server closed.

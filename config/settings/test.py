@@ -16,6 +16,9 @@ if DATABASES["default"]["ENGINE"] != POSTGRESQL:
     )
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; test users only
+# Off for the suite's fixtures (sessions signed in with a password); tests/security/
+# test_second_factor.py and tests/browser/test_second_factor.py turn it on as production has it.
+STAFF_SECOND_FACTOR_REQUIRED = False
 
 # Each test run gets its own cache keys and Celery queue: Redis outlives the test database, and
 # ids restart.

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `make cluster-down`: stop what `make cluster` (up.sh) started, and nothing else: each process
 # named by a pid file of CLUSTER_DIR whose program is still the one started there (a pid the
-# system gave to another program since is left alone). nginx, the gunicorn instances, the
-# worker and beat together, then pgbouncer. SIGTERM (each stops gracefully),
-# SIGKILL to whatever of its process group is still there after 30 s. PostgreSQL and Redis are
-# the machine's services and stay up. The files (logs, secrets, configuration) stay too.
+# system gave to another program since is left alone). nginx, the gunicorn instances (the
+# terminals' and the others'), the worker and beat together, then the cluster's Redis and
+# pgbouncer. SIGTERM (each stops gracefully), SIGKILL to whatever of its process group is still
+# there after 30 s. PostgreSQL is the machine's service and stays up. The files (logs, secrets,
+# configuration, anchors) stay too.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,10 +46,10 @@ stop() {
     echo "cluster: $1 stopped (pid $pid)"
 }
 
-# nginx, the instances, the worker and beat at once (each stops on its own); pgbouncer last, so
-# nothing that still finishes a request or a task loses its database.
+# nginx, the instances, the worker and beat at once (each stops on its own); Redis and pgbouncer
+# last, so nothing that still finishes a request or a task loses its database or its broker.
 stop nginx nginx &
-for pidfile in "$CLUSTER_DIR"/web-*.pid; do
+for pidfile in "$CLUSTER_DIR"/web-*.pid "$CLUSTER_DIR"/terminals-*.pid; do
     [ -e "$pidfile" ] || continue
     name=$(basename "$pidfile" .pid)
     stop "$name" gunicorn &
@@ -56,5 +57,7 @@ done
 stop worker "celery.*worker" &
 stop beat "celery.*beat" &
 wait
-stop pgbouncer pgbouncer
-echo "cluster: stopped (PostgreSQL and Redis left running; logs in $CLUSTER_DIR)"
+stop redis redis-server &
+stop pgbouncer pgbouncer &
+wait
+echo "cluster: stopped (PostgreSQL left running; logs in $CLUSTER_DIR)"

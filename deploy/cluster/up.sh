@@ -2,15 +2,30 @@
 # `make cluster`: the production topology on this machine (docs/operations.md "Topology").
 #
 #   nginx (PUBLIC_LISTEN; /metrics only on METRICS_LISTEN)
-#     -> gunicorn instances, one per port of WEB_PORTS (deploy/gunicorn.conf.py, WEB_WORKERS each)
+#     -> the terminals' round API: gunicorn instances of their own, one per port of TERMINAL_PORTS
+#        (TERMINAL_WORKERS each; the staff's instances only as nginx's backup when none answers)
+#     -> everything else (staff, signs, pages, the schema): one per port of WEB_PORTS (WEB_WORKERS
+#        each); all run deploy/gunicorn.conf.py
 #        -> pgbouncer (PGBOUNCER_PORT, transaction pooling) -> PostgreSQL (CLUSTER_PG_URL)
-#        -> Redis (CLUSTER_REDIS_URL) <- a Celery worker and beat (through pgbouncer too)
+#        -> Redis of its own (REDIS_PORT, a password per user: deploy/redis) <- a Celery worker
+#           and beat (through pgbouncer too)
 #
 # Idempotent: a part already running (its pid file names a live process of the right program) is
 # left alone, a missing one is started; configuration is rendered again each time (nginx reloads
 # it). `make cluster-down` (down.sh) stops exactly the processes whose pid files this writes.
-# PostgreSQL and Redis are the machine's services: started if installed and stopped
-# (deploy/dev/ensure-services.sh, as `make test` does), never stopped by cluster-down.
+# PostgreSQL is the machine's service: started if installed and stopped
+# (deploy/dev/ensure-services.sh, as `make test` does), never stopped by cluster-down. Redis is the
+# cluster's own redis-server (REDIS_PORT, files in CLUSTER_DIR/redis), with an ACL: the default
+# user off, the service's user `jackpot` without the dangerous commands, `operator` for the
+# operator; their passwords are generated into CLUSTER_DIR/secrets.env, the ACL file holds only
+# their SHA-256.
+#
+# The anchors of the journal (docs/operations.md "Anchors of the journal"): each `make cluster`
+# writes one into CLUSTER_DIR/anchors (directory 0750, files 0640, umask 027), which the service
+# reads (JOURNAL_ANCHOR_DIR: every reconciliation checks the chains against them). On a server
+# their writer is another system user and the service cannot write them; here every process is
+# this one user, who could: ANCHORS_SEPARATE_USER=0 tells the start-up self-check so, and it then
+# checks the modes alone.
 #
 # The database: CLUSTER_DATABASE on the server of CLUSTER_PG_URL (a superuser's address), owned by
 # the role CLUSTER_DATABASE_owner, served to the application as CLUSTER_DATABASE_app
@@ -27,7 +42,7 @@ cd "$ROOT"
 CLUSTER_DIR=$(mkdir -p "${CLUSTER_DIR:-var/cluster}" && cd "${CLUSTER_DIR:-var/cluster}" && pwd)
 CLUSTER_PG_URL=${CLUSTER_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres}
 CLUSTER_DATABASE=${CLUSTER_DATABASE:-jackpot_cluster}
-CLUSTER_REDIS_URL=${CLUSTER_REDIS_URL:-redis://127.0.0.1:6379/0}
+REDIS_PORT=${REDIS_PORT:-6380}
 PUBLIC_LISTEN=${PUBLIC_LISTEN:-127.0.0.1:8080}
 METRICS_LISTEN=${METRICS_LISTEN:-127.0.0.1:9180}
 METRICS_ALLOW=${METRICS_ALLOW:-127.0.0.1 ::1}        # addresses or CIDRs, space-separated
@@ -42,6 +57,11 @@ TERMINAL_CLIENT_CA=${TERMINAL_CLIENT_CA:-}
 PGBOUNCER_PORT=${PGBOUNCER_PORT:-6432}
 WEB_PORTS=${WEB_PORTS:-8001 8002}
 WEB_WORKERS=${WEB_WORKERS:-2}
+TERMINAL_PORTS=${TERMINAL_PORTS:-8003}
+TERMINAL_WORKERS=${TERMINAL_WORKERS:-2}
+# The CPU goes to the terminals first: the other instances, the worker and beat run at this
+# niceness (0 to share it evenly), the terminals' at 0 (jackpot-terminals@.service's CPUWeight).
+STAFF_NICE=${STAFF_NICE:-10}
 WORKER_CONCURRENCY=${WORKER_CONCURRENCY:-2}
 CLUSTER_ALLOWED_HOSTS=${CLUSTER_ALLOWED_HOSTS:-127.0.0.1,localhost,jackpot.club.internal}
 VENV=${VENV:-$ROOT/.venv}
@@ -55,8 +75,8 @@ die() { echo "cluster: $*" >&2; exit 1; }
 export PATH="$PATH:/usr/sbin:/sbin"
 deploy/dev/ensure-proxies.sh
 
-# --- PostgreSQL and Redis answer ---------------------------------------------------------------
-DATABASE_URL=$CLUSTER_PG_URL REDIS_URL=$CLUSTER_REDIS_URL deploy/dev/ensure-services.sh >/dev/null
+# --- PostgreSQL answers (Redis is ours, below) ------------------------------------------------
+DATABASE_URL=$CLUSTER_PG_URL REDIS_URL= deploy/dev/ensure-services.sh >/dev/null
 read -r PG_HOST PG_PORT < <(python3 -c '
 import sys; from urllib.parse import urlsplit
 u = urlsplit(sys.argv[1]); print(u.hostname or "127.0.0.1", u.port or 5432)' "$CLUSTER_PG_URL")
@@ -74,6 +94,12 @@ print(f"OWNER_PASSWORD={secrets.token_hex(24)}")
 print(f"APP_PASSWORD={secrets.token_hex(24)}")
 PY
     )
+fi
+# Redis's two users, added to a secrets file made before they existed.
+if ! grep -q '^REDIS_PASSWORD=' "$secrets_file"; then
+    python3 -c 'import secrets
+print(f"REDIS_PASSWORD={secrets.token_hex(24)}")
+print(f"REDIS_OPERATOR_PASSWORD={secrets.token_hex(24)}")' >> "$secrets_file"
 fi
 # shellcheck disable=SC1090
 . "$secrets_file"
@@ -118,7 +144,9 @@ JOURNAL_HMAC_KEY=$JOURNAL_HMAC_KEY
 ALLOWED_HOSTS=$CLUSTER_ALLOWED_HOSTS
 DATABASE_URL=postgres://$APP:$APP_PASSWORD@127.0.0.1:$PGBOUNCER_PORT/$CLUSTER_DATABASE
 DATABASE_POOLER=transaction
-REDIS_URL=$CLUSTER_REDIS_URL
+REDIS_URL=redis://jackpot:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT/0
+JOURNAL_ANCHOR_DIR=$CLUSTER_DIR/anchors
+ANCHORS_SEPARATE_USER=0
 SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto
 SECURE_SSL_REDIRECT=0
 SECURE_COOKIES=0
@@ -143,8 +171,9 @@ owner_url="postgres://$OWNER:$OWNER_PASSWORD@$PG_HOST:$PG_PORT/$CLUSTER_DATABASE
 # --- migrations: once per `make cluster`, as the owner, straight to PostgreSQL ------------------
 # migrate, then grant_app_role (jackpot-migrate.service's two steps), then the configuration
 # checksum production requires to be pinned: on a server the operator pins it after review; here
-# this build's own is approved, unless JACKPOT_CONFIG_SHA256 is given. One Python process for
-# the three (each would pay Django's start again).
+# this build's own is approved, unless JACKPOT_CONFIG_SHA256 is given; then an anchor of the
+# journal (jackpot-anchor.service's step), umask 027: the directory 0750, the files 0640. One
+# Python process for the four (each would pay Django's start again).
 log "migrating $CLUSTER_DATABASE as $OWNER (direct to $PG_HOST:$PG_PORT)"
 run_env DATABASE_URL="$owner_url" DATABASE_POOLER= DATABASE_STATEMENT_TIMEOUT_MS=0 \
     APP_ROLE="$APP" "$VENV/bin/python" - > "$CLUSTER_DIR/migrate.log" 2>&1 <<'PY' \
@@ -157,6 +186,8 @@ call_command("grant_app_role", os.environ["APP_ROLE"])
 checksum = io.StringIO()
 call_command("selfcheck", print_checksum=True, stdout=checksum)
 print(f"approved checksum: {checksum.getvalue().strip()}")
+os.umask(0o027)
+call_command("anchor_journal", "--out", os.environ["JOURNAL_ANCHOR_DIR"])
 PY
 if [ -z "${JACKPOT_CONFIG_SHA256:-}" ]; then
     JACKPOT_CONFIG_SHA256=$(sed -n 's/^approved checksum: //p' "$CLUSTER_DIR/migrate.log")
@@ -173,19 +204,24 @@ running() {
     pid=$(cat "$pidfile")
     [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "$2"
 }
-# start NAME PROGRAM [VAR=VALUE...] COMMAND...: with the service's environment and nothing else
-# (as systemd's EnvironmentFile), in a session of its own (a Ctrl-C to make does not reach it; a
-# drill can kill its whole group), output to NAME.log, pid to NAME.pid (setsid and env exec it).
+# start NAME PROGRAM NICENESS [VAR=VALUE...] COMMAND...: with the service's environment and
+# nothing else (as systemd's EnvironmentFile), in a session of its own (a Ctrl-C to make does not
+# reach it; a drill can kill its whole group), output to NAME.log, pid to NAME.pid (setsid, nice
+# and env exec it). NICENESS is set twice: nice(1), and the session's scheduling group
+# (/proc/PID/autogroup: with the kernel's autogroups on, a process's nice weighs only against its
+# own session's, and each of these is a session of its own).
 start() {
-    local name=$1 program=$2
-    shift 2
+    local name=$1 program=$2 niceness=$3
+    shift 3
     if running "$name" "$program"; then
         log "$name already running (pid $(cat "$CLUSTER_DIR/$name.pid"))"
         return 0
     fi
-    setsid env -i "${service_env[@]}" "$@" >> "$CLUSTER_DIR/$name.log" 2>&1 < /dev/null &
+    setsid nice -n "$niceness" env -i "${service_env[@]}" "$@" \
+        >> "$CLUSTER_DIR/$name.log" 2>&1 < /dev/null &
     echo $! > "$CLUSTER_DIR/$name.pid"
-    log "$name started (pid $!, log $CLUSTER_DIR/$name.log)"
+    if [ -w "/proc/$!/autogroup" ]; then echo "$niceness" > "/proc/$!/autogroup" || true; fi
+    log "$name started (pid $!, nice $niceness, log $CLUSTER_DIR/$name.log)"
 }
 answers() { python3 -c "import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1).close()" "$1" "$2" 2>/dev/null; }
 healthy() { # port: /healthz answers 200
@@ -227,40 +263,91 @@ else
 fi
 wait_until 10 "pgbouncer" answers 127.0.0.1 "$PGBOUNCER_PORT"
 
+# Redis: its configuration and ACL file rendered (deploy/redis), passwords only as SHA-256 there.
+# Run with nothing of the service's environment. It writes its own pid file (redis.conf), the
+# one cluster-down and the drills read.
+export REDIS_DIR=$CLUSTER_DIR/redis REDIS_BIND=127.0.0.1 REDIS_PORT
+REDIS_PASSWORD_SHA256=$(printf '%s' "$REDIS_PASSWORD" | sha256sum | cut -d' ' -f1)
+REDIS_OPERATOR_PASSWORD_SHA256=$(printf '%s' "$REDIS_OPERATOR_PASSWORD" | sha256sum | cut -d' ' -f1)
+export REDIS_PASSWORD_SHA256 REDIS_OPERATOR_PASSWORD_SHA256
+mkdir -p "$REDIS_DIR"
+chmod 0700 "$REDIS_DIR"
+python3 deploy/cluster/render.py deploy/redis/redis.conf.in "$REDIS_DIR/redis.conf"
+(umask 077 && python3 deploy/cluster/render.py deploy/redis/users.acl.in "$REDIS_DIR/users.acl")
+ln -sf redis/redis.pid "$CLUSTER_DIR/redis.pid"
+redis_answers() { # PONG to the service's user
+    python3 - "$REDIS_PORT" "$REDIS_PASSWORD" <<'PY' 2>/dev/null
+import socket, sys
+with socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1) as sock:
+    sock.sendall(f"AUTH jackpot {sys.argv[2]}\r\nPING\r\n".encode())
+    answer = b""
+    while answer.count(b"\r\n") < 2:
+        answer += sock.recv(64) or sys.exit(1)
+sys.exit(0 if answer == b"+OK\r\n+PONG\r\n" else 1)
+PY
+}
+if running redis redis-server; then
+    log "redis already running; reloading its users"
+    redis-cli -p "$REDIS_PORT" --user operator --pass "$REDIS_OPERATOR_PASSWORD" --no-auth-warning \
+        ACL LOAD >/dev/null
+else
+    setsid env -i PATH="$PATH" redis-server "$REDIS_DIR/redis.conf" \
+        >> "$CLUSTER_DIR/redis.log" 2>&1 < /dev/null &
+    log "redis started (127.0.0.1:$REDIS_PORT, log $CLUSTER_DIR/redis.log)"
+fi
+wait_until 10 "redis" redis_answers
+
 # Metrics (config.metrics): each process group writes its own directory, emptied by its master at
 # start; each instance's /metrics adds the others' and the worker's, so any one answers for all.
 metrics_dir=$CLUSTER_DIR/metrics
 mkdir -p "$metrics_dir/worker"
 for port in $WEB_PORTS; do mkdir -p "$metrics_dir/web-$port"; done
+for port in $TERMINAL_PORTS; do mkdir -p "$metrics_dir/terminals-$port"; done
 others() { # the metrics directories but $1's, comma-separated
     local dir list=""
     for dir in "$metrics_dir"/*; do [ "$dir" = "$metrics_dir/$1" ] || list+="${list:+,}$dir"; done
     echo "$list"
 }
 # Gunicorn instances: each runs the start-up self-check before it binds (deploy/gunicorn.conf.py).
+# The terminals' (jackpot-terminals@PORT on a server) and the others' (jackpot-web@PORT) run the
+# same program: nginx's routing tells them apart, and the others' lower CPU priority.
+for port in $TERMINAL_PORTS; do
+    start "terminals-$port" gunicorn 0 BIND="127.0.0.1:$port" WEB_WORKERS="$TERMINAL_WORKERS" \
+        PROMETHEUS_MULTIPROC_DIR="$metrics_dir/terminals-$port" \
+        METRICS_EXTRA_DIRS="$(others "terminals-$port")" \
+        "$VENV/bin/gunicorn" -c deploy/gunicorn.conf.py config.wsgi
+done
 for port in $WEB_PORTS; do
-    start "web-$port" gunicorn BIND="127.0.0.1:$port" WEB_WORKERS="$WEB_WORKERS" \
+    start "web-$port" gunicorn "$STAFF_NICE" BIND="127.0.0.1:$port" WEB_WORKERS="$WEB_WORKERS" \
         PROMETHEUS_MULTIPROC_DIR="$metrics_dir/web-$port" METRICS_EXTRA_DIRS="$(others "web-$port")" \
         "$VENV/bin/gunicorn" -c deploy/gunicorn.conf.py config.wsgi
 done
 # The worker: the unit's longer statement limit for exports (deploy/systemd/jackpot-worker.service).
-start worker "celery.*worker" DATABASE_STATEMENT_TIMEOUT_MS=300000 \
+start worker "celery.*worker" "$STAFF_NICE" DATABASE_STATEMENT_TIMEOUT_MS=300000 \
     PROMETHEUS_MULTIPROC_DIR="$metrics_dir/worker" \
     "$VENV/bin/celery" -A config worker --loglevel=INFO --concurrency="$WORKER_CONCURRENCY" \
     --hostname "worker@$CLUSTER_DATABASE"
-start beat "celery.*beat" "$VENV/bin/celery" -A config beat --loglevel=INFO \
+start beat "celery.*beat" "$STAFF_NICE" "$VENV/bin/celery" -A config beat --loglevel=INFO \
     --pidfile= --schedule "$CLUSTER_DIR/celerybeat-schedule"
 
 # nginx: its own main file (pid, logs, temporary files here), the site file of deploy/nginx.
+# The terminals' upstream: their instances, then the others as `backup` (used only while none of
+# the terminals' answers: a restart or a crash never closes the floor).
 upstream=""
+terminal_upstream=""
+for port in $TERMINAL_PORTS; do
+    terminal_upstream+="    server 127.0.0.1:$port max_fails=1 fail_timeout=5s;"$'\n'
+done
 for port in $WEB_PORTS; do
     upstream+="    server 127.0.0.1:$port max_fails=1 fail_timeout=5s;"$'\n'
+    terminal_upstream+="    server 127.0.0.1:$port max_fails=1 fail_timeout=5s backup;"$'\n'
 done
 trusted=""
 for cidr in $REQUEST_ID_TRUSTED; do trusted+="    $cidr 1;"$'\n'; done
 allow=""
 for address in $METRICS_ALLOW; do allow+="    allow $address;"$'\n'; done
-export UPSTREAM_SERVERS=$upstream REQUEST_ID_TRUSTED_RULES=$trusted METRICS_ALLOW_RULES=$allow
+export UPSTREAM_SERVERS=$upstream TERMINAL_UPSTREAM_SERVERS=$terminal_upstream
+export REQUEST_ID_TRUSTED_RULES=$trusted METRICS_ALLOW_RULES=$allow
 export PUBLIC_LISTEN METRICS_LISTEN CLUSTER_DIR ACCESS_LOG=$CLUSTER_DIR/nginx-access.log
 export NGINX_SNIPPETS=$ROOT/deploy/nginx
 mkdir -p "$CLUSTER_DIR/nginx-temp"
@@ -290,7 +377,7 @@ else
     log "nginx started (log $CLUSTER_DIR/nginx-access.log, $CLUSTER_DIR/nginx-error.log)"
 fi
 
-for port in $WEB_PORTS; do
+for port in $TERMINAL_PORTS $WEB_PORTS; do
     wait_until 120 "gunicorn on $port" healthy "$port"
 done
 public_port=${PUBLIC_LISTEN##*:}
@@ -308,9 +395,11 @@ The cluster runs (logs and pids in $CLUSTER_DIR; stop it with make cluster-down)
   the service           http://$public_host:$public_port/  (the API: /api/docs/, the sign: /display/<pool>/)
   metrics (operator)    http://$METRICS_LISTEN/metrics  (allowed: $METRICS_ALLOW)
   terminals (mTLS)      $terminals_tls
-  gunicorn instances    $(for port in $WEB_PORTS; do printf '127.0.0.1:%s ' "$port"; done)($WEB_WORKERS workers each)
+  terminals' gunicorn   $(for port in $TERMINAL_PORTS; do printf '127.0.0.1:%s ' "$port"; done)($TERMINAL_WORKERS workers each: /api/v1/tables/<t>/rounds...)
+  other gunicorn        $(for port in $WEB_PORTS; do printf '127.0.0.1:%s ' "$port"; done)($WEB_WORKERS workers each: staff, signs, pages; the terminals' backup)
   pgbouncer             127.0.0.1:$PGBOUNCER_PORT/$CLUSTER_DATABASE as $APP (transaction pooling)
   PostgreSQL            $PG_HOST:$PG_PORT/$CLUSTER_DATABASE (owner $OWNER: migrations only)
-  Redis                 $CLUSTER_REDIS_URL
+  Redis                 127.0.0.1:$REDIS_PORT (users jackpot and operator: passwords in $CLUSTER_DIR/secrets.env)
+  anchors               $CLUSTER_DIR/anchors (one written by each make cluster)
   Celery                a worker and beat (worker.log, beat.log)
 TEXT

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Make sure the PostgreSQL and Redis named by DATABASE_URL and REDIS_URL answer. When one on this
-# machine is installed but stopped, start it; when it is not installed, say so and fail.
+# machine is installed but stopped, start it; when it is not installed, say so and fail. An empty
+# REDIS_URL checks PostgreSQL only (`make cluster` runs a Redis of its own, deploy/cluster/up.sh).
 set -euo pipefail
 
 read -r pg_host pg_port redis_host redis_port < <(python3 - <<'PY'
 import os
 from urllib.parse import urlsplit
 db = urlsplit(os.environ["DATABASE_URL"])
-rd = urlsplit(os.environ["REDIS_URL"])
+rd = urlsplit(os.environ.get("REDIS_URL") or "redis://-:0")
 print(db.hostname or "127.0.0.1", db.port or 5432, rd.hostname or "127.0.0.1", rd.port or 6379)
 PY
 )
@@ -35,6 +36,10 @@ if ! answers "$pg_host" "$pg_port"; then
     fi
 fi
 
+if [ "$redis_host" = - ]; then
+    echo "ensure-services: PostgreSQL at $pg_host:$pg_port answers (no REDIS_URL: Redis not checked)"
+    exit 0
+fi
 if ! answers "$redis_host" "$redis_port"; then
     if is_local "$redis_host" && command -v redis-server >/dev/null; then
         echo "ensure-services: starting Redis"

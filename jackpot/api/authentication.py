@@ -1,6 +1,6 @@
 """Staff authentication (`Authorization: Bearer staff_...`, or a browser session) and roles.
 
-Roles are Django groups: supervisor, auditor, admin (a superuser holds every role).
+Roles are Django groups: supervisor, auditor, admin. A superuser holds no role by being one.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from config.errors import Forbidden
+from jackpot import second_factor
 from jackpot.models import StaffToken
 from jackpot.tokens import hash_token
 
@@ -54,20 +56,42 @@ class StaffTokenAuthentication(BaseAuthentication):
 
 
 def has_role(user: Any, *roles: str) -> bool:
+    """Whether `user` holds one of `roles` (its groups). `is_superuser` is no role: a superuser
+    holds only the roles granted to it, like anyone (each grant a two-person change)."""
     if user is None or not getattr(user, "is_authenticated", False):
         return False
-    if getattr(user, "is_superuser", False):
-        return True
     names = {group.name for group in user.groups.all()} if hasattr(user, "groups") else set()
     return bool(names.intersection(roles))
 
 
+def second_factor_passed(request: Request) -> bool:
+    """Whether the caller signed in with a second factor: a browser session that did
+    (django-otp's `is_verified`), or a staff token, which only such a session can issue
+    (`tables.pages.account`)."""
+    if isinstance(request.successful_authenticator, StaffTokenAuthentication):
+        return True
+    is_verified = getattr(request.user, "is_verified", None)
+    return bool(is_verified is not None and is_verified())
+
+
 def require_roles(*roles: str) -> type[BasePermission]:
+    """Permission for a holder of one of `roles`; where the second factor is required
+    (`STAFF_SECOND_FACTOR_REQUIRED`), only once they have passed it: a password alone, in a
+    session made some other way than the staff's sign-in, gets 403 second_factor_required."""
+
     class HasRole(BasePermission):
         message = f"this needs the role {' or '.join(roles)}"
 
         def has_permission(self, request: Request, view: Any) -> bool:
-            return has_role(request.user, *roles)
+            if not has_role(request.user, *roles):
+                return False
+            if second_factor.required() and not second_factor_passed(request):
+                raise Forbidden(
+                    "second_factor_required",
+                    "this session signed in without its second factor: sign in again with "
+                    "the code of your authenticator (or a recovery code)",
+                )
+            return True
 
     HasRole.__name__ = f"HasRole_{'_'.join(roles)}"
     return HasRole

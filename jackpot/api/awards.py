@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.openapi import IF_NONE_MATCH, query_parameters
+from config.throttling import HeavyReadThrottle
 from config.wire import Body, read, read_query
 from jackpot import awards, bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
@@ -59,6 +60,7 @@ class AwardListView(StaffView):
 
 class AwardExportView(StaffView):
     permission_classes = [require_roles("auditor", "admin")]
+    throttle_classes = [HeavyReadThrottle]
 
     @extend_schema(
         operation_id="award_export",

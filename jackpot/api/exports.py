@@ -15,6 +15,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config.throttling import HeavyReadThrottle
 from config.wire import read
 from jackpot import bodies
 from jackpot.api.authentication import require_roles
@@ -37,6 +38,7 @@ def _answer(job: ExportJob) -> bodies.ExportJob:
 
 class ExportJobListView(StaffView):
     permission_classes = [require_roles(*AUDITORS)]
+    throttle_classes = [HeavyReadThrottle]
 
     @extend_schema(
         operation_id="award_export_start",
@@ -68,6 +70,7 @@ class ExportJobView(StaffView):
 
 class ExportJobDownloadView(StaffView):
     permission_classes = [require_roles(*AUDITORS)]
+    throttle_classes = [HeavyReadThrottle]
 
     @extend_schema(
         operation_id="award_export_download",

@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from config.throttling import HeavyReadThrottle
 from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
@@ -33,6 +34,7 @@ def _body(run: Verification | None) -> bodies.VerificationRun | None:
 
 class JournalVerifyView(StaffView):
     permission_classes = [require_roles(*AUDITORS)]
+    throttle_classes = [HeavyReadThrottle]
 
     @extend_schema(
         operation_id="journal_verify",

@@ -1,5 +1,6 @@
 """The progressive's data: pools, the double-entry journal, awards, the audit chain, the
-checkpoints of its verification and the verification runs, staff tokens, the auditors' export
+checkpoints of its verification and the verification runs, the two-person changes, staff tokens
+and the staff's forced password changes, the auditors' export
 jobs, the outbox and its webhook deliveries.
 
 Design (see docs/accounting.md):
@@ -11,10 +12,10 @@ Design (see docs/accounting.md):
   down to the cent (verify_journal checks it).
 """
 
-from jackpot.models.access import StaffToken
+from jackpot.models.access import SealedTOTPDevice, StaffSecurity, StaffToken
 from jackpot.models.audit import AuditChain, AuditEvent
 from jackpot.models.awards import Award, AwardKind, AwardStatus
-from jackpot.models.changes import ChangeStatus, ParameterChange
+from jackpot.models.changes import STAFF_KINDS, ChangeKind, ChangeStatus, ParameterChange
 from jackpot.models.checkpoints import (
     Checkpoint,
     Verification,
@@ -34,6 +35,7 @@ from jackpot.models.pool import UNITS_PER_CENT, Pool
 
 __all__ = [
     "AWARD_GRANTED_BY",
+    "STAFF_KINDS",
     "UNITS_PER_CENT",
     "Account",
     "AccountKind",
@@ -42,6 +44,7 @@ __all__ = [
     "Award",
     "AwardKind",
     "AwardStatus",
+    "ChangeKind",
     "ChangeStatus",
     "Checkpoint",
     "DatabaseIdentity",
@@ -52,6 +55,8 @@ __all__ = [
     "OutboxStatus",
     "ParameterChange",
     "Pool",
+    "SealedTOTPDevice",
+    "StaffSecurity",
     "StaffToken",
     "Transfer",
     "TransferCode",

@@ -1,11 +1,16 @@
-"""API tokens of staff accounts (supervisors, auditors, admins).
+"""Staff accounts' credentials: API tokens, and the password reset an admin may force.
 
 Only the SHA-256 of a token is stored: tokens are 256-bit random strings, so a fast hash is as
-safe as a slow one here, and the lookup stays one indexed query. A token is shown once, when issued.
+safe as a slow one here, and the lookup stays one indexed query. A token is shown once, when issued,
+to its owner. An admin never sets a colleague's password: a reset gives a temporary one that must
+be changed at the next sign-in (`StaffSecurity.must_change_password`).
 """
 
 from django.conf import settings
 from django.db import models
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from jackpot.tokens import unseal_totp_key
 
 
 class StaffToken(models.Model):
@@ -19,3 +24,43 @@ class StaffToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}... ({self.user})"
+
+
+class StaffSecurity(models.Model):
+    """What guards a staff account beside its password: whether it must choose a new password at
+    its next sign-in (set when an admin resets it: `jackpot.staff.password_reset`, cleared by the
+    sign-in that changes it), and who reset it, when. One row per account, made when first
+    needed; no row means nothing is pending."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="security",
+    )
+    must_change_password = models.BooleanField(default=False)
+    password_reset_at = models.DateTimeField(null=True, blank=True)
+    password_reset_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+
+    def __str__(self) -> str:
+        return f"security of {self.user}"
+
+
+class SealedTOTPDevice(TOTPDevice):
+    """A TOTP device as the service uses it: its `key` column holds the key sealed for its owner
+    (`jackpot.tokens.seal_totp_key`), so the database alone never gives a code. Every check and
+    every enrolment goes through this class (`jackpot.second_factor`); django-otp's own lists of
+    devices (`devices_for_user`) see the same rows as `TOTPDevice`."""
+
+    class Meta:
+        proxy = True
+
+    @property
+    def bin_key(self) -> bytes:
+        return unseal_totp_key(self.user_id, self.key)

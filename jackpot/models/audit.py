@@ -2,11 +2,14 @@
 
 Every money movement and every decision writes one `AuditEvent` in the same transaction. Events
 form hash chains (one per table for its rounds, one per pool for the pool's own events, one for
-administration): each event has the next `sequence` of its chain and
-`hash = SHA-256(prev_hash + canonical content)`, where the canonical content covers the event's
-fields and the transfers it wrote. Changing any event or transfer after the fact breaks the chain
-at that event (`verify_journal` finds it). The chain head row serializes the chain's writers; when
-it is locked is `jackpot.locks`'s to say (a table's chain before the pool row, a pool's after
+administration): each event has the next `sequence` of its chain and `hash = HMAC-SHA256(prev_hash
++ canonical content)`, where the canonical content covers the event's fields and the transfers it
+wrote, as its `content_format` says (`jackpot.ledger.content`): format 1 (events written before it
+existed) a transfer as its code, accounts, amount, round and award; format 2 (every event written
+now) its pool too, and the format itself, so that neither a transfer's pool nor the event's format
+can be edited without breaking the link. Changing any event or transfer after the fact breaks the
+chain at that event (`verify_journal` finds it). The chain head row serializes the chain's writers;
+when it is locked is `jackpot.locks`'s to say (a table's chain before the pool row, a pool's after
 it). A table's chain is written only by its own rounds, so it adds no lock shared between tables.
 """
 
@@ -33,6 +36,11 @@ class AuditEvent(models.Model):
     payload = models.JSONField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
+    content_format = models.PositiveSmallIntegerField(
+        default=2,
+        db_default=2,  # a row written by SQL alone is format 2 too: it claims the most cover
+        help_text="What the hash covers: 1, before transfers' pools were covered; 2.",
+    )
 
     class Meta:
         constraints = [

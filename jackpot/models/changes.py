@@ -1,15 +1,24 @@
-"""A proposed change of a pool's parameters: one admin proposes, a different one approves.
+"""A two-person change: one admin proposes, a different one approves.
 
-Compliance 16, 17 and 40: what a pool pays and takes (stake, shares, seed, paytable), its name and
-its verification threshold change only by a `ParameterChange` that another admin approves while
-none of the pool's tables is open for play. The row keeps the proposal (the new values, the pool's
-values when it was proposed, who, when, why) and its outcome (applied, rejected or withdrawn; who
-decided, when, with what note). `jackpot.changes` is its only writer; every step is also an audit
-event on the pool's chain.
+Compliance 16, 17, 36, 40 and 47. Each `kind` is something one admin must not do alone:
+- `pool.parameters`: what a pool pays and takes (stake, shares, seed, paytable), its name and its
+  verification threshold, applied while none of the pool's tables is open for play;
+- `pool.create`: a new pool (`pool` is set when it is applied);
+- `table.move`: a table linked to a pool, moved to another or unlinked (`pool` is the pool it
+  goes to, None to unlink);
+- `staff.create`, `staff.access` (roles, `is_staff`, `is_superuser`, reactivation) and
+  `staff.second_factor_reset`: who may do what (`subject` is the staff account; for
+  `staff.create` it is set when the account is created, on approval).
 
-Invariants: an applied change was decided by someone other than its proposer (a database CHECK,
-beside the service's 403 `four_eyes`); a proposal is decided once (its status leaves `proposed`
-only once, under the pool row lock).
+The row keeps the proposal (the new values, the values when it was proposed, who, when, why) and
+its outcome (applied, rejected or withdrawn; who decided, when, with what note).
+`jackpot.changes` is its only writer (the appliers of each kind are `jackpot.changes`,
+`jackpot.staff` and `tables.services`); every step is also an audit event.
+
+Invariants, each a database CHECK beside the service's refusal: an applied change was decided by
+someone other than its proposer and other than its subject (403 `four_eyes`, CHECK
+`change_four_eyes`): no one approves what they proposed, nor what is done to themselves; a
+proposal is decided once (its status leaves `proposed` only once, under its row lock).
 """
 
 from django.conf import settings
@@ -24,8 +33,38 @@ class ChangeStatus(models.TextChoices):
     WITHDRAWN = "withdrawn", "Withdrawn by its proposer"
 
 
+class ChangeKind(models.TextChoices):
+    POOL_PARAMETERS = "pool.parameters", "A pool's parameters"
+    POOL_CREATE = "pool.create", "A new pool"
+    TABLE_MOVE = "table.move", "A table linked to a pool, moved or unlinked"
+    STAFF_CREATE = "staff.create", "A new staff account"
+    STAFF_ACCESS = "staff.access", "A staff account's roles, flags or reactivation"
+    STAFF_SECOND_FACTOR_RESET = "staff.second_factor_reset", "A staff member's second factor reset"
+
+
+#: The kinds whose subject is a staff account.
+STAFF_KINDS = (
+    ChangeKind.STAFF_CREATE,
+    ChangeKind.STAFF_ACCESS,
+    ChangeKind.STAFF_SECOND_FACTOR_RESET,
+)
+
+
 class ParameterChange(models.Model):
-    pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="changes")
+    kind = models.CharField(
+        max_length=32, choices=ChangeKind.choices, default=ChangeKind.POOL_PARAMETERS
+    )
+    pool = models.ForeignKey(
+        "jackpot.Pool", null=True, blank=True, on_delete=models.PROTECT, related_name="changes"
+    )
+    subject = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The staff account a staff change is about.",
+    )
     changes = models.JSONField(help_text="The fields to change and their new values.")
     before = models.JSONField(help_text="The same fields' values when the change was proposed.")
     reason = models.CharField(max_length=500)
@@ -45,18 +84,43 @@ class ParameterChange(models.Model):
     class Meta:
         constraints = [
             # Four eyes, enforced by the database too: an applied change was approved by someone
-            # who did not propose it.
+            # who neither proposed it nor is its subject.
             models.CheckConstraint(
                 condition=~Q(status="applied")
-                | (Q(decided_by__isnull=False) & ~Q(decided_by=F("proposed_by"))),
+                | (
+                    Q(decided_by__isnull=False)
+                    & ~Q(decided_by=F("proposed_by"))
+                    & (Q(subject__isnull=True) | ~Q(decided_by=F("subject")))
+                ),
                 name="change_four_eyes",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=[kind.value for kind in ChangeKind]),
+                name="change_kind_known",
+            ),
+            # A pool's parameters name their pool; a staff change other than a creation names its
+            # subject from the start, a creation once applied.
+            models.CheckConstraint(
+                condition=~Q(kind=ChangeKind.POOL_PARAMETERS) | Q(pool__isnull=False),
+                name="change_parameters_pool",
+            ),
+            models.CheckConstraint(
+                condition=Q(subject__isnull=False)
+                | (
+                    ~Q(kind__in=[ChangeKind.STAFF_ACCESS, ChangeKind.STAFF_SECOND_FACTOR_RESET])
+                    & ~Q(kind=ChangeKind.STAFF_CREATE, status="applied")
+                ),
+                name="change_staff_subject",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=["proposed", "applied", "rejected", "withdrawn"]),
                 name="change_status_known",
             ),
         ]
-        indexes = [models.Index(fields=["pool", "status"])]
+        indexes = [
+            models.Index(fields=["pool", "status"]),
+            models.Index(fields=["kind", "status"]),
+        ]
 
     def __str__(self) -> str:
-        return f"change #{self.pk} of pool {self.pool_id} ({self.status})"
+        return f"change #{self.pk}, {self.kind} ({self.status})"

@@ -1,6 +1,7 @@
-"""Table administration for the club's systems (admins): read a table, open or close it for play,
-move it to another pool or unlink it. Thin: the refusals (409 while it is open for play or has
-open rounds) are `tables.services.table_update`'s.
+"""Table administration for the club's systems (admins): read a table, open or close it for play;
+propose to link it to a pool, move it or unlink it, and approve (another admin), reject or
+withdraw that proposal. Thin: the refusals (403 `four_eyes`, 409 while the table is open for play
+or has open rounds) are `tables.services`'s and `jackpot.changes`'s.
 
 Terminal tokens, for the same systems: list a table's tokens (never the token, its prefix), issue
 one beside the current ones (the rotation: the old one works until revoked, so no terminal is cut
@@ -19,16 +20,26 @@ from rest_framework.views import APIView
 
 from config.errors import NotFound
 from config.wire import read
-from jackpot import locks
+from jackpot import changes, locks
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
+from jackpot.api.awards import StaffView
+from jackpot.bodies import ChangeApproval, ChangeRejection
+from jackpot.bodies import ParameterChange as ChangeAnswer
 from jackpot.canonical import fingerprint
-from jackpot.models import Pool
+from jackpot.models import ChangeKind, ParameterChange, Pool
+from jackpot.render import change_body
 from tables import bodies
 from tables.api.views import REPLAYED, ROUND_ID_PATH, replayed_header
 from tables.bodies import parse_void, round_id_of
 from tables.models import Game, Round, RoundState, Table, Terminal
 from tables.rounds import round_void
-from tables.services import table_update, terminal_revoke, terminal_token_issue
+from tables.services import (
+    table_move_approve,
+    table_move_propose,
+    table_update,
+    terminal_revoke,
+    terminal_token_issue,
+)
 
 
 def _table_answer(table: Table) -> bodies.TableAnswer:
@@ -59,22 +70,100 @@ class TableView(APIView):
         operation_id="table_change",
         request=bodies.TableChange,
         responses={200: bodies.TableAnswer},
-        summary="Open or close a table for play, move it to another pool or unlink it (admins)",
-        description="A table moves to another pool (or is unlinked) only while closed for play "
-        "(409 `table_open`) and with no round open (409 `table_has_open_rounds`): a round "
-        "settles against the pool it opened with.",
+        summary="Open or close a table for play (admins)",
+        description="The pool a table feeds changes by a proposal another admin approves "
+        "(`POST /api/v1/tables/{table}/moves`).",
     )
     def patch(self, request: Request, table: int) -> Response:
         change = read(bodies.TableChange, request.data)
-        changes: dict[str, object] = {}
-        if "pool" in change.model_fields_set:
-            changes["pool"] = None if change.pool is None else _pool(change.pool)
-        if change.enabled is not None:
-            changes["enabled"] = change.enabled
+        values: dict[str, object] = {} if change.enabled is None else {"enabled": change.enabled}
         updated = table_update(
-            table_id=table, changes=changes, actor=f"user:{request.user.get_username()}"
+            table_id=table, changes=values, actor=f"user:{request.user.get_username()}"
         )
         return Response(_table_answer(updated).model_dump(mode="json"))
+
+
+class TableMovesView(StaffView):
+    permission_classes = [require_roles("admin")]
+
+    @extend_schema(
+        operation_id="table_move_propose",
+        request=bodies.TableMoveProposal,
+        responses={201: ChangeAnswer},
+        summary="Propose to link a table to a pool, move it or unlink it (admins); another admin "
+        "approves",
+    )
+    def post(self, request: Request, table: int) -> Response:
+        proposal = read(bodies.TableMoveProposal, request.data)
+        change = table_move_propose(
+            table_id=_table(table).pk,
+            pool=None if proposal.pool is None else _pool(proposal.pool),
+            reason=proposal.reason,
+            user=self.staff(request),
+        )
+        return Response(change_body(change).model_dump(mode="json"), status=201)
+
+
+def _move(table: int, change: int) -> int:
+    """The change's id, if it is a move of `table` (404 `change_not_found` otherwise)."""
+    found = ParameterChange.objects.filter(
+        pk=change, kind=ChangeKind.TABLE_MOVE, changes__table=_table(table).pk
+    )
+    if not found.exists():
+        raise NotFound("change_not_found", f"table {table} has no move {change}", param="change")
+    return change
+
+
+class TableMoveApproveView(StaffView):
+    permission_classes = [require_roles("admin")]
+
+    @extend_schema(
+        operation_id="table_move_approve",
+        request=ChangeApproval,
+        responses={200: ChangeAnswer},
+        summary="Approve and apply a table's move: another admin than its proposer, with the "
+        "table closed and no round open (admins)",
+    )
+    def post(self, request: Request, table: int, change: int) -> Response:
+        approval = read(ChangeApproval, request.data if request.data else {})
+        applied = table_move_approve(
+            change_id=_move(table, change), user=self.staff(request), note=approval.note or ""
+        )
+        return Response(change_body(applied).model_dump(mode="json"))
+
+
+class TableMoveRejectView(StaffView):
+    permission_classes = [require_roles("admin")]
+
+    @extend_schema(
+        operation_id="table_move_reject",
+        request=ChangeRejection,
+        responses={200: ChangeAnswer},
+        summary="Reject a table's proposed move, saying why (admins)",
+    )
+    def post(self, request: Request, table: int, change: int) -> Response:
+        rejection = read(ChangeRejection, request.data if request.data else {})
+        rejected = changes.change_reject(
+            change_id=_move(table, change), user=self.staff(request), note=rejection.note
+        )
+        return Response(change_body(rejected).model_dump(mode="json"))
+
+
+class TableMoveWithdrawView(StaffView):
+    permission_classes = [require_roles("admin")]
+
+    @extend_schema(
+        operation_id="table_move_withdraw",
+        request=ChangeApproval,
+        responses={200: ChangeAnswer},
+        summary="Withdraw one's own proposed move of a table (its proposer)",
+    )
+    def post(self, request: Request, table: int, change: int) -> Response:
+        withdrawal = read(ChangeApproval, request.data if request.data else {})
+        withdrawn = changes.change_withdraw(
+            change_id=_move(table, change), user=self.staff(request), note=withdrawal.note or ""
+        )
+        return Response(change_body(withdrawn).model_dump(mode="json"))
 
 
 def _table(table: int) -> Table:

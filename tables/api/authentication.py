@@ -135,7 +135,9 @@ class TerminalAuthentication(BaseAuthentication):
 
 
 class IsTableTerminal(BasePermission):
-    """The caller is the terminal of the table named in the URL, and the table is enabled."""
+    """The caller is the terminal of the table named in the URL. Whether the table is open for
+    play matters only to a new round (`OpenForPlay`): a table closed mid-round still has its
+    round in progress settled or voided by its terminal, and its rounds read."""
 
     message = "this terminal may only post rounds for its own table"
 
@@ -143,10 +145,18 @@ class IsTableTerminal(BasePermission):
         principal = request.user
         if not isinstance(principal, TerminalPrincipal):
             return False
-        table = principal.table
-        if str(table.pk) != str(view.kwargs.get("table")):
-            return False
-        if not table.enabled:
-            self.message = "this table is disabled"
-            return False
-        return True
+        return str(principal.table.pk) == str(view.kwargs.get("table"))
+
+
+class OpenForPlay(BasePermission):
+    """A round opens (a POST to the table's rounds) only at a table open for play: closing a
+    table stops new rounds. An open in flight while it closes is refused by the open itself
+    (409 `table_changed`, `tables.rounds.store.pool_of_record`)."""
+
+    message = "this table is disabled"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        principal = request.user
+        if request.method != "POST":
+            return True
+        return isinstance(principal, TerminalPrincipal) and principal.table.enabled

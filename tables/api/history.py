@@ -3,7 +3,9 @@ each chart's rows as CSV.
 
 Both read `tables.selectors.pool_history` with the same query: a CSV is the chart's rows, its
 columns the fields of the row's model (`tables.bodies.HISTORY_ROWS`) in their order, its values
-as the JSON writes them; so the CSV and the chart never differ by a column or a cent.
+as the JSON writes them; so the CSV and the chart never differ by a column or a cent. Text that a
+spreadsheet would evaluate (a table named `=HYPERLINK(...)`) is written behind an apostrophe, as
+in the payout log (`jackpot.exports.spreadsheet_safe`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.openapi import query_parameters
+from config.throttling import HeavyReadThrottle
 from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
+from jackpot.exports import spreadsheet_safe
 from tables import bodies
 from tables.selectors import pool_history
 
@@ -30,6 +34,7 @@ AUDITORS = ("auditor", "admin")
 class PoolHistoryView(APIView):
     authentication_classes = STAFF_AUTHENTICATION
     permission_classes = [require_roles(*AUDITORS)]
+    throttle_classes = [HeavyReadThrottle]
 
     @extend_schema(
         operation_id="pool_history",
@@ -46,6 +51,7 @@ class PoolHistoryView(APIView):
 class PoolHistoryCsvView(APIView):
     authentication_classes = STAFF_AUTHENTICATION
     permission_classes = [require_roles(*AUDITORS)]
+    throttle_classes = [HeavyReadThrottle]
 
     @extend_schema(
         operation_id="pool_history_csv",
@@ -60,7 +66,10 @@ class PoolHistoryCsvView(APIView):
         text = io.StringIO()
         writer = csv.DictWriter(text, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(history[query.chart.value])
+        writer.writerows(
+            {column: spreadsheet_safe(value) for column, value in row.items()}
+            for row in history[query.chart.value]
+        )
         response = HttpResponse(text.getvalue(), content_type="text/csv; charset=utf-8")
         days = "-".join(day for day in (history["first_day"], history["last_day"]) if day)
         name = f"pool-{pool}-{query.chart.value}{f'-{days}' if days else ''}.csv"

@@ -1,5 +1,6 @@
 """The integrity flags over the API: auditors, supervisors and admins read them (tables.integrity
-stores them; the pool report shows a pool's latest)."""
+stores them; the pool report shows a pool's latest); and a pool's void watch (tables.voids): its
+voids by table and shift over the window the check tests, which the auditor's page draws."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from config.openapi import query_parameters
 from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from tables import bodies
-from tables.selectors import integrity_flag_page
+from tables.selectors import integrity_flag_page, void_watch
 
 
 class IntegrityFlagsView(APIView):
@@ -28,3 +29,17 @@ class IntegrityFlagsView(APIView):
     def get(self, request: Request) -> Response:
         page = integrity_flag_page(read_query(bodies.IntegrityFlagQuery, request.query_params))
         return Response(page.model_dump(mode="json"))
+
+
+class PoolVoidsView(APIView):
+    authentication_classes = STAFF_AUTHENTICATION
+    permission_classes = [require_roles("auditor", "supervisor", "admin")]
+
+    @extend_schema(
+        operation_id="pool_voids",
+        responses={200: bodies.VoidWatch},
+        summary="A pool's voids by table and shift over the void watch's window, and its void"
+        " flags (auditors, supervisors)",
+    )
+    def get(self, request: Request, pool: int) -> Response:
+        return Response(void_watch(pool).model_dump(mode="json"))

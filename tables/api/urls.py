@@ -14,6 +14,22 @@ urlpatterns = [
         administration.TerminalRevokeView.as_view(),
         name="terminal-revoke",
     ),
+    path("tables/<int:table>/moves", administration.TableMovesView.as_view(), name="table-moves"),
+    path(
+        "tables/<int:table>/moves/<int:change>/approve",
+        administration.TableMoveApproveView.as_view(),
+        name="table-move-approve",
+    ),
+    path(
+        "tables/<int:table>/moves/<int:change>/reject",
+        administration.TableMoveRejectView.as_view(),
+        name="table-move-reject",
+    ),
+    path(
+        "tables/<int:table>/moves/<int:change>/withdraw",
+        administration.TableMoveWithdrawView.as_view(),
+        name="table-move-withdraw",
+    ),
     path("tables/<int:table>/rounds", views.TableRoundsView.as_view(), name="table-rounds"),
     path(
         "tables/<int:table>/rounds/<str:round_id>",
@@ -52,6 +68,7 @@ urlpatterns = [
         name="pool-history-csv",
     ),
     path("integrity/flags", integrity.IntegrityFlagsView.as_view(), name="integrity-flags"),
+    path("pools/<int:pool>/voids", integrity.PoolVoidsView.as_view(), name="pool-voids"),
     path("reconciliations", reconciliations.ReconciliationsView.as_view(), name="reconciliations"),
     path(
         "reconciliations/<int:reconciliation>",

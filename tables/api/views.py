@@ -18,7 +18,12 @@ from config.throttling import WindowThrottle
 from config.wire import read_query
 from jackpot.canonical import fingerprint
 from tables import bodies
-from tables.api.authentication import IsTableTerminal, TerminalAuthentication, TerminalPrincipal
+from tables.api.authentication import (
+    IsTableTerminal,
+    OpenForPlay,
+    TerminalAuthentication,
+    TerminalPrincipal,
+)
 from tables.bodies import parse_open, parse_result, parse_void, round_id_of
 from tables.models import Game, Round, Table
 from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_settle, round_void
@@ -108,6 +113,8 @@ class TerminalView(APIView):
 
 
 class TableRoundsView(TerminalView):
+    permission_classes = [IsTableTerminal, OpenForPlay]
+
     @extend_schema(
         operation_id="round_list",
         parameters=query_parameters(bodies.RoundListQuery),
@@ -129,7 +136,9 @@ class TableRoundsView(TerminalView):
         responses={201: bodies.OpenAnswer},
         summary="Open a round: lock each seat's bets (progressive stakes raise the meter)",
         description="One round at a time per table: while another round is open at the table, "
-        "an open is refused with 409 `round_in_progress` naming it.",
+        "an open is refused with 409 `round_in_progress` naming it. A table closed for play "
+        "opens no round (403 `permission_denied`); its round in progress is still settled or "
+        "voided.",
     )
     def post(self, request: Request, table: int) -> Response:
         table_obj = self.principal(request).table
@@ -154,6 +163,8 @@ class RoundResultView(TerminalView):
         request=bodies.ResultBody,
         responses={200: bodies.ResultAnswer},
         summary="Post a round's cards and decisions: every box and progressive award is settled",
+        description="Settled with the terms the round opened with (its pool's stake, paytable "
+        "and verification threshold then), also at a table closed for play since.",
     )
     def post(self, request: Request, table: int, round_id: str) -> Response:
         table_obj = self.principal(request).table
@@ -174,6 +185,7 @@ class RoundVoidView(TerminalView):
         request=bodies.VoidBody,
         responses={200: bodies.VoidAnswer},
         summary="Void an open round (misdeal): progressive stakes are refunded by the house",
+        description="Also at a table closed for play since the round opened.",
     )
     def post(self, request: Request, table: int, round_id: str) -> Response:
         round_id_of(round_id)

@@ -4,7 +4,10 @@ The page is a shell for signed-in auditors and admins (a Django session, `tables
 a visitor is sent to the login page, anyone else signed in gets a 403 page, and no one is shown a
 byte of the pool before that): its script reads the pool's
 history from the API (`GET /api/v1/pools/{pool}/history`, with the session) and draws each chart
-as inline SVG of its own; each chart links to its CSV (`history.csv?chart=`), the same rows.
+as inline SVG of its own; each chart links to its CSV (`history.csv?chart=`), the same rows. Its
+void watch (`GET /api/v1/pools/{pool}/voids`, tables.voids) is the integrity check's window, not
+the days picked: each table's voids over the window and shift by shift, the check's alarms marked,
+and the pool's void flags listed.
 What it promises:
 - every figure drawn is one the API answered: amounts in whole cents, formatted, never computed;
 - it needs nothing from outside the service: its style and script are inlined and allowed by hash
@@ -75,6 +78,21 @@ _WORDS: dict[str, dict[str, str]] = {
         "not_applicable": "sans objet",
         "refused_title": "Accès refusé",
         "refused": "L'historique d'un jackpot est réservé aux auditeurs et aux administrateurs.",
+        "voids": "Tours annulés, par table et par équipe",
+        "voids_note": "Les {shifts} dernières équipes de {hours} h, l'équipe en cours comprise ; "
+        "attendus : le taux de l'équipe sur toutes les tables du jackpot ; "
+        "une table est testée à partir de {min} tours",
+        "decided": "Tours réglés ou annulés",
+        "voided": "Annulés",
+        "by_shift": "Par équipe",
+        "shift_label": "{day}, {from}\u2013{to}",
+        "alarms": "Alertes d'annulations",
+        "no_alarm": "Aucune alerte",
+        "period": "Période",
+        "adjusted": "Probabilité corrigée",
+        "alarm": "alerte",
+        "voids_in_shift": "dans l'équipe",
+        "voids_in_window": "sur la période",
     },
     "en": {
         "locale": "en-GB",
@@ -123,6 +141,21 @@ _WORDS: dict[str, dict[str, str]] = {
         "not_applicable": "not applicable",
         "refused_title": "Access refused",
         "refused": "A jackpot's history is for auditors and administrators.",
+        "voids": "Voided rounds, by table and shift",
+        "voids_note": "The last {shifts} shifts of {hours} h, the current one included; "
+        "expected: the shift's rate over all of the pool's tables; "
+        "a table is tested from {min} rounds",
+        "decided": "Rounds settled or voided",
+        "voided": "Voided",
+        "by_shift": "By shift",
+        "shift_label": "{day}, {from}\u2013{to}",
+        "alarms": "Void alarms",
+        "no_alarm": "No alarm",
+        "period": "Period",
+        "adjusted": "Adjusted probability",
+        "alarm": "alarm",
+        "voids_in_shift": "in the shift",
+        "voids_in_window": "over the window",
     },
 }
 
@@ -155,6 +188,7 @@ def audit_pool(request: HttpRequest, pool: int) -> HttpResponse:
     config: dict[str, Any] = {
         "historyUrl": reverse("pool-history", kwargs={"pool": pool}),
         "csvUrl": reverse("pool-history-csv", kwargs={"pool": pool}),
+        "voidsUrl": reverse("pool-voids", kwargs={"pool": pool}),
         "days": days,
         "currency": found.currency,
         "text": TEXT[lang],

@@ -3,7 +3,10 @@
 
 The login is a Django session (CSRF-protected form), throttled and written to the security log
 by `config.admin_login.throttled_login`, with the admin's counters: it lets in staff who hold a
-role and tells anyone else why not. Sign-out is a POST (a link cannot sign anyone out).
+role and tells anyone else why not. An accepted password begins the sign-in's steps
+(`config.admin_login.begin_sign_in`, their page in `tables.pages.signin`: the second factor's
+code, a new password, an enrollment); the session is signed in after the last one. Sign-out is
+a POST (a link cannot sign anyone out).
 
 The queue is a shell: its script (`static/pages/floor.js`) reads `GET /api/v1/awards` for each
 open status (pending, verified, approved) and the last paid ones, every `POLL_MS` with
@@ -16,7 +19,6 @@ refusal when one comes anyway.
 
 from __future__ import annotations
 
-from django.contrib.auth import login as auth_login
 from django.contrib.auth import logout as auth_logout
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
@@ -30,7 +32,7 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
-from config.admin_login import throttled_login
+from config.admin_login import begin_sign_in, throttled_login
 from config.pages import page_language
 from jackpot.models import AwardKind
 from jackpot.selectors import pool_currencies
@@ -228,8 +230,7 @@ def _login_form(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = StaffLoginForm(request, data=request.POST)
         if form.is_valid():
-            auth_login(request, form.get_user())
-            return HttpResponseRedirect(next_url)
+            return begin_sign_in(request, form.get_user(), door="floor", next_url=next_url)
     elif request.user.is_authenticated and roles_of(request.user):
         return HttpResponseRedirect(next_url)
     else:

@@ -2,10 +2,12 @@
 
 from django.urls import URLPattern, path
 
-from tables.pages import audit, floor, slips
+from tables.pages import account, audit, floor, signin, slips
 
 urlpatterns: list[URLPattern] = [
     path("floor/login/", floor.login_page, name="floor-login"),
+    path("floor/login/next/", signin.sign_in_step, name="floor-login-step"),
+    path("floor/account/", account.account_page, name="floor-account"),
     path("floor/logout/", floor.logout_page, name="floor-logout"),
     path("floor/awards/", floor.award_queue, name="floor-awards"),
     path("floor/awards/<int:award>/slip/", slips.slip_page, name="floor-slip"),

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from jackpot.bodies import Meter
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
-from jackpot.movements import AwardsGranted, StakesTaken
+from jackpot.movements import AwardsGranted, StakesTaken, Terms
 from tables.bodies import (
     Contribution,
     Hand,
@@ -77,7 +77,12 @@ def opened(
 
 
 def opened_event(
-    *, table: Table, round_pk: int, answer: JsonObject, stakes: StakesTaken | None
+    *,
+    table: Table,
+    round_pk: int,
+    answer: JsonObject,
+    stakes: StakesTaken | None,
+    terms: Terms | None,
 ) -> JsonObject:
     return {
         "table": table.pk,
@@ -86,6 +91,14 @@ def opened_event(
         "round_id": answer["round_id"],
         "seats": answer["seats"],
         "progressive": answer["progressive"],
+        # What the round settles with, as its row records it: in the chain with the round.
+        "terms": None
+        if terms is None
+        else {
+            "stake_cents": terms.stake_cents,
+            "paytable_version": terms.paytable_version,
+            "verification_threshold_cents": terms.verification_threshold_cents,
+        },
         # Orders this event's meter change among every table's (see accounting.md).
         "meter_version": stakes.meter_version if stakes else None,
     }

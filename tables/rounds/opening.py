@@ -2,9 +2,13 @@
 
 One transaction: the round and its seats' rows, the stakes taken (`jackpot.movements`), the audit
 event with its transfers and the stored answer. Locks, in `jackpot.locks`'s order: the table's
-row (shared: it cannot change pool until the round is written), the new round row, the table's
-chain head, then the pool row, last, held only for the final write and commit. The round belongs
-to the pool its table feeds now, at that pool's stake, whatever happens to the table later.
+row (shared: it cannot change pool or close until the round is written, and no change of its
+pool's parameters can be approved: the approval locks it exclusively), the new round row, the
+table's chain head, then the pool row, last, held only for the final write and commit. The round
+belongs to the pool its table feeds now, and records that pool's terms as committed under the
+table's lock (stake, progressive paytable version, verification threshold), which settle it
+whatever happens to the table or the pool later; its `round.opened` event carries them too
+(`terms`), so the chain covers what the round settles with.
 
 A table has one open round at a time (`tables.models.ONE_OPEN_ROUND`, a partial unique index):
 an open while another round is open at the table is a 409 `round_in_progress` naming it. Two
@@ -63,8 +67,9 @@ def round_open(*, table: Table, request: OpenRequest, fingerprint: str, actor: s
 def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> Answer:
     now = timezone.now()
     committed = store.locked_table(table)
-    round_pk = store.insert_round(table, request, fingerprint, now)  # a replay fails here
-    pool = store.pool_of_record(table, committed)
+    terms = store.committed_terms(committed)
+    round_pk = store.insert_round(table, request, fingerprint, now, terms)  # a replay fails here
+    pool = store.pool_of_record(table, committed, terms)
     slot = locks.chain_slot(ledger.table_chain(table.pk))
     stakes = sum(
         1
@@ -85,7 +90,9 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> A
         pool_id=table.pool_id,
         occurred_at=now,
         postings=taken.postings if taken else (),
-        payload=answers.opened_event(table=table, round_pk=round_pk, answer=answer, stakes=taken),
+        payload=answers.opened_event(
+            table=table, round_pk=round_pk, answer=answer, stakes=taken, terms=terms
+        ),
         also=store.answered(round_pk, {"open_response": answer}),
     )
     return Answer(201, answer)

@@ -1,10 +1,12 @@
 """Settle a round: the cards and decisions in, every box and progressive award worked out.
 
-One transaction: the round row locked, every seat settled by the rules engine with the pool's own
-paytables, the awards granted (`jackpot.movements`), the audit event with its transfers and the
-stored answer, and the big wins' notifications in the outbox (`jackpot.notifications`). Locks, in
-`jackpot.locks`'s order: the round row, the table's chain head, then the pool row (only when the
-round grants awards), last; the outbox's INSERT locks no existing row. The round is counted
+One transaction: the round row locked, every seat settled by the rules engine with the terms the
+round recorded when it opened (its pool's stake, progressive paytable and verification threshold
+then, `store.round_terms`: never the pool's as they are now), the awards granted
+(`jackpot.movements`), the audit event with its transfers and the stored answer, and the big
+wins' notifications in the outbox (`jackpot.notifications`). Locks, in `jackpot.locks`'s order:
+the round row, the table's chain head, then the pool row (only when the round grants awards),
+last; the outbox's INSERT locks no existing row. The round is counted
 (`jackpot_rounds_settled_total`, config.metrics) once the transaction commits, never before.
 """
 
@@ -54,7 +56,8 @@ def _settle(
             param="seats",
         )
     pool = store.round_pool(found, table)
-    paytables = movements.pool_paytables(pool) if pool else CURRENT
+    terms = store.round_terms(found)
+    paytables = movements.paytables(terms) if terms else CURRENT
     settlements: dict[int, Settlement] = {}
     for play in request.seats:
         seat_bets = bets[play.seat]
@@ -81,7 +84,7 @@ def _settle(
 
     slot = locks.chain_slot(ledger.table_chain(table.pk))  # before the pool row: jackpot.locks
     granted = None
-    if pool is not None:
+    if pool is not None and terms is not None:
         owed = round_awards(
             {
                 seat: settlement.progressive.award
@@ -90,7 +93,9 @@ def _settle(
             }
         )
         if owed:
-            granted = movements.grant_awards(pool=pool, round_pk=found.pk, owed=owed, now=now)
+            granted = movements.grant_awards(
+                pool=pool, terms=terms, round_pk=found.pk, owed=owed, now=now
+            )
     meter = granted.meter if granted else pool_meter(pool_id=pool.pk) if pool else None
     answer = answers.settled(
         table=table,

@@ -1,7 +1,10 @@
 """A round's own rows: the round and its seats' bets, written and read with plain SQL.
 
 The bets a round settles or refunds are read from its `RoundSeat` rows, written once when it
-opened and never changed; the stored answer (`Round.open_response`) is only ever replayed.
+opened and never changed, and the terms it settles with (`jackpot.movements.Terms`) from its own
+row, where its open recorded its pool's as committed under the table's share lock (an approval of
+a change of them locks the pool's tables exclusively first, so none commits until the round is
+written); the stored answer (`Round.open_response`) is only ever replayed.
 Plain SQL (`jackpot.rows`) because these run on every round: the ORM compiled each statement
 anew at a cost above the statement's own (bench/ingest.py).
 """
@@ -15,6 +18,7 @@ from django.db import connection
 from config.errors import Conflict, NotFound
 from jackpot import locks, rows
 from jackpot.models import Pool
+from jackpot.movements import TERMS_FIELDS, Terms, pool_terms
 from tables.bodies import OpenRequest
 from tables.models import Game, Round, RoundSeat, RoundState, Table
 from tables.rules.stud import StudBets
@@ -29,10 +33,23 @@ def locked_table(table: Table) -> Table | None:
     return locks.table_row(Table, table_pk=table.pk, exclusive=False)
 
 
-def pool_of_record(table: Table, committed: Table | None) -> Pool | None:
+def committed_terms(committed: Table | None) -> Terms | None:
+    """The terms of the pool the table feeds (`committed`, from `locked_table`), as committed
+    last: none changes until this transaction ends (see the module's docstring)."""
+    if committed is None or committed.pool_id is None:
+        return None
+    pool = rows.select_one(
+        Pool, "id = %s", [committed.pool_id], for_update=False, only=TERMS_FIELDS
+    )
+    return None if pool is None else pool_terms(pool)
+
+
+def pool_of_record(table: Table, committed: Table | None, terms: Terms | None) -> Pool | None:
     """The pool a round opening now at `table` belongs to: the table's pool as the terminal's
     authentication read it (`table`), if the table still feeds it (`committed`, from
-    `locked_table`); a change committed in between is a 409 `table_changed`."""
+    `locked_table`); a change committed in between is a 409 `table_changed`, a stake other than
+    the one the bets were checked against (`terms`, from `committed_terms`) a 409
+    `stake_changed`."""
     if committed is None or committed.pool_id != table.pool_id or not committed.enabled:
         raise Conflict(
             "table_changed",
@@ -40,24 +57,49 @@ def pool_of_record(table: Table, committed: Table | None) -> Pool | None:
             "was being opened; nothing was written: post it again",
             param=None,
         )
-    return table.pool
+    pool = table.pool
+    if pool is not None and (terms is None or terms.stake_cents != pool.stake_cents):
+        raise Conflict(
+            "stake_changed",
+            f"pool {pool.pk}'s progressive stake is no longer {pool.stake_cents} cents; nothing "
+            "was written: read the pool and post the round again",
+            param="seats",
+        )
+    return pool
 
 
-def insert_round(table: Table, request: OpenRequest, fingerprint: str, now: datetime) -> int:
+def insert_round(
+    table: Table, request: OpenRequest, fingerprint: str, now: datetime, terms: Terms | None
+) -> int:
     """Write a new open round, with its pool of record (the table's, `pool_of_record` checks it
-    is still) and that pool's stake, and its seats' bets; returns the round's primary key.
+    is still) and that pool's terms (`committed_terms`), and its seats' bets; returns the
+    round's primary key.
 
     A replay fails here, on the unique (table, round_id), before the pool row is waited for.
     """
     pool = table.pool
+    record: dict[str, object] = {
+        "pool_id": None,
+        "stake_cents": 0,
+        "paytable_version": "",
+        "verification_threshold_cents": None,
+    }
+    # Without its pool's terms (the table unlinked meanwhile) the row is written without a pool,
+    # as its CHECKs want, and `pool_of_record` then refuses the round: nothing stays written.
+    if pool is not None and terms is not None:
+        record = {
+            "pool_id": pool.pk,
+            "stake_cents": terms.stake_cents,
+            "paytable_version": terms.paytable_version,
+            "verification_threshold_cents": terms.verification_threshold_cents,
+        }
     (round_pk,) = rows.insert(
         Round,
         [
             {
                 "table_id": table.pk,
                 "round_id": request.round_id,
-                "pool_id": pool.pk if pool else None,
-                "stake_cents": pool.stake_cents if pool else 0,
+                **record,
                 "state": RoundState.OPEN,
                 "opened_at": now,
                 "open_fingerprint": fingerprint,
@@ -97,6 +139,15 @@ def round_pool(found: Round, table: Table) -> Pool | None:
     if table.pool is not None and table.pool.pk == found.pool_id:
         return table.pool
     return Pool.objects.get(pk=found.pool_id)
+
+
+def round_terms(found: Round) -> Terms | None:
+    """The terms the round settles with, as it recorded them when it opened (None: no pool)."""
+    if found.pool_id is None:
+        return None
+    threshold = found.verification_threshold_cents
+    assert threshold is not None  # a pooled round records it (CHECK round_terms_of_its_pool)
+    return Terms(found.stake_cents, found.paytable_version, threshold)
 
 
 def locked_round(table: Table, round_id: str) -> Round:

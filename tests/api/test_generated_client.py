@@ -22,9 +22,15 @@ import pytest
 from jackpot.services import role_group, staff_token_issue
 from tests.api.generated_client import Api, entry, forget, generate, value
 from tests.conftest import make_floor
+from tests.staff import grant_roles
 
 # The flows send a few dozen requests from one address: no throttle in the way.
-LIMITLESS = {"anon": "1000000/min", "rules": "1000000/min", "terminal": "1000000/min"}
+LIMITLESS = {
+    "anon": "1000000/min",
+    "rules": "1000000/min",
+    "terminal": "1000000/min",
+    "heavy_read": "1000000/min",
+}
 ROYAL_BOARD = ["Ah", "Kh", "Qh", "2c", "3d"]
 
 
@@ -51,7 +57,7 @@ def staff(live_service, django_user_model) -> dict[str, str]:
         ("auditor", "auditor"),
     ):
         user = django_user_model.objects.create(username=username)
-        user.groups.add(role_group(role))
+        grant_roles(user, role_group(role))
         tokens[username] = staff_token_issue(user=user, revoke_others=False, actor="test")
     return tokens
 

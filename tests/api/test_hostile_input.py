@@ -10,6 +10,7 @@ from django.test import Client
 from jackpot.models import AuditEvent, Pool, Transfer
 from tables.models import Round, RoundSeat
 from tests.conftest import uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -280,7 +281,7 @@ def test_a_token_of_the_wrong_kind_is_named(floor, django_user_model):
     from jackpot.services import role_group, staff_token_issue
 
     user = django_user_model.objects.create(username="sup")
-    user.groups.add(role_group("supervisor"))
+    grant_roles(user, role_group("supervisor"))
     staff = Client(
         HTTP_AUTHORIZATION=f"Bearer {staff_token_issue(user=user, revoke_others=False, actor='t')}"
     )

@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 
 from jackpot.services import role_group, staff_token_issue
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +38,7 @@ def callers(floor, django_user_model) -> dict[str, Client]:
     }
     for role in ("supervisor", "auditor", "admin"):
         user = django_user_model.objects.create(username=role)
-        user.groups.add(role_group(role))
+        grant_roles(user, role_group(role))
         token = staff_token_issue(user=user, revoke_others=False, actor="test")
         clients[role] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     return clients

@@ -67,6 +67,7 @@ from tables.models import Table
 from tables.reconciliation import reconcile
 from tables.services import terminal_token_issue
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 
 MAX_EXAMPLES = 30
 UNDOCUMENTED_STATUS_FAILS = True
@@ -116,7 +117,12 @@ CHECKS: list[Any] = [not_a_server_error, content_type_conformance, response_sche
 if UNDOCUMENTED_STATUS_FAILS:
     CHECKS.append(status_code_conformance)
 # The run sends well over the default 600 requests a minute from one address.
-LIMITLESS = {"anon": "1000000/min", "rules": "1000000/min", "terminal": "1000000/min"}
+LIMITLESS = {
+    "anon": "1000000/min",
+    "rules": "1000000/min",
+    "terminal": "1000000/min",
+    "heavy_read": "1000000/min",
+}
 
 
 def _message(pattern: str) -> Callable[[dict[str, Any]], bool]:
@@ -231,17 +237,36 @@ SEMANTIC_REFUSALS = [
         operations=frozenset({"pool_history", "pool_history_csv"}),
         when=_message("must not be before from"),
     ),
+    # A table's move: the pool and the table's game and state, not the body's shape.
     Refusal(
         404,
         "pool_not_found",
         "a pool id that does not exist",
-        operations=frozenset({"table_change"}),
+        operations=frozenset({"table_move_propose"}),
+    ),
+    Refusal(
+        400,
+        "pool_not_for_stud",
+        "only a UTH table feeds a pool: the table's game",
+        operations=frozenset({"table_move_propose"}),
+    ),
+    Refusal(
+        400,
+        "no_change",
+        "the table already feeds that pool: the table's state",
+        operations=frozenset({"table_move_propose"}),
     ),
     Refusal(
         409,
         "table_open",
         "a table moves to another pool only while closed: its state, not its shape",
-        operations=frozenset({"table_change"}),
+        operations=frozenset({"table_move_approve"}),
+    ),
+    Refusal(
+        409,
+        "table_has_open_rounds",
+        "a table moves only without an open round: its state, not its shape",
+        operations=frozenset({"table_move_approve"}),
     ),
     # A pool's parameter changes: the pool and its other proposals, not the body's shape.
     Refusal(
@@ -259,6 +284,7 @@ SEMANTIC_REFUSALS = [
     ),
     Refusal(404, "change_not_found", "a change id that does not exist"),
     Refusal(409, "pool_tables_open", "the pool's tables are open for play: the floor's state"),
+    Refusal(409, "pool_round_open", "a round of the pool is open: the floor's state"),
     Refusal(409, "change_stale", "the pool changed since the proposal"),
     Refusal(409, "seed_above_meter", "a higher seed waits until the meter has reached it"),
     Refusal(409, "change_wrong_status", "the change was already decided"),
@@ -455,7 +481,17 @@ class World:
 
 #: The operations on a table that the table administration calls: they get the spare table.
 ADMINISTERED = frozenset(
-    {"table_detail", "table_change", "terminal_list", "terminal_issue", "terminal_revoke"}
+    {
+        "table_detail",
+        "table_change",
+        "table_move_propose",
+        "table_move_approve",
+        "table_move_reject",
+        "table_move_withdraw",
+        "terminal_list",
+        "terminal_issue",
+        "terminal_revoke",
+    }
 )
 
 
@@ -502,11 +538,11 @@ def world(transactional_db, django_user_model, settings, tmp_path) -> World:
     staff = {}
     for role in ("supervisor", "auditor", "admin"):
         user = django_user_model.objects.create(username=role)
-        user.groups.add(role_group(role))
+        grant_roles(user, role_group(role))
         staff[role] = staff_token_issue(user=user, revoke_others=False, actor="test")
     # A second admin proposes the changes the world's admin decides (four eyes).
     second = django_user_model.objects.create(username="admin2")
-    second.groups.add(role_group("admin"))
+    grant_roles(second, role_group("admin"))
     staff["admin2"] = staff_token_issue(user=second, revoke_others=False, actor="test")
     world = World(
         terminal=floor.uth[0],

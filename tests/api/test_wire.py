@@ -11,6 +11,7 @@ from tables import bodies
 from tables.models import Round
 from tables.rules.errors import RulesCode
 from tests.conftest import uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -247,5 +248,5 @@ def admin_client_token(django_user_model) -> str:
     from jackpot.services import role_group, staff_token_issue
 
     user = django_user_model.objects.create(username="auditor")
-    user.groups.add(role_group("auditor"))
+    grant_roles(user, role_group("auditor"))
     return f"Bearer {staff_token_issue(user=user, revoke_others=False, actor='test')}"

@@ -5,25 +5,34 @@ session is made server-side (`Client.force_login`, its cookie handed to Chromium
 does not depend on the login page. The charts must be drawn from the API's figures, point by
 point and bar by bar; a chart's CSV downloads; a signed-in supervisor is refused; nothing is
 fetched from elsewhere. The screenshot is artifacts/browser/audit-pool.png (docs/images/ has a
-copy).
+copy). The void watch, drawn from its own figures: a table voiding far more than the other
+(artifacts/browser/audit-voids.png).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from datetime import timedelta
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
 
 import pytest
+import time_machine
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from jackpot.services import role_group
+from tables.integrity import check_integrity
 from tables.reconciliation import reconcile
+from tables.voids import shift_of
 from tests import pool_story as story
 from tests.conftest import make_floor
+from tests.staff import grant_roles
+from tests.tables.test_integrity_voids import play as play_voids
 
 WAIT_MS = 10_000
 
@@ -31,7 +40,7 @@ WAIT_MS = 10_000
 def sign_in(page, server, role: str) -> None:
     """A session for a new user of `role`, made by the server's own login, as Chromium's cookie."""
     user = get_user_model().objects.create(username=f"{role}-page")
-    user.groups.add(role_group(role))
+    grant_roles(user, role_group(role))
     client = Client()
     client.force_login(user)
     cookie = client.cookies[settings.SESSION_COOKIE_NAME]
@@ -145,6 +154,62 @@ def test_the_auditor_sees_the_pools_story_drawn_from_its_figures(
     link = page.locator('a.csv[data-chart="hits"]').get_attribute("href")
     assert link.endswith(f"/history.csv?from={day}&to={day}&chart=hits")
     assert {urlsplit(url).netloc for url in requested} == {urlsplit(live_service.url).netloc}
+    assert page.console_errors == []
+
+
+def test_the_auditor_sees_the_voids_by_table_and_shift_and_the_alarm(
+    live_service, page, screenshot
+):
+    """A table voiding 30% of its rounds in the last shift beside one voiding 1%: after the
+    integrity check, its row and that shift are marked, and the alarms list its two flags."""
+    floor = make_floor(2)
+    rigged, fair = (terminal.table_id for terminal in floor.uth)
+    zone = ZoneInfo(settings.TIME_ZONE)
+    # The middle of the shift before this one: wholly within the window, whatever the hour.
+    last = shift_of(timezone.now(), zone).before()
+    with time_machine.travel(last.start(zone) + timedelta(hours=settings.SHIFT_HOURS / 2)):
+        play_voids(rigged, 40, voids=12, seed=1)
+        play_voids(fair, 200, voids=2, seed=2)
+    stored = check_integrity()
+    assert {(flag.table_id, flag.kind) for flag in stored} == {
+        (rigged, "voids_in_shift"),
+        (rigged, "voids_in_window"),
+    }
+
+    sign_in(page, live_service, "auditor")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{live_service.url}/audit/pools/{floor.pool_id}/?lang=en")
+    expect(page.locator("body")).to_have_attribute("data-state", "drawn", timeout=WAIT_MS)
+    expect(page.locator("#voids-section h2")).to_have_text("Voided rounds, by table and shift")
+    expect(page.locator("#voids-basis")).to_contain_text("The last 21 shifts of 8 h")
+    row = page.locator(f'#voids-table tr.void-table[data-table="{rigged}"]')
+    expect(row).to_have_attribute("data-flagged", "true")
+    expect(row.locator("td.voids")).to_have_text("12")
+    expect(row.locator("td.rounds")).to_have_text("40")
+    # 40 of the shift's 240 rounds at its rate of 14 voids in 240: 2.33 expected.
+    expect(row.locator("td.expected")).to_have_text("2.33")
+    shifts = row.locator("rect.shift")
+    expect(shifts).to_have_count(21)
+    played = shifts.nth(19)
+    assert played.get_attribute("class") == "shift flagged"
+    assert (played.get_attribute("data-voids"), played.get_attribute("data-rounds")) == ("12", "40")
+    assert row.locator("rect.shift.none").count() == 20
+    other = page.locator(f'#voids-table tr.void-table[data-table="{fair}"]')
+    expect(other).to_have_attribute("data-flagged", "false")
+    assert other.locator("rect.shift.flagged").count() == 0
+    flags = page.locator("#void-flags tr.void-flag")
+    expect(flags).to_have_count(2)
+    assert {flag.get_attribute("data-kind") for flag in flags.all()} == {
+        "voids_in_shift",
+        "voids_in_window",
+    }
+    page.screenshot(path=str(screenshot("audit-voids")), full_page=True)
+
+    page.goto(f"{live_service.url}/audit/pools/{floor.pool_id}/?lang=fr")
+    expect(page.locator("body")).to_have_attribute("data-state", "drawn", timeout=WAIT_MS)
+    expect(page.locator("#voids-section h2")).to_have_text("Tours annulés, par table et par équipe")
+    in_shift = page.locator('#void-flags tr.void-flag[data-kind="voids_in_shift"]')
+    expect(in_shift).to_contain_text("dans l'équipe")
     assert page.console_errors == []
 
 

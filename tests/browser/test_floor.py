@@ -21,6 +21,7 @@ from jackpot.models import Award
 from jackpot.services import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.pages.conftest import PASSWORD, play_hit
+from tests.staff import grant_roles
 
 WAIT_MS = 10_000  # the queue polls every 2 s
 TABLET = {"width": 1180, "height": 820}  # a 10-inch tablet, landscape
@@ -31,7 +32,7 @@ def floor(live_service):
     floor = make_floor()
     for name in ("ana", "bob"):
         user = get_user_model().objects.create_user(username=name, password=PASSWORD)
-        user.groups.add(role_group("supervisor"))
+        grant_roles(user, role_group("supervisor"))
     return floor
 
 

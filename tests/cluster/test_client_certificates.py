@@ -63,6 +63,7 @@ class Proxy:
         env = {
             **os.environ,
             "UPSTREAM_SERVERS": f"    server 127.0.0.1:{upstream_port};",
+            "TERMINAL_UPSTREAM_SERVERS": f"    server 127.0.0.1:{upstream_port};",
             "REQUEST_ID_TRUSTED_RULES": "",
             "METRICS_ALLOW_RULES": "    allow 127.0.0.1;",
             "PUBLIC_LISTEN": f"127.0.0.1:{self.public}",

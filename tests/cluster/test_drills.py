@@ -1,13 +1,15 @@
 """Fault drills against the production topology (issue 13, item 3), started by `make cluster`.
 
-One topology for the module (tests/cluster/conftest.py): nginx, two gunicorn instances of 2
-workers, pgbouncer in transaction pooling, a private PostgreSQL and Redis, a Celery worker and
-beat, all as `make cluster` starts them. First what the topology itself promises (nginx's
-request ids and its closed /metrics; the pooler's limits), then one drill per fault. Each drill
-seats a pool of its own and sends a burst of rounds from 4 terminals that behave as docs/api.md
-2.11 says (tests/faults/harness.py `Terminal`: the same bytes resent after any 5xx or cut
-connection), through nginx's public port; once a third of the rounds are acknowledged the fault
-is set off. Every drill then asserts, from outside the service:
+One topology for the module (tests/cluster/conftest.py): nginx, the terminals' gunicorn instance
+and two others, of 2 workers each, pgbouncer in transaction pooling, a private PostgreSQL, the
+cluster's own Redis with its ACL, a Celery worker and beat, all as `make cluster` starts them.
+First what the topology itself promises (nginx's request ids and its closed /metrics; the
+terminals' instance of their own; Redis's users; the anchors' modes; the pooler's limits), then
+one drill per fault, and last that the service never needed a command Redis's ACL refuses. Each
+drill seats a pool of its own and sends a burst of rounds from 4 terminals that behave as
+docs/api.md 2.11 says (tests/faults/harness.py `Terminal`: the same bytes resent after any 5xx
+or cut connection), through nginx's public port; once a third of the rounds are acknowledged
+the fault is set off. Every drill then asserts, from outside the service:
 
 - every round the terminals played is stored once, settled once, with the answer the terminal
   was given, one round.opened and one round.settled event each, its stakes taken in full, and
@@ -120,6 +122,76 @@ def test_nginx_gives_each_request_an_id_and_keeps_metrics_off_the_public_listene
     assert any(rid in log for log in logs)
 
 
+def test_terminals_have_an_instance_of_their_own_and_staff_never_reach_it(topology):
+    # nginx's log names the instance that answered each request: a terminal's round steps go to
+    # the terminals' instance; the sign's meter, the schema, a table's administration and a
+    # supervisor's void (staff) go to the others.
+    seated = topology.peek_seat()  # only read: the next drill plays this pool
+    table, token = seated.tables[0]
+    auth = {"Authorization": f"Bearer {token}"}
+    terminal_paths = [
+        f"/api/v1/tables/{table}/rounds",
+        f"/api/v1/tables/{table}/rounds?state=open",
+        f"/api/v1/tables/{table}/rounds/no-such-round",
+    ]
+    staff_paths = [
+        f"/api/v1/pools/{seated.pool}/meter",
+        "/api/schema/",
+        f"/api/v1/tables/{table}",
+        f"/api/v1/tables/{table}/rounds/no-such-round/supervisor-void",
+    ]
+    statuses = {}
+    for path in terminal_paths + staff_paths:
+        status, headers, _ = topology.get(path, headers=auth)
+        statuses[path] = (status, headers["X-Request-ID"])
+    assert statuses[terminal_paths[0]][0] == 200, statuses
+    log = (topology.dir / "nginx-access.log").read_text().splitlines()
+
+    def upstream(request_id: str) -> str:
+        line = next(line for line in log if f"rid={request_id}" in line)
+        return line.split("upstream=", 1)[1].split()[0]
+
+    terminals = {f"127.0.0.1:{port}" for port in topology.terminal_ports}
+    others = {f"127.0.0.1:{port}" for port in topology.web_ports}
+    for path in terminal_paths:
+        assert upstream(statuses[path][1]) in terminals, path
+    for path in staff_paths:
+        assert upstream(statuses[path][1]) in others, path
+
+
+def test_redis_has_no_password_less_user_and_the_service_no_dangerous_command(topology):
+    # The default user is off; the service's user runs what it needs, not FLUSHALL, FLUSHDB,
+    # KEYS, CONFIG or ACL; its password is in the service's REDIS_URL, not the operator's.
+    assert topology.redis.command("PING", user=None).startswith(b"-NOAUTH")
+    assert topology.redis.answers()
+    refused = [("FLUSHALL",), ("FLUSHDB",), ("KEYS", "*"), ("CONFIG", "GET", "*"), ("ACL", "LIST")]
+    for command in refused:
+        assert topology.redis.command(*command).startswith(b"-NOPERM"), command
+    url = topology.service["REDIS_URL"]
+    assert url.startswith("redis://jackpot:")
+    assert url.endswith(f"@127.0.0.1:{topology.redis.port}/0")
+    assert "REDIS_OPERATOR_PASSWORD" not in (topology.dir / "env").read_text()
+    acl = (topology.dir / "redis" / "users.acl").read_text()
+    assert "user default off" in acl and url.split(":")[2].split("@")[0] not in acl
+
+
+def test_the_anchors_are_written_0750_0640_and_read_by_the_service(topology):
+    # One user runs the whole cluster, so the anchors' owner cannot differ from the service's
+    # (ANCHORS_SEPARATE_USER=0): the modes are what is checked, by the self-check too.
+    directory = topology.dir / "anchors"
+    assert topology.service["JOURNAL_ANCHOR_DIR"] == str(directory)
+    assert directory.stat().st_mode & 0o777 == 0o750
+    files = sorted(directory.iterdir())
+    assert files and all(path.stat().st_mode & 0o777 == 0o640 for path in files)
+    report = json.loads(topology.manage("selfcheck", "--json", DATABASE_STATEMENT_TIMEOUT_MS="0"))
+    anchors = next(item for item in report["items"] if item["name"] == "anchors")
+    assert report["ok"] and anchors["status"] == "ok", report
+    checked = topology.manage(
+        "verify_journal", "--json", "--anchors", str(directory), DATABASE_STATEMENT_TIMEOUT_MS="0"
+    )
+    assert json.loads(checked)["ok"]
+
+
 def test_behind_pgbouncer_a_statement_over_the_limit_is_cancelled_and_no_limit_leaks(topology):
     # Through pgbouncer as the app role: autocommit reads run under the role's defaults (1.5 s);
     # a transaction runs under this process's own limit, set with SET LOCAL (here 300 ms); after
@@ -166,13 +238,24 @@ print(json.dumps(found))
 
 
 def test_a_gunicorn_instance_killed_mid_burst_loses_and_doubles_nothing(topology):
-    # (a) SIGKILL to one instance's master and workers at once. nginx passes what it had not yet
-    # sent to the other instance; what was in flight there is a 502, resent by the terminal; an
-    # acknowledged round is never lost, a resend is answered from the stored answer. Then
-    # `make cluster` again (what Restart=always does) starts exactly the missing instance.
+    # (a) SIGKILL to the terminals' instance's master and workers at once. nginx passes what it
+    # had not yet sent to its backup, the other instances; what was in flight there is a 502,
+    # resent by the terminal; an acknowledged round is never lost, a resend is answered from the
+    # stored answer. Then `make cluster` again (what Restart=always does) starts exactly the
+    # missing instance.
     seated = topology.next_seat()
-    victim = f"web-{topology.web_ports[0]}"
-    others = {name: topology.pid(name) for name in ("worker", "beat", "nginx", "pgbouncer")}
+    victim = f"terminals-{topology.terminal_ports[0]}"
+    others = {
+        name: topology.pid(name)
+        for name in (
+            "worker",
+            "beat",
+            "nginx",
+            "pgbouncer",
+            "redis",
+            *(f"web-{port}" for port in topology.web_ports),
+        )
+    }
 
     def kill_an_instance() -> dict[str, Any]:
         killed = topology.kill(victim)
@@ -187,7 +270,7 @@ def test_a_gunicorn_instance_killed_mid_burst_loses_and_doubles_nothing(topology
     # Whatever the terminals met, it was only the cut (502 from nginx, or a cut connection):
     # never a refusal of the round itself.
     assert set(_refusals(done)) <= {"502", "None RemoteDisconnected", "None ConnectionResetError"}
-    assert topology.healthy(topology.web_ports[0])
+    assert topology.healthy(topology.terminal_ports[0])
     assert topology.pid(victim) not in happened["killed"]  # a new one
     assert {name: topology.pid(name) for name in others} == others  # the rest left alone
     _books(topology, seated, done)
@@ -232,7 +315,8 @@ def test_postgresql_restarted_mid_burst_closes_the_progressive_then_play_resumes
 
 
 def test_redis_killed_and_restarted_moves_no_money_and_the_sign_recovers(topology):
-    # (c) SIGKILL to Redis (the broker and the cache), 1.5 s down, started again empty. Redis is
+    # (c) SIGKILL to the cluster's Redis (the broker and the cache), 1.5 s down, started again
+    # empty with its configuration and ACL. Redis is
     # never the truth: no round is refused or slowed into a retry, the meter endpoint answers
     # from PostgreSQL meanwhile, and afterwards the sign's figure is the database's again,
     # published anew into the new Redis.
@@ -369,3 +453,11 @@ def test_the_worker_killed_mid_task_does_nothing_twice(topology):
             "killed": happened["killed"],
         },
     )
+
+
+def test_the_service_never_needed_a_command_redis_refuses(topology):
+    # Last, after every drill: Redis's ACL log (the operator's to read) holds no refusal of the
+    # service's user. A refused INCR would not show anywhere else: the throttles let a request
+    # through when Redis fails them.
+    log = topology.redis.command("ACL", "LOG", user="operator")
+    assert log == b"*0\r\n", log

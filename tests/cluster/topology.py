@@ -5,15 +5,17 @@ What this module guarantees:
 - **The operator's command, nothing else.** `Topology.make("cluster")` runs `make cluster` (and
   `make cluster-down`) in the project, with only the environment deploy/cluster/up.sh documents:
   its own directory for logs, pids and configuration, free ports for nginx (public and metrics
-  listeners), pgbouncer and two gunicorn instances, a private PostgreSQL (tests/faults/harness.py
-  `PrivateCluster`) and a private Redis (`PrivateRedis`). The shared services on 5432 and 6379
-  are never stopped, restarted or written to.
+  listeners), pgbouncer, the terminals' gunicorn instance and two others, the cluster's own Redis
+  (with its ACL: `ClusterRedis` speaks to it as its users), and a private PostgreSQL
+  (tests/faults/harness.py `PrivateCluster`). The shared services on 5432 and 6379 are never
+  stopped, restarted or written to.
 - **The service's environment as the cluster wrote it.** `Topology.service` is the cluster's
   `env` file (what /etc/jackpot/env is on a server): the web's address through pgbouncer, the
   pooler mode, the keys. Commands the drills run as the operator (seeding, `verify_journal`) use
   it; the books are read with SQL as the private cluster's superuser, straight to PostgreSQL.
-- **Teardown whatever happened.** `make cluster-down`, then the private Redis and PostgreSQL are
-  stopped and removed, even when a drill failed half-way with a part killed.
+- **Teardown whatever happened.** `make cluster-down` (the cluster's Redis with it), then the
+  private PostgreSQL is stopped and removed, even when a drill failed half-way with a part
+  killed.
 """
 
 from __future__ import annotations
@@ -38,53 +40,72 @@ DATABASE = "jackpot_topo_drills"
 APP_ROLE = f"{DATABASE}_app"
 
 
-class PrivateRedis:
-    """redis-server on a free port of 127.0.0.1, no persistence: killed, it comes back empty."""
+class ClusterRedis:
+    """The cluster's redis-server (deploy/redis, started by up.sh), spoken to as its users: the
+    service's `jackpot` or the `operator`, with the passwords of the cluster's secrets.env. No
+    persistence: killed, it comes back empty."""
 
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
+    def __init__(self, directory: Path, port: int) -> None:
+        self.dir = directory  # the cluster's directory
+        self.port = port
 
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+    def _secret(self, name: str) -> str:
+        for line in (self.dir / "secrets.env").read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key == name:
+                return value
+        raise KeyError(name)
+
+    def command(self, *words: str, user: str | None = "jackpot") -> bytes:
+        """One command (after AUTH as `user`, unless None); Redis's raw answer to it."""
+        password = {"jackpot": "REDIS_PASSWORD", "operator": "REDIS_OPERATOR_PASSWORD"}
+        commands = [("AUTH", user, self._secret(password[user]))] if user else []
+        commands.append(words)
+        wire = b"".join(
+            b"*%d\r\n" % len(parts)
+            + b"".join(b"$%d\r\n%s\r\n" % (len(p.encode()), p.encode()) for p in parts)
+            for parts in commands
+        )
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock:
+            sock.sendall(wire)
+            answer = b""
+            sock.settimeout(0.3)
+            with contextlib.suppress(TimeoutError):
+                while chunk := sock.recv(65536):
+                    answer += chunk
+        if user:
+            assert answer.startswith(b"+OK\r\n"), answer
+            answer = answer[len(b"+OK\r\n") :]
+        return answer
+
+    def answers(self) -> bool:
+        with contextlib.suppress(OSError, AssertionError, KeyError):
+            return self.command("PING") == b"+PONG\r\n"
+        return False
+
+    def keys(self) -> int:
+        """DBSIZE of database 0."""
+        return int(self.command("DBSIZE").strip().lstrip(b":"))
+
+    def kill(self) -> None:
+        """SIGKILL: everything it held is gone."""
+        pid = int((self.dir / "redis.pid").read_text())
+        os.kill(pid, signal.SIGKILL)
+        wait_dead([pid])
 
     def start(self, timeout: float = 10.0) -> None:
-        with (self.base / "redis.log").open("ab") as log:
-            self.process = subprocess.Popen(
-                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                 "--save", "", "--appendonly", "no", "--dir", str(self.base)],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        """Started again as up.sh starts it (it writes its own pid file)."""
+        with (self.dir / "redis.log").open("ab") as log:
+            subprocess.Popen(
+                ["redis-server", str(self.dir / "redis" / "redis.conf")],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, env={"PATH": os.environ["PATH"]},
             )  # fmt: skip
         deadline = time.monotonic() + timeout
         while not self.answers():
             if time.monotonic() > deadline:
                 raise AssertionError(f"redis-server on {self.port} does not answer")
             time.sleep(0.05)
-
-    def answers(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-
-    def keys(self) -> int:
-        """DBSIZE of database 0."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-            sock.sendall(b"DBSIZE\r\n")
-            return int(sock.recv(64).strip().lstrip(b":"))
-
-    def kill(self) -> None:
-        """SIGKILL: everything it held is gone."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-
-    def stop(self) -> None:
-        self.kill()
 
 
 @dataclass
@@ -97,18 +118,17 @@ class Seated:
 
 
 class Topology:
-    def __init__(
-        self, base: Path, postgres: PrivateCluster, redis: PrivateRedis, receiver: Receiver
-    ) -> None:
+    def __init__(self, base: Path, postgres: PrivateCluster, receiver: Receiver) -> None:
         self.base = base
         self.dir = base / "cluster"
         self.postgres = postgres
-        self.redis = redis
         self.receiver = receiver  # where the worker posts the big-win webhooks
         self.public_port = free_port()
         self.metrics_port = free_port()
         self.pgbouncer_port = free_port()
-        self.web_ports = [free_port(), free_port()]
+        self.redis = ClusterRedis(self.dir, free_port())
+        self.terminal_ports = [free_port()]  # the terminals' round API (nginx routes it there)
+        self.web_ports = [free_port(), free_port()]  # everything else
         self.settings: dict[str, str] = {}  # CLUSTER_SET_*: more of the service's environment
         self._seated: list[Seated] = []
 
@@ -126,12 +146,14 @@ class Topology:
             "CLUSTER_DIR": str(self.dir),
             "CLUSTER_PG_URL": self.postgres.url("postgres"),
             "CLUSTER_DATABASE": DATABASE,
-            "CLUSTER_REDIS_URL": self.redis.url,
+            "REDIS_PORT": str(self.redis.port),
             "PUBLIC_LISTEN": f"127.0.0.1:{self.public_port}",
             "METRICS_LISTEN": f"127.0.0.1:{self.metrics_port}",
             "PGBOUNCER_PORT": str(self.pgbouncer_port),
             "WEB_PORTS": " ".join(str(port) for port in self.web_ports),
             "WEB_WORKERS": "2",
+            "TERMINAL_PORTS": " ".join(str(port) for port in self.terminal_ports),
+            "TERMINAL_WORKERS": "2",
             **{f"CLUSTER_SET_{name}": value for name, value in self.settings.items()},
         }
         done = subprocess.run(
@@ -216,6 +238,10 @@ print(json.dumps(seated))
     def next_seat(self) -> Seated:
         """A pool of its own for the next drill."""
         return self._seated.pop(0)
+
+    def peek_seat(self) -> Seated:
+        """The next drill's pool, for a test that only reads."""
+        return self._seated[0]
 
     def get(
         self, path: str, port: int | None = None, headers: dict[str, str] | None = None

@@ -33,6 +33,7 @@ from tables.api.views import TerminalThrottle
 from tables.models import Round, Table, Terminal
 from tests import live
 from tests.conftest import uth_seat
+from tests.staff import grant_roles
 
 SECURITY = "jackpot.security"
 
@@ -120,7 +121,7 @@ def test_failed_authentications_and_denials_are_logged_with_who_and_where(
     url = f"/api/v1/tables/{own.table_id}/rounds"
     body = {"round_id": "r-1", "seats": [uth_seat(1)]}
     auditor = django_user_model.objects.create(username="ida")
-    auditor.groups.add(role_group("auditor"))
+    grant_roles(auditor, role_group("auditor"))
     auditor_token = staff_token_issue(user=auditor, revoke_others=False, actor="test")
     revoked = Terminal.objects.get(table_id=other.table_id)
 

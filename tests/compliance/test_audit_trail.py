@@ -24,6 +24,7 @@ from jackpot.models import AuditEvent, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tables.models import Round
 from tests.conftest import uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +38,7 @@ ROYAL = {
 
 def _staff(django_user_model, name: str) -> Client:
     user = django_user_model.objects.create(username=name)
-    user.groups.add(role_group("supervisor"))
+    grant_roles(user, role_group("supervisor"))
     token = staff_token_issue(user=user, revoke_others=False, actor="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 

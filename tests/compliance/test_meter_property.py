@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from jackpot.models import UNITS_PER_CENT, Account, Award, Pool, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, make_floor
+from tests.staff import grant_roles
 
 U = UNITS_PER_CENT
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
@@ -73,7 +74,7 @@ def _supervisors(django_user_model) -> tuple[Client, Client]:
     clients = []
     for name in ("sup-a", "sup-b"):
         user, _ = django_user_model.objects.get_or_create(username=name)
-        user.groups.add(role_group("supervisor"))
+        grant_roles(user, role_group("supervisor"))
         token = staff_token_issue(user=user, revoke_others=False, actor="test")
         clients.append(Client(HTTP_AUTHORIZATION=f"Bearer {token}"))
     return clients[0], clients[1]

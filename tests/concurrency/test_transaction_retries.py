@@ -14,6 +14,7 @@ from jackpot.models import AuditEvent, Award, AwardKind, Pool, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tables.models import Round
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -67,7 +68,7 @@ def test_an_award_step_is_run_again_too(monkeypatch, django_user_model):
     }
     assert terminal.post("/rounds/r-1/result", royal).status_code == 200
     user = django_user_model.objects.create(username="sup")
-    user.groups.add(role_group("supervisor"))
+    grant_roles(user, role_group("supervisor"))
     staff = Client(
         HTTP_AUTHORIZATION=f"Bearer {staff_token_issue(user=user, revoke_others=False, actor='t')}"
     )

@@ -1,6 +1,6 @@
 """Administration: pools' parameters change by two admins while their tables are closed (a save
-in the admin files a proposal), every change is an audit event with before and after, tokens are
-issued once and revoked, the journal is read-only."""
+in the admin files a proposal), a new pool and a table's move too, every change is an audit event
+with before and after, tokens are issued once and revoked, the journal is read-only."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from config.errors import Conflict
-from jackpot.changes import change_approve, change_propose
+from jackpot.changes import change_approve, change_propose, pool_create_approve
 from jackpot.models import AuditEvent, ParameterChange, Pool
+from jackpot.staff import operator_grant
 from tables.models import Table, Terminal
-from tables.services import table_update
+from tables.services import table_move_approve, table_move_propose, table_update
 
 pytestmark = pytest.mark.django_db
 
@@ -59,16 +60,25 @@ def test_parameters_change_by_two_admins_with_the_tables_closed(floor, django_us
     )
 
 
-def test_a_table_changes_pool_only_when_closed(floor):
+def test_a_table_changes_pool_only_when_closed(floor, django_user_model):
+    ana, bob = (django_user_model.objects.create(username=name) for name in ("ana", "bob"))
     table = floor.uth[0].table_id
+    move = table_move_propose(table_id=table, pool=None, reason="unlink it", user=ana)
     with pytest.raises(Conflict, match="close the table"):
+        table_move_approve(change_id=move.pk, user=bob)
+    assert Table.objects.get(pk=table).pool_id == floor.pool_id
+    with pytest.raises(ValueError, match="pool"):
         table_update(table_id=table, changes={"pool": None}, actor="test")
+
+
+def _admin(django_user_model, name: str):
+    """An admin whose role is on the journal (as the operator gives it), so the journal verifies."""
+    return operator_grant(username=name, role="admin", actor="test")
 
 
 @pytest.fixture
 def admin_client(client, django_user_model):
-    user = django_user_model.objects.create_superuser("root", password="x")
-    client.force_login(user)
+    client.force_login(_admin(django_user_model, "root"))
     return client
 
 
@@ -123,7 +133,7 @@ def test_saving_a_pool_in_the_admin_files_a_proposal_another_admin_approves(
     assert "cannot also approve it" in page.content.decode()
     assert ParameterChange.objects.get().status == "proposed"
 
-    other = django_user_model.objects.create_superuser("root2", password="x")
+    other = _admin(django_user_model, "root2")
     second = Client()
     second.force_login(other)
     page = second.post("/admin/jackpot/parameterchange/", approve, follow=True)
@@ -172,29 +182,39 @@ def test_the_journal_is_read_only_in_the_admin(admin_client, floor):
 
 
 def test_staff_changes_are_audited(admin_client, django_user_model):
-    from jackpot.services import role_group
-
     user = django_user_model.objects.create(username="ana")
-    group = role_group("supervisor")
     response = admin_client.post(
         f"/admin/auth/user/{user.pk}/change/",
         {
             "username": "ana",
+            "first_name": "Ana",
             "is_active": "on",
-            "groups": [group.pk],
-            "date_joined_0": "2026-11-29",
-            "date_joined_1": "10:00:00",
+            "roles": ["supervisor"],
+            "reason": "a new supervisor",
         },
     )
     assert response.status_code == 302, response.content.decode()[:2000]
-    event = AuditEvent.objects.get(kind="staff.changed")
-    assert event.payload["before"]["roles"] == [] and event.payload["after"]["roles"] == [
+    # Her name at once, by one admin; her role once another admin approves.
+    renamed = AuditEvent.objects.filter(kind="staff.changed", payload__user="ana").get()
+    assert (renamed.payload["fields"], renamed.payload["after"]["roles"]) == (["first_name"], [])
+    proposal = ParameterChange.objects.get(kind="staff.access")
+    assert proposal.changes == {"roles": ["supervisor"]}
+    assert not User.objects.get(pk=user.pk).groups.exists()
+
+    second = Client()
+    second.force_login(_admin(django_user_model, "root2"))
+    second.post(
+        "/admin/jackpot/parameterchange/",
+        {"action": "approve", "_selected_action": [proposal.pk]},
+    )
+    granted = AuditEvent.objects.filter(kind="staff.changed").last()
+    assert granted.payload["before"]["roles"] == [] and granted.payload["after"]["roles"] == [
         "supervisor"
     ]
     assert User.objects.get(pk=user.pk).groups.filter(name="supervisor").exists()
 
 
-def test_a_pool_added_in_the_admin_gets_its_accounts_and_seed(admin_client):
+def test_a_pool_added_in_the_admin_gets_its_accounts_and_seed(admin_client, django_user_model):
     response = admin_client.post(
         "/admin/jackpot/pool/add/",
         {
@@ -204,10 +224,13 @@ def test_a_pool_added_in_the_admin_gets_its_accounts_and_seed(admin_client):
             "meter_share_bp": 2000,
             "reserve_share_bp": 800,
             "seed_cents": 250_000,
-            "paytable_version": "uth-progressive/2026-1",
+            "reason": "a second floor",
         },
     )
     assert response.status_code == 302, response.content.decode()[:2000]
+    assert not Pool.objects.filter(name="Second pool").exists()  # proposed, not created
+    proposal = ParameterChange.objects.get(kind="pool.create")
+    pool_create_approve(change_id=proposal.pk, user=_admin(django_user_model, "root2"))
     pool = Pool.objects.get(name="Second pool")
     assert pool.meter_cents == 250_000 and pool.accounts.count() == 7
     from tests.conftest import assert_journal_ok

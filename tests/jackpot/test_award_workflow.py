@@ -13,6 +13,7 @@ from django.test import Client
 from jackpot.models import AuditEvent, Award
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,7 @@ def people(django_user_model):
         ("ida", "auditor"),
     ):
         user = django_user_model.objects.create(username=name)
-        user.groups.add(role_group(role))
+        grant_roles(user, role_group(role))
         token = staff_token_issue(user=user, revoke_others=False, actor="test")
         clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     return clients

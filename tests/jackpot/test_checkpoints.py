@@ -19,6 +19,7 @@ from jackpot.models import AuditChain, AuditEvent, Award, AwardStatus, Checkpoin
 from jackpot.services import role_group
 from tables.verification import keep_checkpoint, verify_full, verify_routine
 from tests.jackpot.tamper import play_rounds, superuser_sql
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -222,7 +223,7 @@ def test_an_award_approved_at_once_is_not_carried_and_its_payment_is_still_check
     assert str(Award.objects.get(status=AwardStatus.PENDING).pk) in carried
 
     cashier = django_user_model.objects.create(username="cashier")
-    cashier.groups.add(role_group("supervisor"))
+    grant_roles(cashier, role_group("supervisor"))
     award_pay(award_id=full_house.pk, user=cashier)
     assert verify_routine().ok
     superuser_sql(

@@ -29,6 +29,7 @@ from django.db import connection
 from jackpot import grants
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import Floor, make_floor
+from tests.staff import grant_roles
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -231,7 +232,7 @@ def _staff(floor: Floor) -> dict[str, str]:
     tokens = {}
     for name, role in (("ana", "supervisor"), ("bob", "supervisor"), ("ida", "auditor")):
         user = User.objects.create(username=name)
-        user.groups.add(role_group(role))
+        grant_roles(user, role_group(role))
         tokens[name] = staff_token_issue(user=user, revoke_others=False, actor="test")
     return tokens
 

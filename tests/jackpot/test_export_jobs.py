@@ -24,11 +24,12 @@ from jackpot import export_jobs
 from jackpot.bodies import AwardFilters
 from jackpot.export_jobs import Built, export_job_build, export_jobs_sweep
 from jackpot.exports import award_rows
-from jackpot.models import Award, AwardKind, AwardStatus, ExportJob, ExportStatus
+from jackpot.models import Award, AwardKind, AwardStatus, ExportJob, ExportStatus, Pool
 from jackpot.selectors import awards_filtered
 from jackpot.services import role_group, staff_token_issue
 from tables.models import Round, RoundState
 from tests.conftest import make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 from tests.workers import wait_for
 
 EXPORTS = "/api/v1/awards/exports"
@@ -36,7 +37,7 @@ EXPORTS = "/api/v1/awards/exports"
 
 def _staff(django_user_model, name: str, role: str) -> Client:
     user = django_user_model.objects.create(username=name)
-    user.groups.add(role_group(role))
+    grant_roles(user, role_group(role))
     token = staff_token_issue(user=user, revoke_others=False, actor="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
@@ -63,12 +64,15 @@ def _many_awards(floor, count: int) -> None:
     kinds = list(AwardKind)
     statuses = [AwardStatus.APPROVED, AwardStatus.PAID, AwardStatus.PENDING]
     last = Award.objects.filter(pool_id=floor.pool_id).count()
+    pool = Pool.objects.get(pk=floor.pool_id)
     rounds = Round.objects.bulk_create(
         Round(
             table_id=table_id,
             round_id=f"bulk-{uuid.uuid4().hex[:12]}",
             pool_id=floor.pool_id,
-            stake_cents=500,
+            stake_cents=pool.stake_cents,
+            paytable_version=pool.paytable_version,
+            verification_threshold_cents=pool.verification_threshold_cents,
             state=RoundState.SETTLED,
             opened_at=now,
             closed_at=now,

@@ -14,6 +14,7 @@ from django.utils import timezone
 from jackpot.models import AuditEvent
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +31,7 @@ EXPORT = "/api/v1/awards/export.csv"
 
 def _staff(django_user_model, name: str, role: str) -> Client:
     user = django_user_model.objects.create(username=name)
-    user.groups.add(role_group(role))
+    grant_roles(user, role_group(role))
     token = staff_token_issue(user=user, revoke_others=False, actor="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
@@ -101,7 +102,7 @@ def test_export_names_who_paid_and_when(played, django_user_model):
 
 def _user(django_user_model, name: str):
     user = django_user_model.objects.create(username=name)
-    user.groups.add(role_group("supervisor"))
+    grant_roles(user, role_group("supervisor"))
     return user
 
 

@@ -15,6 +15,7 @@ from django.test import Client
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,7 @@ def people(django_user_model) -> dict[str, Client]:
     clients = {}
     for name in ("ana", "bob"):
         user = django_user_model.objects.create(username=name)
-        user.groups.add(role_group("supervisor"))
+        grant_roles(user, role_group("supervisor"))
         token = staff_token_issue(user=user, revoke_others=False, actor="test")
         clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     return clients

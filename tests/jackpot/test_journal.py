@@ -14,6 +14,7 @@ from jackpot.models import AuditEvent, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tables.verification_jobs import verification_run
 from tests.conftest import uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -108,9 +109,9 @@ def test_verify_journal_finds_a_missing_event(played):
 
 def test_journal_verify_api_is_for_auditors(played, django_user_model):
     auditor = django_user_model.objects.create(username="a")
-    auditor.groups.add(role_group("auditor"))
+    grant_roles(auditor, role_group("auditor"))
     supervisor = django_user_model.objects.create(username="s")
-    supervisor.groups.add(role_group("supervisor"))
+    grant_roles(supervisor, role_group("supervisor"))
     auditor_token = staff_token_issue(user=auditor, revoke_others=False, actor="test")
     supervisor_token = staff_token_issue(user=supervisor, revoke_others=False, actor="test")
 

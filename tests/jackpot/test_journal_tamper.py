@@ -13,8 +13,10 @@ from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.services import role_group
 from tables.models import Table
+from tables.services import table_update
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.jackpot.tamper import play_rounds, rehash_chain, superuser_sql, unkeyed_link, verify
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +61,7 @@ def awarded(played, django_user_model):
     people = {}
     for name in ("ana", "bob", "carl"):
         people[name] = django_user_model.objects.create(username=name)
-        people[name].groups.add(role_group("supervisor"))
+        grant_roles(people[name], role_group("supervisor"))
     quads = Award.objects.get(kind="four_of_a_kind")
     assert quads.status == "pending"
     award_verify(award_id=quads.pk, user=people["ana"], note="video checked")
@@ -145,7 +147,10 @@ def test_a_pool_edited_in_place_is_found_at_its_last_parameter_event(played, dja
     superuser_sql("UPDATE jackpot_pool SET stake_cents = 500 WHERE id = %s", [pool.pk])
     assert verify()[0] == 0
     # A change as the club makes it: tables closed, one admin proposes, another approves.
-    Table.objects.filter(pool=pool).update(enabled=False)
+    for table in Table.objects.filter(pool=pool):
+        table_update(table_id=table.pk, changes={"enabled": False}, actor="test")
+    # and the round left open voided by its terminal: none is open across a change
+    assert played.uth[0].post("/rounds/r-2/void", {"reason": "misdeal"}).status_code == 200
     dora, eric = (django_user_model.objects.create(username=name) for name in ("dora", "eric"))
     change = change_propose(
         pool_id=pool.pk,

@@ -9,6 +9,7 @@ to. Backoff, sweeps and leases are made short so that the tests take seconds.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -28,13 +29,17 @@ from jackpot.models import (
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.jackpot.webhook_receiver import Receiver
+from tests.staff import grant_roles
 from tests.workers import wait_for
 
-SECRET = "a-test-webhook-secret-of-more-than-32-bytes"
+# Each receiver its own secret.
+SECRETS = {
+    path: f"a-test-webhook-secret-for-{path[1:]}-of-more-than-32-bytes"
+    for path in ("/cage", "/surveillance", "/fast", "/slow")
+}
 NOTIFICATIONS = "/api/v1/notifications"
 # Short everything: a sweep a second, a retry 1 s then 2 s after a failure.
 FAST = {
-    "WEBHOOK_SECRET": SECRET,
     "WEBHOOK_BACKOFF_SECONDS": "1",
     "WEBHOOK_TIMEOUT_SECONDS": "2",
     "OUTBOX_SWEEP_SECONDS": "1",
@@ -45,14 +50,14 @@ FAST = {
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = Receiver(SECRET)
+    server = Receiver(SECRETS)
     yield server
     server.close()
 
 
 def _staff(django_user_model, name: str, role: str) -> Client:
     user = django_user_model.objects.create(username=name)
-    user.groups.add(role_group(role))
+    grant_roles(user, role_group(role))
     token = staff_token_issue(user=user, revoke_others=False, actor="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
@@ -93,9 +98,7 @@ def test_a_jackpot_is_signed_and_delivered_after_retries_once_per_url(
 ):
     floor = make_floor(uth_tables=1)
     receiver.fail("/cage", 2)  # the cage answers 500 twice, then 200
-    worker = celery_worker(
-        beat=True, WEBHOOK_URLS=f"{receiver.url('/cage')},{receiver.url('/surveillance')}", **FAST
-    )
+    worker = celery_worker(beat=True, **receiver.environment("/cage", "/surveillance"), **FAST)
     award = _play_a_jackpot(floor)
 
     wait_for(_delivered(2), within_s=30, what="both URLs acknowledged the jackpot")
@@ -153,8 +156,7 @@ def test_a_worker_killed_mid_relay_never_resends_what_was_recorded_delivered(
 ):
     floor = make_floor(uth_tables=1)
     receiver.hold("/slow")  # the second URL does not answer until released
-    urls = f"{receiver.url('/fast')},{receiver.url('/slow')}"
-    env = {**FAST, "WEBHOOK_URLS": urls, "WEBHOOK_TIMEOUT_SECONDS": "20"}
+    env = {**FAST, **receiver.environment("/fast", "/slow"), "WEBHOOK_TIMEOUT_SECONDS": "20"}
     env |= {"OUTBOX_LEASE_SECONDS": "21", "CELERY_VISIBILITY_TIMEOUT_SECONDS": "2"}
     first = celery_worker(**env)
     _play_a_jackpot(floor)
@@ -209,7 +211,7 @@ def test_redis_unreachable_rounds_settle_and_the_sweeper_drains_the_outbox_once_
     assert not receiver.received
 
     # Redis back: beat's sweeper sends what the commit could not.
-    worker = celery_worker(beat=True, WEBHOOK_URLS=receiver.url("/cage"), **FAST)
+    worker = celery_worker(beat=True, **receiver.environment("/cage"), **FAST)
     wait_for(_delivered(2), within_s=30, what="the outbox drained")
     assert set(OutboxMessage.objects.values_list("status", flat=True)) == {OutboxStatus.DONE}
     assert "outbox swept: sent again" in worker.output()
@@ -255,8 +257,7 @@ def test_enqueue_is_once_per_key_and_rolls_back_with_the_money(django_capture_on
 def test_the_relay_claims_retries_with_backoff_and_never_resends_a_delivered_one(
     receiver, settings
 ):
-    settings.WEBHOOK_SECRET = SECRET
-    settings.WEBHOOK_URLS = [receiver.url("/cage"), receiver.url("/surveillance")]
+    settings.WEBHOOK_RECEIVERS = receiver.settings("/cage", "/surveillance")
     settings.WEBHOOK_BACKOFF_SECONDS = 60
     receiver.fail("/cage", 1)
     message_id = outbox.enqueue(outbox.JACKPOT_HIT, {"award": 7}, key="award:7")
@@ -283,8 +284,7 @@ def test_the_relay_claims_retries_with_backoff_and_never_resends_a_delivered_one
 
 @pytest.mark.django_db(transaction=True)
 def test_a_live_claim_is_left_alone_and_a_dead_one_is_taken_over(receiver, settings):
-    settings.WEBHOOK_SECRET = SECRET
-    settings.WEBHOOK_URLS = [receiver.url("/cage")]
+    settings.WEBHOOK_RECEIVERS = receiver.settings("/cage")
     message_id = outbox.enqueue(outbox.BIG_WIN, {"award": 8}, key="award:8")
     assert message_id is not None
     # A relay holds it (its lease has not run out): a second delivery of the task does nothing.
@@ -305,13 +305,15 @@ def test_a_live_claim_is_left_alone_and_a_dead_one_is_taken_over(receiver, setti
     assert len(receiver.at("/cage")) == 1
 
 
-def test_the_signature_is_hmac_sha256_over_the_timestamp_and_the_body(settings):
-    settings.WEBHOOK_SECRET = "k"
-    body = b'{"a":1}'
-    # echo -n '1700000000.{"a":1}' | openssl dgst -sha256 -hmac k
-    assert webhooks.signature("k", 1_700_000_000, body) == (
-        "1b6ad1bc9bf48c52ce01939866d5877c6cc4e87ddad27e16673cb8c4964394a3"
+def test_the_signature_is_hmac_sha256_over_timestamp_delivery_url_and_body():
+    delivery = uuid.UUID("0b2a1a6e-58a1-4c8e-9a39-2f0b0f5d0f11")
+    url = "https://cage.club.internal/hooks/jackpot"
+    # printf '%s\n%s\n%s\n%s' 1700000000 0b2a1a6e-58a1-4c8e-9a39-2f0b0f5d0f11 \
+    #   https://cage.club.internal/hooks/jackpot '{"a":1}' | openssl dgst -sha256 -hmac k
+    signed = webhooks.signature(
+        "k", timestamp=1_700_000_000, delivery_id=delivery, url=url, body=b'{"a":1}'
     )
+    assert signed == "ebe1a6521b91e3a6c190983139f9a73158b0c773c65d12aececec0e3f902033d"
 
 
 @pytest.mark.django_db

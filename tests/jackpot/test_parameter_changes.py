@@ -15,6 +15,7 @@ from jackpot.models import AuditEvent, ParameterChange, Pool
 from jackpot.services import role_group, staff_token_issue
 from tables.models import Table
 from tests.conftest import uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +25,7 @@ def admins(django_user_model) -> dict[str, Client]:
     clients = {}
     for name, role in (("ana", "admin"), ("bob", "admin"), ("sam", "supervisor")):
         user = django_user_model.objects.create(username=name)
-        user.groups.add(role_group(role))
+        grant_roles(user, role_group(role))
         token = staff_token_issue(user=user, revoke_others=False, actor="test")
         clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     return clients
@@ -155,6 +156,8 @@ def test_a_seed_above_the_meter_waits_until_the_meter_has_reached_it(admins, flo
     pool = Pool.objects.get(pk=floor.pool_id)
     assert pool.meter_cents > pool.seed_cents  # the stakes raised the meter
     _close_tables(admins["ana"], floor.pool_id)
+    # No round of the pool may be open across a change; a void keeps the meter where it is.
+    assert floor.uth[0].post("/rounds/r-1/void", {"reason": "misdeal"}).status_code == 200
     above = _propose(admins["ana"], floor.pool_id, {"seed_cents": pool.meter_cents + 1}).json()
     refused = _decide(admins["bob"], floor.pool_id, above["id"], "approve")
     assert (refused.status_code, refused.json()["error"]["code"]) == (409, "seed_above_meter")

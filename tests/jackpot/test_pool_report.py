@@ -7,6 +7,7 @@ from django.test import Client
 
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +15,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def auditor(django_user_model) -> Client:
     user = django_user_model.objects.create(username="ida")
-    user.groups.add(role_group("auditor"))
+    grant_roles(user, role_group("auditor"))
     return Client(
         HTTP_AUTHORIZATION=f"Bearer {staff_token_issue(user=user, revoke_others=False, actor='t')}"
     )
@@ -36,14 +37,14 @@ def test_report_after_stakes_a_hit_a_void_and_a_voided_jackpot(auditor, django_u
     terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(3)]})
     terminal.post("/rounds/r-2/void", {"reason": "misdeal"})
     supervisor = django_user_model.objects.create(username="ana")
-    supervisor.groups.add(role_group("supervisor"))
+    grant_roles(supervisor, role_group("supervisor"))
     token = staff_token_issue(user=supervisor, revoke_others=False, actor="t")
     jackpot = hit["awards"][0]
     Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
         f"/api/v1/awards/{jackpot['id']}/void", {"reason": "test"}, content_type="application/json"
     )
     second = django_user_model.objects.create(username="bob")
-    second.groups.add(role_group("supervisor"))
+    grant_roles(second, role_group("supervisor"))
     token = staff_token_issue(user=second, revoke_others=False, actor="t")
     confirmed = Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
         f"/api/v1/awards/{jackpot['id']}/void/confirm", {}, content_type="application/json"

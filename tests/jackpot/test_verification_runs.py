@@ -16,12 +16,13 @@ from jackpot.services import role_group, staff_token_issue
 from tables.reconciliation import reconcile
 from tables.verification_jobs import heartbeat, verification_run
 from tests.jackpot.tamper import play_rounds
+from tests.staff import grant_roles
 from tests.workers import wait_for
 
 
 def _auditor(django_user_model) -> Client:
     user = django_user_model.objects.create(username="ida")
-    user.groups.add(role_group("auditor"))
+    grant_roles(user, role_group("auditor"))
     token = staff_token_issue(user=user, revoke_others=False, actor="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 

@@ -20,6 +20,7 @@ from jackpot.models import AuditChain, AuditEvent, Award, AwardKind, Transfer
 from jackpot.services import role_group
 from tables.models import Round
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -118,7 +119,7 @@ def test_the_one_statement_and_the_portable_path_write_the_same_rows(
 ):
     users = [django_user_model.objects.create(username=name) for name in ("ann", "bob")]
     for user in users:
-        user.groups.add(role_group("supervisor"))
+        grant_roles(user, role_group("supervisor"))
     assert ledger.in_one_statement()  # the suite runs on PostgreSQL
     one_statement = _rows(*_play(users))
 

@@ -8,6 +8,7 @@ from django.test import Client
 from jackpot.awards import award_approve, award_pay, award_verify
 from jackpot.services import role_group
 from tests.conftest import uth_play, uth_seat
+from tests.staff import grant_roles
 
 PASSWORD = "a long floor password"
 
@@ -18,7 +19,7 @@ def people(django_user_model):
     users = {}
     for name, role in (("ana", "supervisor"), ("bob", "supervisor"), ("ida", "auditor")):
         user = django_user_model.objects.create_user(username=name, password=PASSWORD)
-        user.groups.add(role_group(role))
+        grant_roles(user, role_group(role))
         users[name] = user
     users["tom"] = django_user_model.objects.create_user(username="tom", password=PASSWORD)
     return users

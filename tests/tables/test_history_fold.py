@@ -24,6 +24,7 @@ from tables.integrity import expected_awards
 from tables.models import HistoryCursor, HistoryDay, Round, RoundSeat, RoundState
 from tables.selectors import pool_history
 from tests.conftest import Floor, make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 
 PARIS = ZoneInfo("Europe/Paris")
 DAYS = (date(2026, 3, 27), date(2026, 3, 28), date(2026, 3, 29))  # the 29th: summer time
@@ -56,7 +57,7 @@ def _void(floor: Floor, table: int, round_id: str) -> None:
 
 def _supervisor(django_user_model, name: str):
     user = django_user_model.objects.create(username=name)
-    user.groups.add(role_group("supervisor"))
+    grant_roles(user, role_group("supervisor"))
     return user
 
 

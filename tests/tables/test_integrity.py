@@ -26,6 +26,7 @@ from tables.rounds.settlement import round_settle
 from tables.rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
 from tables.simulation.deals import plan_round
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 from tests.workers import wait_for
 
 QUADS = Fraction(AWARD_DEALS[ProgressiveAward.FOUR_OF_A_KIND], TOTAL_DEALS)
@@ -33,7 +34,7 @@ QUADS = Fraction(AWARD_DEALS[ProgressiveAward.FOUR_OF_A_KIND], TOTAL_DEALS)
 
 def staff(django_user_model, role: str) -> Client:
     user = django_user_model.objects.create(username=f"{role}-user")
-    user.groups.add(role_group(role))
+    grant_roles(user, role_group(role))
     token = staff_token_issue(user=user, revoke_others=False, actor="t")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 

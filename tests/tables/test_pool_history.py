@@ -20,13 +20,14 @@ from tables.rules.par import progressive_sheet
 from tables.rules.paytables import CURRENT
 from tables.selectors import pool_history
 from tests import pool_story as story
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
 
 def staff(django_user_model, role: str) -> Client:
     user = django_user_model.objects.create(username=f"{role}-1")
-    user.groups.add(role_group(role))
+    grant_roles(user, role_group(role))
     token = staff_token_issue(user=user, revoke_others=False, actor="t")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 

@@ -1,6 +1,7 @@
 """A round belongs to the pool its table fed when it opened, at that pool's stake, and settles or
 voids against them whatever happens to the table afterwards (domain.md, "The progressive"). A
-table with an open round cannot change pool; the club's systems move tables over the API."""
+table with an open round cannot change pool; the club's systems move tables over the API, one
+admin proposing, another approving."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from django.test import Client
 from config.errors import Conflict
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.services import pool_create, role_group, staff_token_issue
+from jackpot.staff import operator_grant
 from tables.bodies import parse_open
 from tables.models import Game, Round, Table
 from tables.rounds import round_open
+from tables.verification import verify_full
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -24,16 +28,45 @@ ROYAL = {
 }
 
 
-@pytest.fixture
-def admin(django_user_model) -> Client:
-    user = django_user_model.objects.create(username="club-admin")
-    user.groups.add(role_group("admin"))
+def _admin_client(django_user_model, name: str) -> Client:
+    user = operator_grant(username=name, role="admin", actor="test")  # on the journal
     token = staff_token_issue(user=user, revoke_others=False, actor="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
+@pytest.fixture
+def admin(django_user_model) -> Client:
+    return _admin_client(django_user_model, "club-admin")
+
+
+@pytest.fixture
+def second(django_user_model) -> Client:
+    return _admin_client(django_user_model, "other-admin")
+
+
 def _patch(client: Client, table: int, body: dict) -> tuple[int, dict]:
     response = client.patch(f"/api/v1/tables/{table}", body, content_type="application/json")
+    return response.status_code, response.json()
+
+
+def _propose(client: Client, table: int, pool: int | None) -> tuple[int, dict]:
+    response = client.post(
+        f"/api/v1/tables/{table}/moves",
+        {"pool": pool, "reason": "the floor changes"},
+        content_type="application/json",
+    )
+    return response.status_code, response.json()
+
+
+def _move(admin: Client, second: Client, table: int, pool: int | None) -> tuple[int, dict]:
+    """One admin proposes the move, the other approves it: the approval's answer."""
+    status, proposal = _propose(admin, table, pool)
+    assert status == 201, proposal
+    response = second.post(
+        f"/api/v1/tables/{table}/moves/{proposal['id']}/approve",
+        {},
+        content_type="application/json",
+    )
     return response.status_code, response.json()
 
 
@@ -70,31 +103,35 @@ def test_a_round_settles_and_voids_against_its_pool_of_record_after_its_table_mo
     }
     assert _meters(other) == meter_b  # pool B's meter never moved, its house paid no envy
     assert voided.json()["progressive_refund_cents"] == 500
-    assert_journal_ok()
+    # The money is exact; the move made behind the journal's back is named (tables.records).
+    assert verify_full().problems == [
+        f"table {terminal.table_id}: the row's pool differ from its events"
+    ]
 
 
-def test_a_table_moves_only_closed_and_without_open_rounds(admin):
+def test_a_table_moves_only_closed_and_without_open_rounds(admin, second):
     floor = make_floor()
     other = pool_create(name="B", actor="test").pk
     terminal = floor.uth[0]
     table = terminal.table_id
     terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]})
 
-    assert _patch(admin, table, {"pool": other})[1]["error"]["code"] == "table_open"
+    assert _move(admin, second, table, other)[1]["error"]["code"] == "table_open"
     assert _patch(admin, table, {"enabled": False})[0] == 200
-    status, body = _patch(admin, table, {"pool": other})
+    status, body = _move(admin, second, table, other)
     assert (status, body["error"]["code"]) == (409, "table_has_open_rounds")
     assert "r-1" in body["error"]["message"]
-    status, body = _patch(admin, table, {"pool": None})
+    status, body = _move(admin, second, table, None)
     assert (status, body["error"]["code"]) == (409, "table_has_open_rounds")
     assert Table.objects.get(pk=table).pool_id == floor.pool_id
 
     _patch(admin, table, {"enabled": True})
     terminal.post("/rounds/r-1/void", {"reason": "misdeal"})
     _patch(admin, table, {"enabled": False})
-    status, body = _patch(admin, table, {"pool": other})
+    status, body = _move(admin, second, table, other)
     assert status == 200
-    assert body == {
+    assert (body["kind"], body["status"], body["pool"]) == ("table.move", "applied", other)
+    assert admin.get(f"/api/v1/tables/{table}").json() == {
         "id": table,
         "name": Table.objects.get(pk=table).name,
         "game": "uth",
@@ -122,14 +159,15 @@ def test_table_administration_refusals(admin, django_user_model):
     floor = make_floor()
     stud = floor.stud.table_id
     supervisor = django_user_model.objects.create(username="sup")
-    supervisor.groups.add(role_group("supervisor"))
+    grant_roles(supervisor, role_group("supervisor"))
     token = staff_token_issue(user=supervisor, revoke_others=False, actor="test")
 
     assert _patch(Client(HTTP_AUTHORIZATION=f"Bearer {token}"), stud, {"enabled": False})[0] == 403
     assert _patch(admin, 999_999, {"enabled": False})[1]["error"]["code"] == "table_not_found"
     _patch(admin, stud, {"enabled": False})
-    assert _patch(admin, stud, {"pool": floor.pool_id})[1]["error"]["code"] == "pool_not_for_stud"
-    assert _patch(admin, stud, {"pool": 999_999})[1]["error"]["code"] == "pool_not_found"
+    assert _propose(admin, stud, floor.pool_id)[1]["error"]["code"] == "pool_not_for_stud"
+    assert _propose(admin, stud, 999_999)[1]["error"]["code"] == "pool_not_found"
+    assert _patch(admin, stud, {"pool": floor.pool_id})[1]["error"]["code"] == "unknown_field"
     assert _patch(admin, stud, {"enabled": "no"})[1]["error"]["param"] == "enabled"
     assert _patch(admin, stud, {"seats": 3})[1]["error"]["code"] == "unknown_field"
     assert admin.get(f"/api/v1/tables/{stud}").json()["enabled"] is False

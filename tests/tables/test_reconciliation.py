@@ -29,9 +29,11 @@ from jackpot.services import role_group, staff_token_issue
 from tables import reconciliation
 from tables.models import Reconciliation, Table
 from tables.reconciliation import reconcile
+from tables.services import table_update
 from tables.tasks import reconcile_daily
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
 from tests.jackpot.tamper import keyed_link, play_rounds, rehash_chain, superuser_sql
+from tests.staff import grant_roles
 from tests.workers import wait_for
 
 EDIT = "UPDATE jackpot_transfer SET amount_cents = amount_cents + %s WHERE id = %s"
@@ -39,7 +41,7 @@ EDIT = "UPDATE jackpot_transfer SET amount_cents = amount_cents + %s WHERE id = 
 
 def staff(django_user_model, role: str) -> Client:
     user = django_user_model.objects.create(username=f"{role}-user")
-    user.groups.add(role_group(role))
+    grant_roles(user, role_group(role))
     token = staff_token_issue(user=user, revoke_others=False, actor="t")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
@@ -283,8 +285,9 @@ def test_the_identity_is_not_applicable_once_the_meter_share_changed(django_user
         django_user_model.objects.create(username=name) for name in ("ann", "ben")
     )
     for admin in (proposer, approver):
-        admin.groups.add(role_group("admin"))
-    Table.objects.filter(pool_id=floor.pool_id).update(enabled=False)
+        grant_roles(admin, role_group("admin"))
+    for table in Table.objects.filter(pool_id=floor.pool_id):
+        table_update(table_id=table.pk, changes={"enabled": False}, actor="test")
     change = change_propose(
         pool_id=floor.pool_id, changes={"meter_share_bp": 1500}, reason="test", user=proposer
     )

@@ -10,6 +10,7 @@ from django.test import Client
 from jackpot.models import AuditEvent
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import Terminal, assert_journal_ok, make_floor, uth_play, uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +23,7 @@ RESULT = {
 
 def _staff(django_user_model, username: str, role: str) -> Client:
     user = django_user_model.objects.create(username=username)
-    user.groups.add(role_group(role))
+    grant_roles(user, role_group(role))
     token = staff_token_issue(user=user, revoke_others=False, actor="test")
     return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 

@@ -14,13 +14,24 @@ from django.test import Client
 from jackpot import verification as journal
 from jackpot.ledger import table_chain
 from jackpot.services import role_group, staff_token_issue
-from tables.models import RoundSeat, Table
+from tables.models import Round, RoundSeat, Table
 from tables.verification_jobs import verification_run
 from tests.conftest import uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
 PROBLEM = "pool {pool}: stakes account = -stakes of rounds not voided: -1000 != -500"
+#: The seat's row no longer says what the round's opening event says (tables.records).
+BETS = "round {round} (chain table-{table} sequence 1): the row's bets differ from its events"
+
+
+def problems(floor) -> list[str]:
+    found = Round.objects.get(round_id="r-1")
+    return [
+        PROBLEM.format(pool=floor.pool_id),
+        BETS.format(round=found.pk, table=found.table_id),
+    ]
 
 
 @pytest.fixture
@@ -39,14 +50,14 @@ def test_verify_journal_command_reports_a_tampered_round_stake(tampered):
         call_command("verify_journal", stdout=out)
     assert exited.value.code == 1
     lines = out.getvalue().splitlines()
-    assert lines == ["BROKEN at balances", "  " + PROBLEM.format(pool=tampered.pool_id)]
+    assert lines == ["BROKEN at balances", *("  " + line for line in problems(tampered))]
 
     out = StringIO()
     with pytest.raises(SystemExit):
         call_command("verify_journal", "--json", stdout=out)
     report = json.loads(out.getvalue())
     assert report["ok"] is False and report["first_broken"] is None
-    assert report["problems"] == [PROBLEM.format(pool=tampered.pool_id)]
+    assert report["problems"] == problems(tampered)
     assert report["balances"][str(tampered.pool_id)]["stakes"] == -1000
 
 
@@ -54,7 +65,7 @@ def test_journal_verify_endpoint_reports_a_tampered_round_stake(tampered, django
     # The endpoint reads no journal: a POST queues a full run (a worker's, run here in-process;
     # tests/jackpot/test_verification_runs.py has the real worker), the GETs answer from it.
     auditor = django_user_model.objects.create(username="a")
-    auditor.groups.add(role_group("auditor"))
+    grant_roles(auditor, role_group("auditor"))
     token = staff_token_issue(user=auditor, revoke_others=False, actor="test")
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
@@ -67,7 +78,7 @@ def test_journal_verify_endpoint_reports_a_tampered_round_stake(tampered, django
 
     done = client.get(job["url"]).json()
     assert (done["status"], done["ok"], done["first_broken"]) == ("done", False, None)
-    assert done["problems"] == [PROBLEM.format(pool=tampered.pool_id)]
+    assert done["problems"] == problems(tampered)
     assert done["checkpoint"] is None  # it did not pass: nothing to continue from
     latest = client.get("/api/v1/journal/verify").json()
     assert latest["latest"] == done and latest["latest_full"] == done
@@ -89,6 +100,9 @@ class _TablesChains:
         pass
 
     def pool_checks(self, pool, balances):
+        return []
+
+    def row_problems(self, broken):
         return []
 
     def carried(self) -> dict:

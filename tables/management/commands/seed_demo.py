@@ -2,6 +2,11 @@
 
 Tokens are stored hashed, so this output is the only place they are shown: every run revokes the
 previous demo tokens and issues new ones for each terminal and staff account.
+
+The demo is the operator's (who holds the database): it makes its pool, links its tables and gives
+its people their roles at once, and issues each demo person's own token. On a real floor each of
+those is a two-person change (`jackpot.changes`, `jackpot.staff`); the demo has two admins so that
+one can approve what the other proposes. No one is a superuser: the admin role opens the admin.
 """
 
 from __future__ import annotations
@@ -10,12 +15,12 @@ import json
 import secrets
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from jackpot.models import Pool
-from jackpot.services import pool_create, role_group, staff_token_issue
+from jackpot.services import pool_create, staff_token_issue
+from jackpot.staff import operator_grant
 from tables.models import Game, Table
 from tables.services import table_create, terminal_token_issue
 
@@ -42,7 +47,8 @@ class Command(BaseCommand):
         else:
             for table in floor["tables"]:
                 self.stdout.write(f"{table['name']:<12} id={table['id']:<4} token={table['token']}")
-            for person in [floor["auditor"], *floor["supervisors"], floor["admin"]]:
+            admins = [floor["admin"], floor["second_admin"]]
+            for person in [floor["auditor"], *floor["supervisors"], *admins]:
                 self.stdout.write(
                     f"{person['username']:<12} password={person['password']} "
                     f"token={person['token']}"
@@ -70,23 +76,21 @@ class Command(BaseCommand):
             ],
             "auditor": self._staff("auditor", "auditor"),
             "supervisors": [self._staff(f"supervisor{n}", "supervisor") for n in (1, 2)],
-            "admin": self._staff("admin", "admin", superuser=True),
+            "admin": self._staff("admin", "admin"),
+            "second_admin": self._staff("admin2", "admin"),
         }
 
     def _table(self, name: str, game: Game, pool: Pool | None) -> Table:
         table = Table.objects.filter(name=name).first()
         return table or table_create(name=name, game=game, pool=pool, actor=ACTOR)
 
-    def _staff(self, username: str, role: str, *, superuser: bool = False) -> dict[str, Any]:
-        user, _ = get_user_model().objects.get_or_create(username=username)
-        user.groups.add(role_group(role))
+    def _staff(self, username: str, role: str) -> dict[str, Any]:
+        user = operator_grant(username=username, role=role, actor=ACTOR)
         # Each person signs in to a browser page (the floor's, /floor/login/; the admin's,
         # /admin/): a fresh password, shown only here.
         password = secrets.token_urlsafe(12)
         user.set_password(password)
+        user.save(update_fields=["password"])
         person: dict[str, Any] = {"username": username, "role": role, "password": password}
-        if superuser:
-            user.is_staff = user.is_superuser = True
-        user.save()
         person["token"] = staff_token_issue(user=user, revoke_others=True, actor=ACTOR)
         return person

@@ -1,5 +1,5 @@
-// The auditor's view of a pool: reads the pool's history from the API (with the session) and
-// draws each chart as inline SVG. Every figure shown is one the API answered; amounts are whole
+// The auditor's view of a pool: reads the pool's history and its void watch from the API (with
+// the session) and draws each chart as inline SVG. Every figure shown is one the API answered; amounts are whole
 // cents, only formatted here. No library, nothing from outside the service.
 (function () {
   "use strict";
@@ -189,6 +189,78 @@
     badge.textContent = words;
   }
 
+  // The void watch: a row per table, its window's figures and a strip of its shifts (each cell
+  // darker for a higher void rate, outlined where the check raised an alarm), then the alarms.
+  function drawVoids(watch) {
+    const zone = { timeZone: watch.time_zone };
+    const shiftDay = new Intl.DateTimeFormat(text.locale, { day: "numeric", month: "short", ...zone });
+    const clock = new Intl.DateTimeFormat(text.locale, { hour: "2-digit", minute: "2-digit", ...zone });
+    const moment = new Intl.DateTimeFormat(text.locale, { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", ...zone });
+    // A shift: its day and hours; a longer span (a window's flag): both ends in full.
+    const span = (from, to) => shiftDay.format(new Date(from)) === shiftDay.format(new Date(to))
+      || Date.parse(to) - Date.parse(from) <= watch.shift_hours * 3600000
+      ? text.shift_label.replace("{day}", shiftDay.format(new Date(from)))
+        .replace("{from}", clock.format(new Date(from))).replace("{to}", clock.format(new Date(to)))
+      : moment.format(new Date(from)) + " \u2013 " + moment.format(new Date(to));
+    document.getElementById("voids-basis").textContent = text.voids_note
+      .replace("{shifts}", number.format(watch.shifts.length))
+      .replace("{hours}", number.format(watch.shift_hours))
+      .replace("{min}", number.format(watch.min_rounds));
+    const body = document.querySelector("#voids-table tbody");
+    if (!watch.tables.length) {
+      cell(body.insertRow(), text.no_data, "empty").colSpan = 6;
+    }
+    const CELL = 14, GAP = 2;
+    for (const line of watch.tables) {
+      const row = body.insertRow();
+      row.className = "void-table";
+      row.dataset.table = line.table;
+      row.dataset.flagged = String(line.window.flag !== null);
+      cell(row, line.table_name);
+      cell(row, number.format(line.window.rounds), "number rounds");
+      cell(row, number.format(line.window.voids), "number voids");
+      cell(row, line.window.expected, "number expected");
+      cell(row, euros(line.window.refunded_cents), "number refunded");
+      const strip = svg("svg", {
+        class: "shifts", viewBox: "0 0 " + watch.shifts.length * (CELL + GAP) + " " + CELL,
+        width: watch.shifts.length * (CELL + GAP), height: CELL, role: "img", "aria-label": text.by_shift,
+      }, row.insertCell());
+      watch.shifts.forEach((shift, i) => {
+        const figures = line.shifts[i];
+        const attributes = { x: i * (CELL + GAP), y: 0, width: CELL, height: CELL, "data-start": shift.start };
+        if (figures === null) {
+          svg("rect", { ...attributes, class: "shift none" }, strip);
+          return;
+        }
+        const rect = svg("rect", {
+          ...attributes,
+          class: "shift" + (figures.flag === null ? "" : " flagged"),
+          "data-rounds": figures.rounds, "data-voids": figures.voids, "data-expected": figures.expected,
+          "fill-opacity": (0.12 + 0.88 * Math.min(1, figures.voids / figures.rounds * 5)).toFixed(2),
+        }, strip);
+        svg("title", {}, rect, span(shift.start, shift.end) + " · " + text.voided + " "
+          + number.format(figures.voids) + " / " + number.format(figures.rounds) + " · " + text.expected
+          + " " + figures.expected + (figures.flag === null ? "" : " · " + text.alarm));
+      });
+    }
+    const flags = document.querySelector("#void-flags tbody");
+    if (!watch.flags.length) {
+      cell(flags.insertRow(), text.no_alarm, "empty").colSpan = 6;
+    }
+    for (const flag of watch.flags) {
+      const row = flags.insertRow();
+      row.className = "void-flag";
+      row.dataset.flag = flag.id;
+      row.dataset.kind = flag.kind;
+      cell(row, flag.table_name);
+      cell(row, span(flag.window_from, flag.window_to) + " · " + text[flag.kind]);
+      cell(row, number.format(flag.observed), "number voids");
+      cell(row, number.format(flag.rounds), "number rounds");
+      cell(row, flag.expected, "number expected");
+      cell(row, flag.adjusted, "number adjusted");
+    }
+  }
+
   function fail(message) {
     document.body.dataset.state = "failed";
     document.getElementById("status").textContent = text.failed + (message ? " · " + message : "");
@@ -198,15 +270,20 @@
     link.href = config.csvUrl + query({ chart: link.dataset.chart });
   }
 
-  fetch(config.historyUrl + query({}), { credentials: "same-origin", headers: { Accept: "application/json" } })
-    .then((response) => response.json().then((body) => ({ ok: response.ok, body: body })))
-    .then(({ ok, body }) => {
-      if (!ok) return fail(body && body.error ? body.error.message : "");
+  const read = (url) => fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+    .then((response) => response.json().then((body) => ({ ok: response.ok, body: body })));
+
+  Promise.all([read(config.historyUrl + query({})), read(config.voidsUrl)])
+    .then(([history, voids]) => {
+      const refused = [history, voids].find((answer) => !answer.ok);
+      if (refused) return fail(refused.body && refused.body.error ? refused.body.error.message : "");
+      const body = history.body;
       drawReconciliation(body.reconciliation, body.reconciled);
       drawMeter(body.meter);
       drawStakes(body.stakes);
       drawAwards(body);
       drawHits(body.hits);
+      drawVoids(voids.body);
       document.getElementById("status").textContent = "";
       document.body.dataset.state = "drawn";
     })

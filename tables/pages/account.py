@@ -1,0 +1,171 @@
+"""The signed-in person's own account, `/floor/account/`: their second factor, their recovery
+codes and their API token. Every action acts on `request.user` and takes no other person from
+the request: a credential is made only by its owner, for themselves.
+
+- The second factor: its state (a confirmed TOTP device, the recovery codes left); without a
+  device, its enrollment (the key in base32 and the otpauth:// URI, confirmed by a first code,
+  throttled like a sign-in's codes), after which this session is verified by the new device and
+  ten recovery codes are shown once. A confirmed device is never replaced here: resetting it
+  takes two admins (`jackpot.staff`).
+- New recovery codes (the old ones stop working), shown once.
+- A new API token (`jackpot.services.staff_token_issue`, the previous ones revoked), shown once.
+New recovery codes and a token come only from a session that signed in with its second factor
+(`is_verified()`) where the second factor is required, or once the person has a device: a
+password alone, or a stolen session of the demo, cannot mint a credential that outlives it.
+Each is audited on the `admin` chain and in the security log by the service it calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+from django_otp import login as otp_login
+
+from config.admin_login import throttled_code
+from config.pages import page_language
+from jackpot import second_factor
+from jackpot.services import staff_token_issue
+from tables.pages.layout import staff_only, staff_page
+from tables.pages.signin import TEXT as SIGN_IN_TEXT
+from tables.pages.signin import recovery_codes_page, totp_setup
+
+TEXT: dict[str, dict[str, str]] = {
+    "fr": {
+        "title": "Mon compte",
+        "second_factor": "Deuxième facteur",
+        "enrolled": "Activé : application d'authentification (TOTP). Codes de secours "
+        "restants : {left}.",
+        "not_enrolled": "Pas encore activé.",
+        "session_unverified": "Cette session ne s'est pas connectée avec le deuxième facteur.",
+        "new_codes": "Nouveaux codes de secours (les anciens ne valent plus)",
+        "enroll_submit": "Activer",
+        "token": "Jeton d'API",
+        "token_intro": "Pour les scripts : un jeton à votre nom, affiché une seule fois. En "
+        "émettre un nouveau révoque le précédent.",
+        "token_submit": "Émettre mon jeton",
+        "token_shown": "Votre nouveau jeton : copiez-le maintenant, il ne sera plus affiché.",
+        "needs_second_factor": "Réservé à une session connectée avec le deuxième facteur : "
+        "déconnectez-vous et reconnectez-vous avec votre code.",
+        "already_enrolled": "Un appareil est déjà activé : seuls deux administrateurs peuvent "
+        "le réinitialiser.",
+        "back": "Retour aux gains",
+    },
+    "en": {
+        "title": "My account",
+        "second_factor": "Second factor",
+        "enrolled": "On: authenticator app (TOTP). Recovery codes left: {left}.",
+        "not_enrolled": "Not set up yet.",
+        "session_unverified": "This session did not sign in with the second factor.",
+        "new_codes": "New recovery codes (the old ones stop working)",
+        "enroll_submit": "Turn on",
+        "token": "API token",
+        "token_intro": "For scripts: a token in your name, shown once. Issuing a new one revokes "
+        "the previous one.",
+        "token_submit": "Issue my token",
+        "token_shown": "Your new token: copy it now, it is not shown again.",
+        "needs_second_factor": "Only from a session signed in with the second factor: sign out "
+        "and sign in again with your code.",
+        "already_enrolled": "A device is already set up: only two admins can reset it.",
+        "back": "Back to the awards",
+    },
+}
+
+
+def may_mint(request: HttpRequest) -> bool:
+    """Whether this session may make a lasting credential (recovery codes, an API token): it
+    signed in with its second factor, unless the second factor is not required and the person
+    has none to give."""
+    user = request.user
+    if getattr(user, "is_verified", lambda: False)():
+        return True
+    assert isinstance(user, User)
+    return not second_factor.required() and not second_factor.has_code_device(user)
+
+
+def _page(
+    request: HttpRequest,
+    lang: str,
+    *,
+    token: str = "",
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    user = request.user
+    assert isinstance(user, User)
+    enrolled = second_factor.enrolled(user)
+    context: dict[str, Any] = {
+        "enrolled": enrolled,
+        "left": second_factor.recovery_codes_left(user),
+        "verified": getattr(user, "is_verified", lambda: False)(),
+        "may_mint": may_mint(request),
+        "token": token,
+        "error": error,
+        "queue_url": reverse("floor-awards"),
+    }
+    if not enrolled:
+        context["setup"] = totp_setup(second_factor.totp_enrollment(user))
+    text = {**SIGN_IN_TEXT[lang], **TEXT[lang]}
+    text["enrolled"] = text["enrolled"].format(left=context["left"])
+    return staff_page(
+        request,
+        "pages/account.html",
+        context,
+        lang=lang,
+        text=text,
+        extra_style="account.css",
+        status=status,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@staff_only
+def account_page(request: HttpRequest) -> HttpResponse:
+    lang = page_language(request)
+    if request.method != "POST":
+        return _page(request, lang)
+    user = request.user
+    assert isinstance(user, User)
+    action = request.POST.get("action")
+    if action == "enroll":
+        if second_factor.enrolled(user):
+            return _page(request, lang, error=TEXT[lang]["already_enrolled"], status=409)
+        code = str(request.POST.get("code", ""))[:64]
+        device, wait = throttled_code(
+            request,
+            username=user.get_username(),
+            door="account",
+            check=lambda: second_factor.totp_confirm(user, code),
+        )
+        if wait:
+            refused = _page(
+                request,
+                lang,
+                error=SIGN_IN_TEXT[lang]["throttled"].format(wait=wait),
+                status=429,
+            )
+            refused["Retry-After"] = str(wait)
+            return refused
+        if device is None:
+            return _page(request, lang, error=SIGN_IN_TEXT[lang]["wrong_code"], status=400)
+        otp_login(request, device)  # this session has just proved the new device
+        codes = second_factor.recovery_codes_issue(user)
+        return recovery_codes_page(request, codes, continue_url=reverse("floor-account"), lang=lang)
+    if action in ("recovery_codes", "token"):
+        if not may_mint(request):
+            return _page(request, lang, error=TEXT[lang]["needs_second_factor"], status=403)
+        if action == "recovery_codes":
+            if not second_factor.enrolled(user):  # codes stand in for a device, not for none
+                return _page(request, lang, error=TEXT[lang]["not_enrolled"], status=409)
+            codes = second_factor.recovery_codes_issue(user)
+            return recovery_codes_page(
+                request, codes, continue_url=reverse("floor-account"), lang=lang
+            )
+        token = staff_token_issue(
+            user=user, revoke_others=True, actor=f"user:{user.get_username()}"
+        )
+        return _page(request, lang, token=token)
+    return _page(request, lang, status=400)

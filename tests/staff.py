@@ -1,0 +1,40 @@
+"""Staff accounts for tests, given their roles the way the service gives them.
+
+A role is given by an approved two-person change, whose `staff.changed` event shows the account
+after it (`jackpot.staff`); the journal's verification compares every account with power with its
+last such event (`jackpot.staff_records`), so an account given roles behind the journal's back is
+reported. `grant_roles` is the approved change's outcome for a test's cast of people: the groups
+and that event, in one transaction. (tests/security plays the insider who does without it.)
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import Group, User
+from django.db import transaction
+
+from jackpot import ledger
+from jackpot.models import SealedTOTPDevice
+from jackpot.second_factor import totp_enrollment
+from jackpot.staff import snapshot
+
+
+def grant_roles(user: User, *groups: Group) -> User:
+    with transaction.atomic():
+        before = snapshot(user)
+        user.groups.add(*groups)
+        ledger.record(
+            chain=ledger.ADMIN_CHAIN,
+            kind="staff.changed",
+            actor="test",
+            payload={"user": user.username, "before": before, "after": snapshot(user)},
+        )
+    return user
+
+
+def enroll(user: User) -> SealedTOTPDevice:
+    """A confirmed TOTP device for `user`, its key sealed as the person's own enrolment makes it
+    (`jackpot.second_factor.totp_enrollment`), confirmed without spending a code."""
+    device = totp_enrollment(user)
+    device.confirmed = True
+    device.save(update_fields=["confirmed"])
+    return device
