@@ -90,6 +90,32 @@ def _failures() -> FailureCounter:
     return FailureCounter("admin_login", settings.THROTTLE_ADMIN_LOGIN)
 
 
+class _Attempt:
+    """One try of `username` at `door` (a password or a code: `what`), on the login counters by
+    name and address: `wait`, the seconds the throttle stops it for (0: it goes on; a refusal is
+    logged); `failed()` counts and logs a wrong one."""
+
+    def __init__(self, request: HttpRequest, username: str, door: str, what: str) -> None:
+        self.username, self.door, self.what = username, door, what
+        self.address, self.failures = _address(request), _failures()
+        self.keys = _keys(username, self.address)
+        self.wait = self.failures.wait(self.keys)
+        if self.wait:
+            security_log.warning(
+                "%s %s refused (too many failed logins) user=%r from=%s",
+                door,
+                what,
+                username,
+                self.address,
+            )
+
+    def failed(self) -> None:
+        self.failures.add(self.keys)
+        security_log.warning(
+            "%s %s failed user=%r from=%s", self.door, self.what, self.username, self.address
+        )
+
+
 def throttled_login(
     request: HttpRequest,
     login: Callable[[HttpRequest], HttpResponse],
@@ -103,19 +129,12 @@ def throttled_login(
     if request.method != "POST":
         return login(request)
     username = str(request.POST.get("username", ""))[:150]
-    address = _address(request)
-    failures = _failures()
-    keys = _keys(username, address)
-    wait = failures.wait(keys)
-    if wait:
-        security_log.warning(
-            "%s login refused (too many failed logins) user=%r from=%s", door, username, address
-        )
-        return refused(wait)
+    attempt = _Attempt(request, username, door, "login")
+    if attempt.wait:
+        return refused(attempt.wait)
     response = login(request)
     if response.status_code == 200:  # the form again: wrong password, or not allowed in
-        failures.add(keys)
-        security_log.warning("%s login failed user=%r from=%s", door, username, address)
+        attempt.failed()
     return response
 
 
@@ -202,22 +221,12 @@ def throttled_code(
     """`check()`, which tries a code `username` typed, behind the login throttle: (the device
     that accepted it, 0); (None, 0) for a wrong code, counted and logged; (None, seconds) when
     the throttle stops the attempt before any code is checked."""
-    address = _address(request)
-    failures = _failures()
-    keys = _keys(username, address)
-    wait = failures.wait(keys)
-    if wait:
-        security_log.warning(
-            "%s second factor refused (too many failed logins) user=%r from=%s",
-            door,
-            username,
-            address,
-        )
-        return None, wait
+    attempt = _Attempt(request, username, door, "second factor")
+    if attempt.wait:
+        return None, attempt.wait
     device = check()
     if device is None:
-        failures.add(keys)
-        security_log.warning("%s second factor failed user=%r from=%s", door, username, address)
+        attempt.failed()
     return device, 0
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
+from django.test import Client
 
 from jackpot import ledger
 from jackpot.models import SealedTOTPDevice
 from jackpot.second_factor import totp_enrollment
+from jackpot.services import role_group
 from jackpot.staff import snapshot
 
 
@@ -38,3 +40,22 @@ def enroll(user: User) -> SealedTOTPDevice:
     device.confirmed = True
     device.save(update_fields=["confirmed"])
     return device
+
+
+#: The password of the accounts `person` makes.
+PASSWORD = "the old password"
+
+
+def person(name: str, *roles: str, **flags: bool) -> User:
+    """An account with `roles`, given as the service gives them (`grant_roles`)."""
+    user = User.objects.create_user(username=name, password=PASSWORD, **flags)
+    for role in roles:
+        grant_roles(user, role_group(role))
+    return user
+
+
+def signed_in(user: User) -> Client:
+    """A browser session of `user` (the sign-in's steps are tests/security/test_second_factor's)."""
+    client = Client()
+    client.force_login(user)
+    return client

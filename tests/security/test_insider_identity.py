@@ -13,23 +13,10 @@ from django.test import Client
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from jackpot.models import AuditEvent, Award, ParameterChange, Pool, StaffSecurity, StaffToken
-from jackpot.services import role_group, staff_token_issue
-from tests.staff import grant_roles
+from jackpot.services import staff_token_issue
+from tests.staff import PASSWORD, person, signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def person(name: str, *roles: str, **flags: bool) -> User:
-    user = User.objects.create_user(username=name, password="the old password", **flags)
-    for role in roles:
-        grant_roles(user, role_group(role))
-    return user
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -59,7 +46,7 @@ def test_a_superuser_cannot_get_a_token_for_a_colleague(root):
     )
     assert posted.status_code == 403
     ana.refresh_from_db()
-    assert ana.check_password("the old password")
+    assert ana.check_password(PASSWORD)
 
 
 def test_an_admins_password_reset_of_a_colleague_is_audited_and_forces_a_change(root):
@@ -73,7 +60,7 @@ def test_an_admins_password_reset_of_a_colleague_is_audited_and_forces_a_change(
     text = page.content.decode()
     temporary = text.split("temporary password ")[1].split(" ")[0]
     ana.refresh_from_db()
-    assert ana.check_password(temporary) and not ana.check_password("the old password")
+    assert ana.check_password(temporary) and not ana.check_password(PASSWORD)
     security = StaffSecurity.objects.get(user=ana)
     assert security.must_change_password and security.password_reset_by == root
     event = AuditEvent.objects.get(kind="staff.password_reset")

@@ -19,25 +19,12 @@ from config.errors import Forbidden
 from jackpot import staff
 from jackpot.changes import pool_create_approve
 from jackpot.models import AuditEvent, ParameterChange, Pool
-from jackpot.services import role_group, staff_token_issue
+from jackpot.services import staff_token_issue
 from tables.models import Table
 from tables.services import table_update
-from tests.staff import grant_roles
+from tests.staff import person, signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def person(name: str, *roles: str, **flags: bool) -> User:
-    user = User.objects.create_user(username=name, password="a password", **flags)
-    for role in roles:
-        grant_roles(user, role_group(role))
-    return user
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def changes_applied():
