@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.db.models import Count, Sum
 
 from jackpot.models import Award, AwardStatus, Pool
@@ -262,13 +263,34 @@ def test_a_stopped_server_fails_fast_with_a_clear_error(live_service, tmp_path):
     assert not Round.objects.exists()
 
 
+def _stop_once_settled(live_service, count: int) -> threading.Thread:
+    """Stop the service once `count` rounds are settled, mid-run: a fixed delay stopped it, on a
+    busy machine, before the first round was played."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 60
+        settled = Round.objects.filter(state=RoundState.SETTLED)
+        try:
+            while time.monotonic() < deadline and settled.count() < count:
+                time.sleep(0.02)
+        finally:
+            connection.close()  # this thread's own
+            live_service.stop()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    return watcher
+
+
 def test_a_server_gone_mid_run_stops_every_table_and_still_sums_up(live_service, tmp_path):
     floor = _floor_file(tmp_path)
-    threading.Timer(0.6, live_service.stop).start()
+    # Four settled: at most one a table (three) can have lost its answer with the server.
+    watcher = _stop_once_settled(live_service, 4)
 
     error, summary = _failing(
         live_service, floor, "--rounds", "600", "--rate", "30", "--give-up", "0.5"
     )
+    watcher.join()
 
     assert error.returncode == 1
     assert summary["outcome"] == "service_gone"
