@@ -143,8 +143,14 @@ def test_one_request_id_from_the_proxy_to_the_task_and_metrics_added_up_across_p
             line.get("request_id") == traced and line["status"] == 200 and line["method"] == "POST"
             for line in access
         ), access[-5:]
-        django = [line for line in web_lines if line.get("request_id") == refused]
-        assert {"jackpot.security", "gunicorn.access"} <= {line["logger"] for line in django}
+
+        def refusal_logged() -> bool:
+            # gunicorn writes its access line after the answer is sent: read until it is there
+            lines = _json_lines(web.log.read_text(errors="replace"))
+            found = {line["logger"] for line in lines if line.get("request_id") == refused}
+            return {"jackpot.security", "gunicorn.access"} <= found
+
+        wait_for(refusal_logged, within_s=10, what="the refusal's security and access lines")
 
         # When both gunicorn workers are killed and replaced by new ones
         before = _value(
