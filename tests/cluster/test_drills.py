@@ -117,9 +117,26 @@ def test_nginx_gives_each_request_an_id_and_keeps_metrics_off_the_public_listene
     assert topology.get("/healthz", port=topology.metrics_port)[0] == 404  # /metrics only there
     # nginx's log and the instance's both carry the id, so a request is followed end to end.
     rid = headers["X-Request-ID"]
-    assert f"rid={rid}" in (topology.dir / "nginx-access.log").read_text()
+    _logged_by_nginx(topology, [rid])
     logs = [(topology.dir / f"web-{port}.log").read_text() for port in topology.web_ports]
     assert any(rid in log for log in logs)
+
+
+def _logged_by_nginx(topology, request_ids: list[str]) -> list[str]:
+    """nginx's access lines once every one of the requests has its own.
+
+    nginx writes a request's line after the answer is sent, so a test that reads the log right
+    after its last answer can be ahead of it on a busy machine: wait, do not race.
+    """
+    log: list[str] = []
+
+    def all_logged() -> bool:
+        log[:] = (topology.dir / "nginx-access.log").read_text().splitlines()
+        text = "\n".join(log)
+        return all(f"rid={request_id}" in text for request_id in request_ids)
+
+    wait_for(all_logged, within_s=30, what="nginx's access lines of the requests")
+    return log
 
 
 def test_terminals_have_an_instance_of_their_own_and_staff_never_reach_it(topology):
@@ -145,7 +162,7 @@ def test_terminals_have_an_instance_of_their_own_and_staff_never_reach_it(topolo
         status, headers, _ = topology.get(path, headers=auth)
         statuses[path] = (status, headers["X-Request-ID"])
     assert statuses[terminal_paths[0]][0] == 200, statuses
-    log = (topology.dir / "nginx-access.log").read_text().splitlines()
+    log = _logged_by_nginx(topology, [request_id for _, request_id in statuses.values()])
 
     def upstream(request_id: str) -> str:
         line = next(line for line in log if f"rid={request_id}" in line)
