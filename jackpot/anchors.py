@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from django.db import connection
-
+from config.replicas import reading
 from jackpot import rows
 from jackpot.models import AuditEvent, DatabaseIdentity
 
@@ -66,7 +65,7 @@ def database_identity() -> str:
 def chain_keys() -> list[str]:
     """Every chain that has an event, by a skip scan of the (chain, sequence) index: one probe
     per chain, whatever the number of events."""
-    with connection.cursor() as cursor:
+    with reading().cursor() as cursor:
         cursor.execute(
             "WITH RECURSIVE c(chain) AS ("
             " SELECT MIN(chain) FROM jackpot_auditevent"

@@ -44,6 +44,7 @@ from django.db.models import DateTimeField, ExpressionWrapper, F, Q
 from django.db.models.functions import Now
 
 from config.dispatch import send, send_after_commit
+from config.replicas import replica_reads
 from jackpot.bodies import AwardFilters, ExportRequest
 from jackpot.exports import (
     PayoutLog,
@@ -169,6 +170,11 @@ def _progress(job_id: int, token: uuid.UUID, **counts: int) -> bool:
 
 
 def _build(job: ExportJob, token: uuid.UUID, part: Path) -> Built:
+    with replica_reads():  # the rows; the progress and the finish are written to the primary
+        return _write(job, token, part)
+
+
+def _write(job: ExportJob, token: uuid.UUID, part: Path) -> Built:
     awards = awards_filtered(AwardFilters.model_construct(**job.filters()))
     total = awards.filter(pk__lte=job.up_to_award).count()
     if not _progress(job.pk, token, rows_total=total):

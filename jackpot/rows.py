@@ -18,26 +18,39 @@ from typing import Any, TypeVar
 from django.db import connection, transaction
 from django.db.models import Model
 
+from config.replicas import reading
+
 M = TypeVar("M", bound=Model)
 
 
 @contextmanager
 def snapshot(*, statement_timeout_ms: int | None = None) -> Iterator[None]:
     """A transaction that reads one snapshot of the database (REPEATABLE READ, read only, on
-    PostgreSQL), so figures read by several statements agree with each other whatever commits
-    meanwhile; inside a caller's transaction, the caller's snapshot rules. With
+    PostgreSQL; on the standby inside `replica_reads()`), so figures read by several
+    statements agree with each other whatever commits meanwhile; inside a caller's
+    transaction, the caller's snapshot rules. With
     `statement_timeout_ms`, its statements' own limit (a long read outgrows the requests')."""
-    postgresql = connection.vendor == "postgresql"
-    fresh = postgresql and not connection.in_atomic_block
+    db = reading()  # the standby's inside config.replicas.replica_reads()
+    postgresql = db.vendor == "postgresql"
+    fresh = postgresql and not db.in_atomic_block
     # No savepoint inside a caller's transaction: nothing to roll back in a read, and a
     # subtransaction cannot export its snapshot (jackpot.verification reads with two connections).
-    with transaction.atomic(savepoint=False):
-        with connection.cursor() as cursor:
+    with transaction.atomic(using=db.alias, savepoint=False):
+        with db.cursor() as cursor:
             if fresh:  # the transaction's first statement
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             if postgresql and statement_timeout_ms is not None:
                 cursor.execute("SET LOCAL statement_timeout = %s", [statement_timeout_ms])
         yield
+
+
+#: A statement that writes WAL, so that the COMMIT of its transaction waits for the synchronous
+#: standby (`jackpot.models.CommitProbe`): one row per backend, so concurrent probes never wait
+#: on each other. PostgreSQL only.
+COMMIT_PROBE = (
+    "INSERT INTO jackpot_commitprobe (backend, beats) VALUES (pg_backend_pid(), 1)"
+    " ON CONFLICT (backend) DO UPDATE SET beats = jackpot_commitprobe.beats + 1"
+)
 
 
 @cache

@@ -62,8 +62,8 @@ from typing import Any, Protocol, cast
 
 import psycopg
 import psycopg.sql
-from django.db import connection
 
+from config.replicas import reading
 from jackpot import anchors as anchoring
 from jackpot import checkpoints, rows
 from jackpot.bodies import BrokenAt, JournalReport
@@ -225,6 +225,7 @@ class _Reader:
 
     @staticmethod
     def _helper() -> Any:
+        connection = reading()
         if connection.vendor != "postgresql" or any(connection.savepoint_ids):
             return None  # a subtransaction cannot export its snapshot
         with connection.cursor() as cursor:
@@ -259,6 +260,7 @@ class _Reader:
     def batches(self, chain: str, after: int) -> Iterator[list[tuple[Any, ...]]]:
         """The chain's batches; a walk that stops early (a broken chain) leaves the rest."""
         if self.thread is None:
+            connection = reading()
             with connection.cursor() as cursor:
                 yield from _batches(cursor, connection.vendor, chain, after)
             return
@@ -414,7 +416,7 @@ def _heads(report: Report, walk: _Walk, chains: Iterable[str], broken: set[str])
             )
     if report.full or not walk.start.positions:
         return
-    with connection.cursor() as cursor:
+    with reading().cursor() as cursor:
         for chain, (sequence, digest) in sorted(walk.start.positions.items()):
             cursor.execute(
                 "SELECT hash FROM jackpot_auditevent WHERE chain = %s AND sequence = %s",

@@ -36,9 +36,9 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count
 
+from config.replicas import reading
 from jackpot.canonical import loads
 from jackpot.movements import TERMS_FIELDS
 from jackpot.projections import Event
@@ -76,11 +76,11 @@ def _iso(value: datetime | str | None) -> str | None:
 def _among(count: int) -> str:
     """`= ANY(%s)`, one array parameter, on PostgreSQL (a list of thousands of placeholders
     costs the planner more than the read); `IN (%s, ...)` on SQLite."""
-    return "= ANY(%s)" if connection.vendor == "postgresql" else f"IN ({', '.join(['%s'] * count)})"
+    return "= ANY(%s)" if reading().vendor == "postgresql" else f"IN ({', '.join(['%s'] * count)})"
 
 
 def _ids(pks: list[int]) -> list[Any]:
-    return [pks] if connection.vendor == "postgresql" else pks
+    return [pks] if reading().vendor == "postgresql" else pks
 
 
 def _result(payload: dict[str, Any]) -> dict[str, Any]:
@@ -195,7 +195,7 @@ class Records:
         if not pending:
             return
         found: dict[int, dict[str, Any]] = {}
-        with connection.cursor() as cursor:
+        with reading().cursor() as cursor:
             cursor.execute(
                 f"SELECT id, {', '.join(_ROUND_COLUMNS.values())} FROM tables_round"
                 f" WHERE id {_among(len(pending))}",

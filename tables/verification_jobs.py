@@ -36,6 +36,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from config.dispatch import send, send_after_commit
+from config.replicas import replica_reads
 from jackpot.models import AuditChain, Verification, VerificationStatus, VerificationTrigger
 from jackpot.verification import Progress, Report
 from tables.verification import keep_checkpoint, verify_full, verify_routine
@@ -230,7 +231,8 @@ def verification_run(job_id: int) -> Verification | None:
     if not claimed:  # another delivery claimed it first
         return None
     try:
-        report = verify_full(progress=claim.progress())
+        with replica_reads():  # the walk reads; the verdict and checkpoint are written after
+            report = verify_full(progress=claim.progress())
     except Exception as error:
         claim.failed(error)
         return Verification.objects.get(pk=job_id)

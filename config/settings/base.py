@@ -20,6 +20,10 @@ The bounds, each from the environment (0 turns one off):
   statement's own limit;
 - DATABASE_TCP_USER_TIMEOUT_MS (1500): the kernel drops a connection whose data the server has
   not acknowledged for that long (a server gone from the network mid-request);
+- DATABASE_COMMIT_TIMEOUT_MS (0: none): a COMMIT still waiting for the synchronous standby
+  after this long is cancelled and answered 503 (`config.database`; `make cluster HA=1` sets
+  500: a commit on a healthy pair takes a millisecond);
+- DATABASE_REPLICA_URL (unset): the standby the auditors' heavy reads use (`config.replicas`);
 - PROGRESSIVE_CLOSED_RETRY_AFTER (2, seconds): the 503's Retry-After;
 - DATABASE_POOLER ("" or "transaction"): "transaction" when DATABASE_URL is pgbouncer in
   transaction pooling (`make cluster`, docs/operations.md "Topology"). A server connection then
@@ -79,6 +83,7 @@ from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 from config.logs import formatter_config
+from config.replicas import REPLICA
 from config.settings.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -156,6 +161,7 @@ DATABASE_CONNECT_TIMEOUT = env_int("DATABASE_CONNECT_TIMEOUT", 2)
 DATABASE_STATEMENT_TIMEOUT_MS = env_int("DATABASE_STATEMENT_TIMEOUT_MS", 1500)
 DATABASE_LOCK_TIMEOUT_MS = env_int("DATABASE_LOCK_TIMEOUT_MS", 1000)
 DATABASE_TCP_USER_TIMEOUT_MS = env_int("DATABASE_TCP_USER_TIMEOUT_MS", 1500)
+DATABASE_COMMIT_TIMEOUT_MS = env_int("DATABASE_COMMIT_TIMEOUT_MS", 0)
 PROGRESSIVE_CLOSED_RETRY_AFTER = env_int("PROGRESSIVE_CLOSED_RETRY_AFTER", 2)
 
 POSTGRESQL = "config.database"
@@ -165,26 +171,35 @@ if DATABASE_POOLER not in ("", "transaction"):
         "DATABASE_POOLER must be empty (PostgreSQL itself) or 'transaction' (pgbouncer in"
         " transaction pooling)"
     )
+
+
+def _postgresql(url: str, *, pooled: bool) -> dict[str, Any]:
+    """One PostgreSQL alias: Django's backend with a deadline on new connections
+    (config.database), and this process's limits (the docstring above)."""
+    database: dict[str, Any] = dict(dj_database_url.parse(url))
+    if database["ENGINE"] != "django.db.backends.postgresql":
+        return database
+    database["ENGINE"] = POSTGRESQL
+    options = database.setdefault("OPTIONS", {})
+    if pooled:
+        # A named cursor lives across the transactions that fetch it; psycopg prepares a
+        # statement on a server connection the next one may not get (docstring above).
+        database["DISABLE_SERVER_SIDE_CURSORS"] = True
+        options["prepare_threshold"] = None
+    else:
+        server = (
+            f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}"
+            f" -c lock_timeout={DATABASE_LOCK_TIMEOUT_MS}"
+        )
+        options["options"] = f"{options.get('options', '')} {server}".strip()
+    options.setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
+    options.setdefault("tcp_user_timeout", DATABASE_TCP_USER_TIMEOUT_MS)
+    return database
+
+
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        # Django's backend with a deadline on new connections (config.database).
-        DATABASES["default"]["ENGINE"] = POSTGRESQL
-        _options = DATABASES["default"].setdefault("OPTIONS", {})
-        if DATABASE_POOLER == "transaction":
-            # A named cursor lives across the transactions that fetch it; psycopg prepares a
-            # statement on a server connection the next one may not get (docstring above).
-            DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
-            _options["prepare_threshold"] = None
-        else:
-            _server = (
-                f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}"
-                f" -c lock_timeout={DATABASE_LOCK_TIMEOUT_MS}"
-            )
-            _options["options"] = f"{_options.get('options', '')} {_server}".strip()
-        _options.setdefault("connect_timeout", DATABASE_CONNECT_TIMEOUT)
-        _options.setdefault("tcp_user_timeout", DATABASE_TCP_USER_TIMEOUT_MS)
+    DATABASES = {"default": _postgresql(DATABASE_URL, pooled=DATABASE_POOLER == "transaction")}
 else:
     VAR_DIR.mkdir(exist_ok=True)
     DATABASES = {
@@ -194,6 +209,13 @@ else:
             "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
         }
     }
+# The auditors' heavy reads on a standby (config.replicas, docs/operations.md "High
+# availability"): straight to PostgreSQL (HAProxy's standby port), never through the pooler.
+# Unset (the terminals' instances, tests, `make run`): everything reads the primary.
+DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
+if DATABASE_REPLICA_URL:
+    DATABASES[REPLICA] = _postgresql(DATABASE_REPLICA_URL, pooled=False)
+DATABASE_ROUTERS = ["config.replicas.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")

@@ -144,8 +144,9 @@ STAFF_SECOND_FACTOR_REQUIRED = True
 
 # Persistent connections: a gunicorn worker keeps its connection instead of paying a connect
 # per request; health checks drop a connection the server closed.
-DATABASES["default"]["CONN_MAX_AGE"] = 600
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+for _database in DATABASES.values():
+    _database["CONN_MAX_AGE"] = 600
+    _database["CONN_HEALTH_CHECKS"] = True
 
 # --- HTTPS ----------------------------------------------------------------------------------
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)

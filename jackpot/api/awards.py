@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.openapi import IF_NONE_MATCH, query_parameters
+from config.replicas import on_replica
 from config.throttling import HeavyReadThrottle
 from config.wire import Body, read, read_query
 from jackpot import awards, bodies
@@ -79,7 +80,7 @@ class AwardExportView(StaffView):
     def get(self, request: Request) -> StreamingHttpResponse:
         filters = read_query(bodies.AwardFilters, request.query_params)
         sync_range_check(filters)  # before a byte is streamed
-        rows = award_rows(awards_filtered(filters))
+        rows = on_replica(award_rows(awards_filtered(filters)))
         response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = 'attachment; filename="awards.csv"'
         return response

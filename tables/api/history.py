@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.openapi import query_parameters
+from config.replicas import replica_reads
 from config.throttling import HeavyReadThrottle
 from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
@@ -45,7 +46,9 @@ class PoolHistoryView(APIView):
     )
     def get(self, request: Request, pool: int) -> Response:
         query = read_query(bodies.PoolHistoryQuery, request.query_params)
-        return Response(pool_history(pool, query).model_dump(mode="json"))
+        with replica_reads():
+            history = pool_history(pool, query)
+        return Response(history.model_dump(mode="json"))
 
 
 class PoolHistoryCsvView(APIView):
@@ -61,7 +64,8 @@ class PoolHistoryCsvView(APIView):
     )
     def get(self, request: Request, pool: int) -> HttpResponse:
         query = read_query(bodies.PoolHistoryCsvQuery, request.query_params)
-        history = pool_history(pool, query).model_dump(mode="json")
+        with replica_reads():
+            history = pool_history(pool, query).model_dump(mode="json")
         columns = list(bodies.HISTORY_ROWS[query.chart].model_fields)
         text = io.StringIO()
         writer = csv.DictWriter(text, fieldnames=columns, lineterminator="\n")

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from config.replicas import replica_reads
 from jackpot.anchors import write_anchor
 
 
@@ -23,5 +24,6 @@ class Command(BaseCommand):
         parser.add_argument("--out", type=Path, required=True, metavar="DIR")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        path = write_anchor(options["out"])
+        with replica_reads():
+            path = write_anchor(options["out"])
         self.stdout.write(f"anchored: {path}")

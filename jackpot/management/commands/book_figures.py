@@ -12,6 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from config.replicas import replica_reads
 from jackpot.selectors import book_figures
 
 
@@ -22,7 +23,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print them as sorted JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        figures = book_figures()
+        with replica_reads():
+            figures = book_figures()
         if options["json"]:
             self.stdout.write(json.dumps(figures, indent=2, sort_keys=True))
             return

@@ -14,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
+from config.replicas import replica_reads
 from jackpot.anchors import read_anchors
 from jackpot.models import VerificationTrigger
 from tables.verification import keep_checkpoint, verify_full
@@ -35,7 +36,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         anchors, unreadable = read_anchors(options["anchors"]) if options["anchors"] else ([], [])
         started = timezone.now()
-        report = verify_full(anchors)
+        with replica_reads():
+            report = verify_full(anchors)
         for unread in unreadable:
             report.fail(unread.message)
         keep_checkpoint(report)
