@@ -17,22 +17,137 @@ are set with `SET LOCAL` as the first statements of every transaction Django ope
 commit or rollback), and the maintenance connection's `SET`s are skipped. A statement outside a
 transaction runs under the application role's defaults (`ALTER ROLE .. SET`). SET LOCAL takes no
 snapshot, so a `SET TRANSACTION ISOLATION LEVEL` may still follow it.
+
+Under synchronous replication (Patroni's strict synchronous mode, docs/operations.md "High
+availability") a COMMIT returns once the standby has the transaction. A former primary whose
+standby has left it (isolated in a split brain) makes its commits wait without end: the
+statement's limit does not bound that wait, so the request fails on the terminal's side and its
+resend waits on the first one's locks, a 503 either way. When the wait is cancelled
+(`pg_cancel_backend`: an operator, a script clearing stuck sessions), PostgreSQL has already
+committed locally and answers the COMMIT with success and a warning, "canceling wait for
+synchronous replication": a commit that may exist on that server alone, which a failover's
+pg_rewind discards. Such a commit is never acknowledged: the warning is caught as it arrives (a
+notice handler on every connection), the commit raises `NotReplicated` (an OperationalError: the
+request answers 503 `progressive_closed`, the terminal resends) and the connection, which leads
+to the wrong server, is closed. This holds for Django's transactions (every money movement is
+one); a lone autocommit statement is not covered.
+
+The same cancellation bounds a commit's wait (DATABASE_COMMIT_TIMEOUT_MS; 0, the default, none):
+right after a failover, strict synchronous mode holds every commit of the new primary until the
+former one has rejoined as its standby (seconds), and a terminal must hear 503
+`progressive_closed` within its patience, not wait (compliance requirement 28). Past the limit
+the commit is cancelled (psycopg's `cancel()`, from a timer): the wait ends as above, with
+`NotReplicated`, and the transaction, committed locally, reaches the standby when it is back;
+the terminal's resend is then replayed (tables.rounds.replay, once the standby has it too).
+For STANDBY_PROBE_S after such a cancel, each transaction of the process first commits a probe
+(a write of its own row) under the same limit (`_probe_standby`): while the standby is missing,
+requests fail in a fifth of a second instead of queueing on the pool's row behind commits that
+wait.
 """
 
 from __future__ import annotations
 
+import select
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS
 from django.db.backends.postgresql import base
 from django.utils.asyncio import async_unsafe
 
+from jackpot.rows import COMMIT_PROBE
+
+# The start of PostgreSQL's warning (src/backend/replication/syncrep.c), for a cancelled wait and
+# for a session ended during it (servers run with English messages: lc_messages C, initdb's).
+UNREPLICATED = "canceling wait for synchronous replication"
+# A transaction that failed (or a connection lost mid-command) runs no statement until rollback.
+_UNUSABLE = (psycopg.pq.TransactionStatus.INERROR, psycopg.pq.TransactionStatus.UNKNOWN)
+# How long after a cancelled wait a transaction first probes for the standby (`_probe_standby`).
+STANDBY_PROBE_S = 2.0
+
+
+class NotReplicated(psycopg.OperationalError):
+    """A commit the synchronous standby may not have (the module's docstring)."""
+
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    _unreplicated = False
+    # Until when (monotonic) this process believes the primary has no synchronous standby: a
+    # commit's wait was cancelled (the module's docstring). Shared by the process's connections.
+    _standby_missing_until = 0.0
+
+    def _commit(self) -> None:
+        self._unreplicated = False
+        with _cancelled_after(self.connection, _commit_limit_ms()):
+            super()._commit()  # type: ignore[misc]  # Django has it; the stubs do not declare it
+        if self._unreplicated:
+            self._unreplicated = False
+            self._standby_missing()
+            self.connection.close()  # Django's rollback then fails and closes the rest
+            with self.wrap_database_errors:
+                raise NotReplicated(
+                    "the commit's wait for the synchronous standby was cancelled: it may be"
+                    " on this server only"
+                )
+
+    def _standby_missing(self) -> None:
+        DatabaseWrapper._standby_missing_until = time.monotonic() + STANDBY_PROBE_S
+
+    def _probe_standby(self) -> None:
+        """While the standby was lately missing, a transaction on the primary starts only once a
+        commit of its own reaches it: one write of this backend's own row
+        (jackpot.rows.COMMIT_PROBE: no other transaction waits on it), bounded like any commit,
+        before the transaction takes a row lock. Without it, every round queued on the pool's
+        row behind commits that each waited their whole limit, and the last was answered past
+        a terminal's patience. NotReplicated when the standby is still missing. (The standby's
+        own alias, config.replicas, takes no write and is never probed.)"""
+        limit_ms = _commit_limit_ms()
+        if (
+            limit_ms <= 0
+            or self.alias != DEFAULT_DB_ALIAS
+            or time.monotonic() >= DatabaseWrapper._standby_missing_until
+        ):
+            return
+        self.ensure_connection()
+        self._unreplicated = False
+        with self.wrap_database_errors, _cancelled_after(self.connection, limit_ms):
+            self.connection.execute(COMMIT_PROBE)  # autocommit: a commit of its own
+        if self._unreplicated:
+            self._unreplicated = False
+            self._standby_missing()
+            with self.wrap_database_errors:
+                raise NotReplicated("no synchronous standby: the progressive is closed")
+        DatabaseWrapper._standby_missing_until = 0.0  # back
+
+    def is_usable(self) -> bool:
+        """Whether a persistent connection may serve the next request (CONN_HEALTH_CHECKS), told
+        without a round trip: it is open and nothing waits to be read on it. A server that ended
+        the session (a restart, pgbouncer's or PostgreSQL's, a backend killed) has sent its
+        error and closed, which leaves the socket readable. Django's own check sends `SELECT 1`,
+        which behind pgbouncer waits for a server connection: during a failover it waited
+        pgbouncer's whole query_wait_timeout, and the request's first statement then waited it
+        again, past a terminal's patience. A server gone without a word is found by the
+        request's first statement (tcp_user_timeout), which then answers 503."""
+        connection = self.connection
+        if connection is None or connection.closed or connection.broken:
+            return False
+        if connection.info.transaction_status in _UNUSABLE:  # Django's SELECT 1 would fail
+            return False
+        try:
+            readable, _, _ = select.select([connection.fileno()], [], [], 0)
+        except (OSError, ValueError, psycopg.Error):
+            return False
+        return not readable
+
+    def _notice(self, diagnostic: psycopg.errors.Diagnostic) -> None:
+        if (diagnostic.message_primary or "").startswith(UNREPLICATED):
+            self._unreplicated = True
+
     @contextmanager
     def _nodb_cursor(self) -> Iterator[Any]:
         """The maintenance connection (creating or dropping a database, as the test runner
@@ -48,6 +163,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
     ) -> None:
         """Leaving autocommit opens a transaction (Django's outermost `atomic`): behind a
         transaction pooler, its first statements are this process's limits, local to it."""
+        if not autocommit:
+            self._probe_standby()
         super().set_autocommit(autocommit, force_begin_transaction_with_broken_autocommit)
         if not autocommit and _pooled():
             statement_ms = int(settings.DATABASE_STATEMENT_TIMEOUT_MS)
@@ -65,8 +182,41 @@ class DatabaseWrapper(base.DatabaseWrapper):
         deadline_ms = int(getattr(settings, "DATABASE_CONNECT_DEADLINE_MS", 0))
         connect = super().get_new_connection
         if deadline_ms <= 0 or getattr(self, "pool", None) is not None:
-            return connect(conn_params)
-        return _within(deadline_ms, lambda: connect(conn_params))
+            connection = connect(conn_params)
+        else:
+            connection = _within(deadline_ms, lambda: connect(conn_params))
+        connection.add_notice_handler(self._notice)
+        return connection
+
+
+@contextmanager
+def _cancelled_after(connection: psycopg.Connection[Any], limit_ms: int) -> Iterator[None]:
+    """The block's statement (a COMMIT) is cancelled if it runs past `limit_ms` (0: never). The
+    lock keeps a late timer from cancelling whatever the connection runs next."""
+    if limit_ms <= 0:
+        yield
+        return
+    lock = threading.Lock()
+    running = True
+
+    def cancel() -> None:
+        with lock:
+            if running:
+                connection.cancel()
+
+    timer = threading.Timer(limit_ms / 1000, cancel)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            running = False
+        timer.cancel()
+
+
+def _commit_limit_ms() -> int:
+    return int(getattr(settings, "DATABASE_COMMIT_TIMEOUT_MS", 0))
 
 
 def _pooled() -> bool:

@@ -23,7 +23,7 @@ from jackpot.models.checkpoints import (
     VerificationTrigger,
 )
 from jackpot.models.exports import ExportJob, ExportStatus
-from jackpot.models.identity import DatabaseIdentity
+from jackpot.models.identity import CommitProbe, DatabaseIdentity
 from jackpot.models.ledger import AWARD_GRANTED_BY, Account, AccountKind, Transfer, TransferCode
 from jackpot.models.outbox import (
     DeliveryStatus,
@@ -47,6 +47,7 @@ __all__ = [
     "ChangeKind",
     "ChangeStatus",
     "Checkpoint",
+    "CommitProbe",
     "DatabaseIdentity",
     "DeliveryStatus",
     "ExportJob",

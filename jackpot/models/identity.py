@@ -22,3 +22,19 @@ class DatabaseIdentity(models.Model):
 
     def __str__(self) -> str:
         return str(self.token)
+
+
+class CommitProbe(models.Model):
+    """A row per PostgreSQL backend that wrote one, bumped by `jackpot.rows.COMMIT_PROBE`: a
+    statement that writes WAL, so that its transaction's COMMIT waits for the synchronous
+    standby (a transaction that only reads, or only takes a transaction id, writes no commit
+    record and waits for nothing). Used only where an answer must be durable before it is given
+    (a replay, `tables.rounds.replay`) and while the standby was lately missing
+    (`config.database`): rare, and one row per backend (pids are reused), so it stays small.
+    Holds nothing anyone reads."""
+
+    backend = models.IntegerField(primary_key=True)
+    beats = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"backend {self.backend}: {self.beats}"

@@ -10,6 +10,10 @@ Invariants:
   (`idempotency_key_reused`). The key's record is written in the operation's own transaction.
 - a replayed answer says so (`Answer.replayed`, the `Idempotent-Replayed: true` header): a
   terminal that restarted its round numbering learns it got an old answer, not a new round;
+- a replay is an acknowledgement too, so it is given only once the synchronous standby has what
+  it acknowledges (`_replay`): a first commit whose wait for the standby was cancelled is
+  visible on its server before the standby has it (config.database), and a resend must not be
+  told "done" off that server alone;
 - a supervisor's void stands for any void of the round: once a supervisor voided it, the
   terminal's own void (whatever its reason) gets the supervisor's stored answer as a replay, and
   a supervisor's void of a round already void gets the stored answer too. The refund is made
@@ -21,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from config.errors import Conflict
-from jackpot import locks
+from jackpot import locks, rows
 from tables.models import IdempotencyRecord, Round, RoundState, Table
 
 #: A JSON object as the API answers it.
@@ -49,6 +53,17 @@ class IdempotencyKey:
     fingerprint: str
 
 
+def _replay(status: int, body: JsonObject) -> Answer:
+    """The stored answer, replayed once it is durable: the replay's transaction writes the
+    commit probe (`jackpot.rows.COMMIT_PROBE`), so its COMMIT waits for the synchronous standby
+    like any write (and a cancelled wait raises, config.database). The standby then has the WAL
+    up to it, the stored answer's included. Replays are rare (a resend)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(rows.COMMIT_PROBE)
+    return Answer(status, body, replayed=True)
+
+
 def replayed(
     stored_fingerprint: str, fingerprint: str, body: JsonObject, status: int, what: str
 ) -> Answer:
@@ -59,7 +74,7 @@ def replayed(
             f"this round was already {what} with a different payload; nothing was changed",
             param="round_id",
         )
-    return Answer(status, body, replayed=True)
+    return _replay(status, body)
 
 
 # A closed round: how its step is named, and the refusal of the other step.
@@ -85,7 +100,7 @@ def already_closed(
     if found.state != closing:
         raise Conflict(code, refusal, param="round_id")
     if closing == RoundState.VOID and (by_supervisor or found.closed_by.startswith(STAFF_ACTOR)):
-        return Answer(200, found.close_response or {}, replayed=True)
+        return _replay(200, found.close_response or {})
     return replayed(found.close_fingerprint, fingerprint, found.close_response or {}, 200, what)
 
 
@@ -108,7 +123,7 @@ def idempotent(table: Table, key: IdempotencyKey | None, operation: Callable[[],
                     "this Idempotency-Key was used with a different request; nothing was changed",
                     param="Idempotency-Key",
                 )
-            return Answer(stored.status_code, stored.response, replayed=True)
+            return _replay(stored.status_code, stored.response)
         try:
             with transaction.atomic():
                 answer = operation()
