@@ -54,7 +54,7 @@ test: install
 	@DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
 		deploy/dev/ensure-services.sh
 	@deploy/dev/ensure-browser.sh
-	@deploy/dev/ensure-proxies.sh
+	@deploy/dev/ensure-packages.sh
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
 		$(BIN)/pytest
 

@@ -10,9 +10,13 @@ hands/s and the p50/p99 latency of a request. Two services to post to:
 - `--via cluster`: the production topology that `make cluster` starts (nginx, the terminals'
   gunicorn instance and two others, pgbouncer in transaction pooling, its own Redis, a worker
   and beat; docs/operations.md "Topology"), started by that command with its own directory and
-  database, and stopped after.
+  database, and stopped after;
+- `--via ha`: the same topology on the PostgreSQL pair of `make cluster HA=1` (Patroni, strict
+  synchronous replication, HAProxy; docs/operations.md "High availability: Patroni"), made anew
+  in var/bench-cluster-ha: what synchronous replication costs, against `--via cluster` run in
+  the same hour.
 
-    .venv/bin/python bench/ingest.py [--via gunicorn|cluster] [--seconds 8] [--levels 1,8,32,64]
+    .venv/bin/python bench/ingest.py [--via gunicorn|cluster|ha] [--seconds 8] [--levels 1,8,32,64]
 
 Needs PostgreSQL and Redis (DATABASE_URL's server; a database jackpot_bench, or
 jackpot_bench_cluster, is created anew). The figures go to bench/results/ingest-<via>.json.
@@ -25,6 +29,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -150,15 +155,19 @@ def own_gunicorn(
 
 WARMUP_TERMINALS = 4
 CLUSTER_DIR = ROOT / "var" / "bench-cluster"
+HA_CLUSTER_DIR = ROOT / "var" / "bench-cluster-ha"
 CLUSTER_PORT = 8780
 
 
 @contextmanager
-def cluster(tables: int, up: dict[str, str] | None = None, **settings: str) -> Iterator[Service]:
+def cluster(
+    tables: int, up: dict[str, str] | None = None, *, ha: bool = False, **settings: str
+) -> Iterator[Service]:
     """The topology as `make cluster` starts it, in var/bench-cluster with a database
     jackpot_bench_cluster made anew, on ports of its own (its Redis too); `make cluster-down`
     after the block. `up`: more of deploy/cluster/up.sh's variables; `settings`: more of the
-    service's environment (CLUSTER_SET_<NAME>).
+    service's environment (CLUSTER_SET_<NAME>). `ha`: on a Patroni pair of its own, made anew
+    in var/bench-cluster-ha (`make cluster HA=1`).
 
     Its throttles are raised (CLUSTER_SET_): the bench's terminals and signs all come from one
     address, which a club's would not."""
@@ -168,8 +177,19 @@ def cluster(tables: int, up: dict[str, str] | None = None, **settings: str) -> I
 
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute("DROP DATABASE IF EXISTS jackpot_bench_cluster WITH (FORCE)")
+    directory = HA_CLUSTER_DIR if ha else CLUSTER_DIR
+    pair = {
+        "HA": "1",
+        "HA_ETCD_PORT": str(CLUSTER_PORT + 7),
+        "HA_ETCD_PEER_PORT": str(CLUSTER_PORT + 8),
+        "HA_PG_PORTS": f"{CLUSTER_PORT + 9} {CLUSTER_PORT + 10}",
+        "HA_API_PORTS": f"{CLUSTER_PORT + 11} {CLUSTER_PORT + 12}",
+        "HA_PRIMARY_PORT": str(CLUSTER_PORT + 13),
+        "HA_REPLICA_PORT": str(CLUSTER_PORT + 14),
+    }
     options = {
-        "CLUSTER_DIR": str(CLUSTER_DIR),
+        **(pair if ha else {}),
+        "CLUSTER_DIR": str(directory),
         "CLUSTER_PG_URL": admin_url,
         "CLUSTER_DATABASE": "jackpot_bench_cluster",
         "PUBLIC_LISTEN": f"127.0.0.1:{CLUSTER_PORT}",
@@ -186,13 +206,15 @@ def cluster(tables: int, up: dict[str, str] | None = None, **settings: str) -> I
     }
     make_env = {**os.environ, **options}
     subprocess.run(["make", "cluster-down"], cwd=ROOT, env=make_env, capture_output=True)
+    if ha:  # a pair made anew: its database is its own, not DATABASE_URL's server's
+        shutil.rmtree(directory, ignore_errors=True)
     subprocess.run(
         ["make", "cluster"], cwd=ROOT, env=make_env, check=True, stdout=subprocess.DEVNULL
     )
     try:
         service_env = dict(
             line.split("=", 1)
-            for line in (CLUSTER_DIR / "env").read_text().splitlines()
+            for line in (directory / "env").read_text().splitlines()
             if line and not line.startswith("#")
         )
         out = subprocess.run(
@@ -327,7 +349,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--via", default="gunicorn", choices=["gunicorn", "cluster"])
+    parser.add_argument("--via", default="gunicorn", choices=["gunicorn", "cluster", "ha"])
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--levels", default="1,8,32,64")
     # Sync workers, one per core and one more: measured best on 2 cores (gthread's threads
@@ -339,11 +361,12 @@ def main() -> None:
     levels = [int(level) for level in args.levels.split(",")]
     tables = max([*levels, WARMUP_TERMINALS])
 
-    if args.via == "cluster":
-        started = cluster(tables)
+    if args.via in ("cluster", "ha"):
+        started = cluster(tables, ha=args.via == "ha")
         served_by = (
             "make cluster: nginx, the terminals' gunicorn instance and 2 others,"
             " 2 sync workers each, pgbouncer"
+            + (", PostgreSQL pair under Patroni (strict synchronous)" if args.via == "ha" else "")
         )
     else:
         started = own_gunicorn(tables, args.workers, args.threads, args.worker_class)

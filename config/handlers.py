@@ -161,9 +161,16 @@ def _database_unavailable(exc: Exception) -> bool:
     unknown to us as to the terminal, whose resend (the same round id) finds out: so it is
     answered as the closed progressive, not as a bug, when the connection is now unusable. A
     genuine InternalError on a sound connection stays a 500.
+
+    A write refused as "in a read-only transaction" is the same outage seen from the other side:
+    the service's only read-only transactions are its snapshots, which write nothing, so the
+    server that refused is a standby, reached through HAProxy in the second before its check
+    saw the switchover or failover (docs/operations.md "High availability: Patroni").
     """
     if isinstance(exc, DATABASE_UNAVAILABLE):
         return True
+    if isinstance(exc.__cause__ or exc, psycopg.errors.ReadOnlySqlTransaction):
+        return True  # a standby answered: a switchover or failover is under way
     if not isinstance(exc, (InternalError, psycopg.InternalError)):
         return False
     raw = connection.connection

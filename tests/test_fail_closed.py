@@ -62,6 +62,21 @@ def test_a_terminals_open_against_an_unreachable_database_is_closed_within_2s(
     assert not Round.objects.exists()
 
 
+def test_a_write_a_standby_refuses_is_the_closed_progressive(transactional_db, floor):
+    # In the second before HAProxy's check sees a switchover, a connection may reach the node
+    # that just became the standby: its refusal ("read-only transaction") is the outage, a 503.
+    with connection.cursor() as cursor:
+        cursor.execute("SET default_transaction_read_only = on")  # as a hot standby is
+    try:
+        started = time.monotonic()
+        response = floor.uth[0].post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]})
+        _closed(response, started)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET default_transaction_read_only = off")
+    assert not Round.objects.exists()
+
+
 def test_the_meter_against_an_unreachable_database_is_closed_not_cached(
     transactional_db, client, floor, black_hole
 ):

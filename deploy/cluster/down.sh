@@ -4,8 +4,9 @@
 # system gave to another program since is left alone). nginx, the gunicorn instances (the
 # terminals' and the others'), the worker and beat together, then the cluster's Redis and
 # pgbouncer. SIGTERM (each stops gracefully), SIGKILL to whatever of its process group is still
-# there after 30 s. PostgreSQL is the machine's service and stays up. The files (logs, secrets,
-# configuration, anchors) stay too.
+# there after 30 s. PostgreSQL is the machine's service and stays up, but for the Patroni pair of
+# `make cluster HA=1`, which is the cluster's own and stops with it. The files (logs, secrets,
+# configuration, anchors, the pair's data) stay too.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -60,4 +61,30 @@ wait
 stop redis redis-server &
 stop pgbouncer pgbouncer &
 wait
-echo "cluster: stopped (PostgreSQL left running; logs in $CLUSTER_DIR)"
+if [ ! -d "$CLUSTER_DIR/ha" ]; then
+    echo "cluster: stopped (PostgreSQL left running; logs in $CLUSTER_DIR)"
+    exit 0
+fi
+
+# make cluster HA=1's database part (ha-up.sh): HAProxy, then both Patroni agents (each stops its
+# PostgreSQL, fast, before it exits), then etcd. A PostgreSQL whose agent was killed and never
+# came back has no one to stop it: pg_ctl does, as its owner.
+stop ha/haproxy haproxy
+stop ha/pg1 patroni &
+stop ha/pg2 patroni &
+wait
+for data in "$CLUSTER_DIR"/ha/pg*/data; do
+    [ -s "$data/postmaster.pid" ] || continue
+    postmaster=$(head -n 1 "$data/postmaster.pid")
+    alive "$postmaster" || continue
+    runas=()
+    if [ "$(id -u)" = 0 ]; then
+        owner=$(stat -c %U "$data")
+        runas=(setpriv --reuid="$owner" --regid="$owner" --init-groups)
+    fi
+    "${runas[@]}" "${PG_BIN:-/usr/lib/postgresql/$(ls /usr/lib/postgresql | sort -V | tail -n 1)/bin}/pg_ctl" \
+        stop -D "$data" -m fast -w -t 30 >/dev/null
+    echo "cluster: PostgreSQL of $data stopped (its agent was gone)"
+done
+stop ha/etcd etcd
+echo "cluster: stopped (the Patroni pair and etcd too; data and logs in $CLUSTER_DIR)"

@@ -6,7 +6,8 @@
 #        (TERMINAL_WORKERS each; the staff's instances only as nginx's backup when none answers)
 #     -> everything else (staff, signs, pages, the schema): one per port of WEB_PORTS (WEB_WORKERS
 #        each); all run deploy/gunicorn.conf.py
-#        -> pgbouncer (PGBOUNCER_PORT, transaction pooling) -> PostgreSQL (CLUSTER_PG_URL)
+#        -> pgbouncer (PGBOUNCER_PORT, transaction pooling) -> PostgreSQL (CLUSTER_PG_URL; with
+#           HA=1, HAProxy -> the primary of a Patroni pair of the cluster's own: ha-up.sh)
 #        -> Redis of its own (REDIS_PORT, a password per user: deploy/redis) <- a Celery worker
 #           and beat (through pgbouncer too)
 #
@@ -73,20 +74,30 @@ die() { echo "cluster: $*" >&2; exit 1; }
 
 # --- Debian's nginx and pgbouncer, installed when missing ---------------------------------------
 export PATH="$PATH:/usr/sbin:/sbin"
-deploy/dev/ensure-proxies.sh
+deploy/dev/ensure-packages.sh
 
 # --- PostgreSQL answers (Redis is ours, below) ------------------------------------------------
-DATABASE_URL=$CLUSTER_PG_URL REDIS_URL= deploy/dev/ensure-services.sh >/dev/null
+# HA=1: the cluster's own PostgreSQL pair under Patroni, reached through HAProxy (ha-up.sh); its
+# superuser's address through HAProxy replaces CLUSTER_PG_URL, and the auditors' heavy reads go to
+# the standby (DATABASE_REPLICA_URL, for the staff's instances and the worker only).
+HA=${HA:-0}
+if [ "$HA" = 1 ]; then
+    CLUSTER_DIR=$CLUSTER_DIR deploy/cluster/ha-up.sh
+    # shellcheck disable=SC1091
+    . "$CLUSTER_DIR/ha/ha.env"
+else
+    DATABASE_URL=$CLUSTER_PG_URL REDIS_URL= deploy/dev/ensure-services.sh >/dev/null
+fi
 read -r PG_HOST PG_PORT < <(python3 -c '
 import sys; from urllib.parse import urlsplit
 u = urlsplit(sys.argv[1]); print(u.hostname or "127.0.0.1", u.port or 5432)' "$CLUSTER_PG_URL")
 
 # --- secrets: made once, kept (the journal verifies only under the key it was written with) ----
 secrets_file=$CLUSTER_DIR/secrets.env
-if [ ! -s "$secrets_file" ]; then
+if ! grep -qs '^SECRET_KEY=' "$secrets_file"; then
     (
         umask 077
-        python3 - > "$secrets_file" <<'PY'
+        python3 - >> "$secrets_file" <<'PY'
 import secrets
 print(f"SECRET_KEY={secrets.token_urlsafe(50)}")
 print(f"JOURNAL_HMAC_KEY={secrets.token_urlsafe(48)}")
@@ -145,6 +156,8 @@ ALLOWED_HOSTS=$CLUSTER_ALLOWED_HOSTS
 DATABASE_URL=postgres://$APP:$APP_PASSWORD@127.0.0.1:$PGBOUNCER_PORT/$CLUSTER_DATABASE
 DATABASE_POOLER=transaction
 REDIS_URL=redis://jackpot:$REDIS_PASSWORD@127.0.0.1:$REDIS_PORT/0
+DATABASE_COMMIT_TIMEOUT_MS=$([ "$HA" = 1 ] && echo 200 || echo 0)
+DATABASE_REPLICA_URL=$([ "$HA" = 1 ] && echo "postgres://$APP:$APP_PASSWORD@127.0.0.1:$HA_REPLICA_PORT/$CLUSTER_DATABASE?application_name=jackpot-replica-reads")
 JOURNAL_ANCHOR_DIR=$CLUSTER_DIR/anchors
 ANCHORS_SEPARATE_USER=0
 SECURE_PROXY_SSL_HEADER=X-Forwarded-Proto
@@ -310,9 +323,11 @@ others() { # the metrics directories but $1's, comma-separated
 }
 # Gunicorn instances: each runs the start-up self-check before it binds (deploy/gunicorn.conf.py).
 # The terminals' (jackpot-terminals@PORT on a server) and the others' (jackpot-web@PORT) run the
-# same program: nginx's routing tells them apart, and the others' lower CPU priority.
+# same program: nginx's routing tells them apart, and the others' lower CPU priority. The
+# terminals' never read a replica: what a terminal reads is the primary's (no replica address).
 for port in $TERMINAL_PORTS; do
     start "terminals-$port" gunicorn 0 BIND="127.0.0.1:$port" WEB_WORKERS="$TERMINAL_WORKERS" \
+        DATABASE_REPLICA_URL= \
         PROMETHEUS_MULTIPROC_DIR="$metrics_dir/terminals-$port" \
         METRICS_EXTRA_DIRS="$(others "terminals-$port")" \
         "$VENV/bin/gunicorn" -c deploy/gunicorn.conf.py config.wsgi
@@ -398,7 +413,9 @@ The cluster runs (logs and pids in $CLUSTER_DIR; stop it with make cluster-down)
   terminals' gunicorn   $(for port in $TERMINAL_PORTS; do printf '127.0.0.1:%s ' "$port"; done)($TERMINAL_WORKERS workers each: /api/v1/tables/<t>/rounds...)
   other gunicorn        $(for port in $WEB_PORTS; do printf '127.0.0.1:%s ' "$port"; done)($WEB_WORKERS workers each: staff, signs, pages; the terminals' backup)
   pgbouncer             127.0.0.1:$PGBOUNCER_PORT/$CLUSTER_DATABASE as $APP (transaction pooling)
-  PostgreSQL            $PG_HOST:$PG_PORT/$CLUSTER_DATABASE (owner $OWNER: migrations only)
+  PostgreSQL            $PG_HOST:$PG_PORT/$CLUSTER_DATABASE (owner $OWNER: migrations only)$([ "$HA" = 1 ] && printf '\n  %-21s %s' \
+    "" "HAProxy to the primary; the standby (auditors' reads) at 127.0.0.1:$HA_REPLICA_PORT" \
+    "Patroni pair" "pg1, pg2 (strict synchronous; logs in $CLUSTER_DIR/ha: patronictl -c $CLUSTER_DIR/ha/pg1/patroni.yml list)")
   Redis                 127.0.0.1:$REDIS_PORT (users jackpot and operator: passwords in $CLUSTER_DIR/secrets.env)
   anchors               $CLUSTER_DIR/anchors (one written by each make cluster)
   Celery                a worker and beat (worker.log, beat.log)

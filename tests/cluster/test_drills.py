@@ -27,7 +27,6 @@ import os
 import signal
 import subprocess
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -35,17 +34,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.cluster.conftest import TABLES
-from tests.cluster.topology import Seated, Topology
+from tests.cluster.topology import refusals_of, report
 from tests.faults.harness import (
     PATIENCE_S,
-    Burst,
-    Floor,
-    Terminal,
     alive,
-    burst,
-    check_books,
-    verify_journal,
     wait_dead,
 )
 from tests.workers import wait_for
@@ -53,47 +45,6 @@ from tests.workers import wait_for
 pytestmark = pytest.mark.faults
 
 ROUNDS = 8  # per table and drill: 32 rounds, 64 posts
-FAULT_AFTER = TABLES * ROUNDS // 3
-
-
-def _burst(topology: Topology, seated: Seated, fault: Any) -> tuple[Burst, dict[str, Any]]:
-    floor = Floor()
-    run_id = f"topo-{uuid.uuid4().hex[:8]}"
-    terminals = [
-        Terminal(
-            port=topology.public_port,
-            table=table,
-            token=token,
-            stake_cents=seated.stake_cents,
-            rounds=ROUNDS,
-            run_id=run_id,
-            floor=floor,
-        )
-        for table, token in seated.tables
-    ]
-    done, happened = burst(terminals, floor, fault_after=FAULT_AFTER, fault=fault)
-    assert not done.failures(), "\n".join(done.failures())
-    return done, happened
-
-
-def _books(topology: Topology, seated: Seated, done: Burst) -> None:
-    books = check_books(topology.database_url, seated.pool, done)
-    assert books["rounds"] == TABLES * ROUNDS
-    assert verify_journal(topology.service)["ok"]
-
-
-def _refusals(done: Burst) -> Counter[str]:
-    """Every attempt not answered 2xx, by status and error code (an exception's name when there
-    was no HTTP answer; nginx's own pages have no code: their status alone)."""
-    return Counter(
-        f"{a.status} {a.error if a.status is None or a.error.isidentifier() else ''}".strip()
-        for a in done.attempts
-        if not (a.status or 0) < 300
-    )
-
-
-def _report(name: str, figures: dict[str, Any]) -> None:
-    print(f"\n{name}: {figures}")  # shown with `pytest -s`: the figures docs/operations.md quotes
 
 
 # --- the topology ---------------------------------------------------------------------------------
@@ -280,17 +231,17 @@ def test_a_gunicorn_instance_killed_mid_burst_loses_and_doubles_nothing(topology
         topology.make("cluster")
         return {"killed": killed, "back_s": round(time.monotonic() - down, 1)}
 
-    done, happened = _burst(topology, seated, kill_an_instance)
-    _report("gunicorn instance killed", {**done.figures(), "back_s": happened["back_s"]})
+    done, happened = topology.play(seated, rounds=ROUNDS, fault=kill_an_instance)
+    report("gunicorn instance killed", {**done.figures(), "back_s": happened["back_s"]})
     assert len(happened["killed"]) == 3  # its master and 2 workers
     assert not any(alive(pid) for pid in happened["killed"])
     # Whatever the terminals met, it was only the cut (502 from nginx, or a cut connection):
     # never a refusal of the round itself.
-    assert set(_refusals(done)) <= {"502", "None RemoteDisconnected", "None ConnectionResetError"}
+    assert set(refusals_of(done)) <= {"502", "None RemoteDisconnected", "None ConnectionResetError"}
     assert topology.healthy(topology.terminal_ports[0])
     assert topology.pid(victim) not in happened["killed"]  # a new one
     assert {name: topology.pid(name) for name in others} == others  # the rest left alone
-    _books(topology, seated, done)
+    topology.books(seated, done)
 
 
 def test_postgresql_restarted_mid_burst_closes_the_progressive_then_play_resumes(topology):
@@ -309,12 +260,12 @@ def test_postgresql_restarted_mid_burst_closes_the_progressive_then_play_resumes
         up = time.monotonic()
         return {"stop_s": round(stop_s, 2), "start_s": round(start_s, 2), "up": up, "gone": gone}
 
-    done, happened = _burst(topology, seated, restart_postgresql)
-    refusals = _refusals(done)
+    done, happened = topology.play(seated, rounds=ROUNDS, fault=restart_postgresql)
+    refusals = refusals_of(done)
     closed = [a for a in done.attempts if a.closed]
     up = happened["up"]
     resumed = min(a.at + a.seconds for a in done.attempts if a.status == 200 and a.at > up)
-    _report(
+    report(
         "PostgreSQL restarted",
         {
             **done.figures(),
@@ -328,7 +279,7 @@ def test_postgresql_restarted_mid_burst_closes_the_progressive_then_play_resumes
     worst = max(a.seconds for a in closed)
     assert worst < PATIENCE_S, f"503 progressive_closed after {worst:.2f} s"
     assert resumed - happened["up"] < 5.0  # pgbouncer's server_login_retry is 1 s
-    _books(topology, seated, done)
+    topology.books(seated, done)
 
 
 def test_redis_killed_and_restarted_moves_no_money_and_the_sign_recovers(topology):
@@ -348,9 +299,9 @@ def test_redis_killed_and_restarted_moves_no_money_and_the_sign_recovers(topolog
         topology.redis.start()
         return {"meter_while_down": during}
 
-    done, happened = _burst(topology, seated, kill_redis)
-    _report("Redis killed", {**done.figures(), **happened})
-    assert not _refusals(done), _refusals(done)
+    done, happened = topology.play(seated, rounds=ROUNDS, fault=kill_redis)
+    report("Redis killed", {**done.figures(), **happened})
+    assert not refusals_of(done), refusals_of(done)
     assert happened["meter_while_down"] == 200
 
     def sign_is_the_database() -> bool:
@@ -364,7 +315,7 @@ def test_redis_killed_and_restarted_moves_no_money_and_the_sign_recovers(topolog
     wait_for(sign_is_the_database, within_s=10, what="the sign shows the database's meter")
     wait_for(lambda: topology.redis.keys() > 0, within_s=10, what="the sign republished")
     assert topology.alive("worker") and topology.alive("beat")  # they reconnected
-    _books(topology, seated, done)
+    topology.books(seated, done)
 
 
 def test_pgbouncer_restarted_mid_burst_loses_and_doubles_nothing(topology):
@@ -385,12 +336,12 @@ def test_pgbouncer_restarted_mid_burst_loses_and_doubles_nothing(topology):
         wait_for(lambda: topology.alive("pgbouncer"), within_s=5, what="a new pgbouncer")
         return {"old": old, "down_s": round(time.monotonic() - down, 3)}
 
-    done, happened = _burst(topology, seated, restart_pgbouncer)
-    refusals = _refusals(done)
-    _report("pgbouncer restarted", {**done.figures(), "down_s": happened["down_s"]})
+    done, happened = topology.play(seated, rounds=ROUNDS, fault=restart_pgbouncer)
+    refusals = refusals_of(done)
+    report("pgbouncer restarted", {**done.figures(), "down_s": happened["down_s"]})
     assert set(refusals) <= {"503 progressive_closed"}, refusals
     assert topology.alive("pgbouncer") and topology.pid("pgbouncer") != happened["old"]
-    _books(topology, seated, done)
+    topology.books(seated, done)
 
 
 def test_the_worker_killed_mid_task_does_nothing_twice(topology):
@@ -428,10 +379,10 @@ def test_the_worker_killed_mid_task_does_nothing_twice(topology):
         topology.make("cluster")
         return {"killed": killed, "delivered_before": delivered}
 
-    done, happened = _burst(topology, seated, kill_the_worker)
-    assert not _refusals(done), _refusals(done)  # the rounds never needed the worker
+    done, happened = topology.play(seated, rounds=ROUNDS, fault=kill_the_worker)
+    assert not refusals_of(done), refusals_of(done)  # the rounds never needed the worker
     assert len(happened["killed"]) >= 2  # the worker's master and its pool
-    _books(topology, seated, done)
+    topology.books(seated, done)
 
     def outbox() -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         with psycopg.connect(topology.database_url) as connection:
@@ -463,7 +414,7 @@ def test_the_worker_killed_mid_task_does_nothing_twice(topology):
         # Recorded delivered before the kill: not one attempt since.
         assert attempts_now[delivery_id] == attempts, delivery_id
     assert all(request.verified for request in topology.receiver.received)
-    _report(
+    report(
         "worker killed",
         {
             "messages": len(messages),

@@ -29,10 +29,25 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tests.faults.harness import PrivateCluster, alive, children, wait_dead
+from tests.faults.harness import (
+    Burst,
+    Floor,
+    PrivateCluster,
+    Terminal,
+    alive,
+    burst,
+    check_books,
+    children,
+    verify_journal,
+    wait_dead,
+)
 from tests.jackpot.webhook_receiver import Receiver
 from tests.test_production import ROOT, free_port
 
@@ -118,7 +133,7 @@ class Seated:
 
 
 class Topology:
-    def __init__(self, base: Path, postgres: PrivateCluster, receiver: Receiver) -> None:
+    def __init__(self, base: Path, postgres: PrivateCluster | None, receiver: Receiver) -> None:
         self.base = base
         self.dir = base / "cluster"
         self.postgres = postgres
@@ -135,16 +150,17 @@ class Topology:
     @property
     def database_url(self) -> str:
         """The drill database as PostgreSQL's superuser sees it: for reading the books."""
+        assert self.postgres is not None
         return self.postgres.url(DATABASE)
 
-    def make(self, target: str, timeout: float = 300) -> str:
-        """`make cluster` or `make cluster-down`, as an operator types it; its output."""
-        env = {
+    def environment(self) -> dict[str, str]:
+        """What the operator sets for `make cluster` (deploy/cluster/up.sh's variables)."""
+        return {
             "PATH": os.environ["PATH"],
             "HOME": os.environ.get("HOME", "/tmp"),
             "VENV": str(Path(sys.executable).parent.parent),
             "CLUSTER_DIR": str(self.dir),
-            "CLUSTER_PG_URL": self.postgres.url("postgres"),
+            **({"CLUSTER_PG_URL": self.postgres.url("postgres")} if self.postgres else {}),
             "CLUSTER_DATABASE": DATABASE,
             "REDIS_PORT": str(self.redis.port),
             "PUBLIC_LISTEN": f"127.0.0.1:{self.public_port}",
@@ -156,10 +172,13 @@ class Topology:
             "TERMINAL_WORKERS": "2",
             **{f"CLUSTER_SET_{name}": value for name, value in self.settings.items()},
         }
+
+    def make(self, target: str, timeout: float = 300) -> str:
+        """`make cluster` or `make cluster-down`, as an operator types it; its output."""
         done = subprocess.run(
             ["make", "--no-print-directory", target],
             cwd=ROOT,
-            env=env,
+            env=self.environment(),
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -264,3 +283,56 @@ print(json.dumps(seated))
         with contextlib.suppress(OSError, ValueError):
             return alive(self.pid(name))
         return False
+
+    def play(
+        self,
+        seated: Seated,
+        fault: Callable[[], dict[str, Any]],
+        *,
+        rounds: int,
+        give_up_s: float = 40.0,
+        timeout: float = 90.0,
+    ) -> tuple[Burst, dict[str, Any]]:
+        """A terminal per table of `seated` plays `rounds` rounds through nginx as docs/api.md
+        2.11 says; once a third are acknowledged, `fault` runs (its figures are returned)."""
+        floor = Floor()
+        run_id = f"topo-{uuid.uuid4().hex[:8]}"
+        terminals = [
+            Terminal(
+                port=self.public_port,
+                table=table,
+                token=token,
+                stake_cents=seated.stake_cents,
+                rounds=rounds,
+                run_id=run_id,
+                floor=floor,
+                give_up_s=give_up_s,
+            )
+            for table, token in seated.tables
+        ]
+        fault_after = len(terminals) * rounds // 3
+        done, happened = burst(
+            terminals, floor, fault_after=fault_after, fault=fault, timeout=timeout
+        )
+        assert not done.failures(), "\n".join(done.failures())
+        return done, happened
+
+    def books(self, seated: Seated, done: Burst) -> None:
+        """Every round played stored once, the books exact, the journal verified."""
+        books = check_books(self.database_url, seated.pool, done)
+        assert books["rounds"] == sum(len(t.plans) for t in done.terminals)
+        assert verify_journal(self.service)["ok"]
+
+
+def refusals_of(done: Burst) -> Counter[str]:
+    """Every attempt not answered 2xx, by status and error code (an exception's name when there
+    was no HTTP answer; nginx's own pages have no code: their status alone)."""
+    return Counter(
+        f"{a.status} {a.error if a.status is None or a.error.isidentifier() else ''}".strip()
+        for a in done.attempts
+        if not (a.status or 0) < 300
+    )
+
+
+def report(name: str, figures: dict[str, Any]) -> None:
+    print(f"\n{name}: {figures}")  # shown with `pytest -s`: the figures the docs quote
