@@ -176,7 +176,19 @@ def _database_unavailable(exc: Exception) -> bool:
     raw = connection.connection
     if raw is None or raw.closed or getattr(raw, "broken", False):
         return True
-    return not connection.in_atomic_block and not connection.is_usable()
+    return not connection.in_atomic_block and not _answers(raw)
+
+
+def _answers(raw: Any) -> bool:
+    """Whether the connection still runs a statement: a round trip, on this error path only
+    (the backend's `is_usable` spares the requests one, and a socket whose server has not yet
+    closed it after its last error still looks sound to it)."""
+    try:
+        with raw.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except psycopg.Error:
+        return False
+    return True
 
 
 def _closed() -> tuple[dict[str, Any], dict[str, str]]:

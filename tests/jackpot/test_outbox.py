@@ -212,8 +212,15 @@ def test_redis_unreachable_rounds_settle_and_the_sweeper_drains_the_outbox_once_
 
     # Redis back: beat's sweeper sends what the commit could not.
     worker = celery_worker(beat=True, **receiver.environment("/cage"), **FAST)
-    wait_for(_delivered(2), within_s=30, what="the outbox drained")
-    assert set(OutboxMessage.objects.values_list("status", flat=True)) == {OutboxStatus.DONE}
+    # A message is marked done after its deliveries are recorded (two commits): wait for both.
+    wait_for(
+        lambda: (
+            _delivered(2)()
+            and set(OutboxMessage.objects.values_list("status", flat=True)) == {OutboxStatus.DONE}
+        ),
+        within_s=30,
+        what="the outbox drained",
+    )
     assert "outbox swept: sent again" in worker.output()
     kinds = sorted(request.event["data"]["kind"] for request in receiver.at("/cage"))
     assert kinds == ["royal_flush", "straight_flush"]
