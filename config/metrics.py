@@ -106,6 +106,13 @@ JACKPOT_HITS = Counter(
     ["pool"],
     registry=REGISTRY,
 )
+SIGNIFICANT_EVENTS = Counter(
+    "jackpot_significant_events_total",
+    "Significant events recorded (committed), by their catalogue code (jackpot.significant; "
+    'docs/operations.md "Significant events").',
+    ["code"],
+    registry=REGISTRY,
+)
 
 # --- Celery (config.celery's signals, in the worker) --------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, JsonValue
 
 from config.codes import ErrorCode
 from config.wire import DIGITS, Body, Instant, Moment, NonBlank, Query, Refusal, TimeText
@@ -29,6 +29,7 @@ from jackpot.models import (
     VerificationStatus,
     VerificationTrigger,
 )
+from jackpot.significant import EventCode
 from tables.rules import paytables as rules
 
 MAX_TEXT = 500  # a note's or a reason's characters
@@ -512,6 +513,43 @@ class ParameterChangeQuery(Query):
     status: ChangeStatus | None = None
     limit: Annotated[int, Field(ge=1, le=200, description="1 to 200 (default 50)"), DIGITS] = 50
     offset: Offset = 0
+
+
+class SignificantEventQuery(Query):
+    """The filters of the significant events' list (on when the event was recorded)."""
+
+    code: EventCode | None = None
+    table: QueryId | None = None
+    pool: QueryId | None = None
+    from_: From = None
+    to: To = None
+    limit: Annotated[int, Field(ge=1, le=500, description="1 to 500 (default 100)"), DIGITS] = 100
+    offset: Offset = 0
+
+
+class SignificantEvent(Body):
+    """One significant event (docs/operations.md "Significant events"): its catalogue code, when
+    (server UTC time), its table and pool where it has them, who or what recorded it, and its
+    journal entry. The webhook `significant_event` carries the same object."""
+
+    code: EventCode
+    name: str = Field(description="the code's name, e.g. terminal_silent")
+    kind: str = Field(description="the journal event that records it")
+    occurred_at: Instant
+    table: Id | None
+    pool: Id | None
+    actor: str
+    chain: str
+    sequence: Annotated[int, Field(ge=1)]
+    hash: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    detail: dict[str, JsonValue] = Field(description="the journal event's payload")
+
+
+class SignificantEventPage(Body):
+    count: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=1, le=500)]
+    offset: Page
+    results: list[SignificantEvent]
 
 
 # --- background exports -----------------------------------------------------------------------

@@ -12,9 +12,10 @@ transaction, so money and its audit record commit or roll back together. Invaria
 - the chain head is locked by `jackpot.locks.chain_slot`, in the order `jackpot.locks` states.
 
 The events that change what a pool pays or who may do what (`SECURITY_KINDS`: pools, tables,
-tokens, staff), and the reconciliation's alerts, whether made in the admin or by a service, are
-also written to the security log
-(`jackpot.security`) once their transaction commits: what the operator ships is what happened.
+tokens, staff), and the significant events (`jackpot.significant`: the reconciliation's alerts, a
+silent terminal, a suspension...), whether made in the admin or by a service, are also written to
+the security log (`jackpot.security`) once their transaction commits: what the operator ships is
+what happened. A significant event is also sent by webhook and counted (`significant.follow`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from jackpot import rows
+from jackpot import rows, significant
 from jackpot.accounting import Posting
 from jackpot.canonical import chain_hash
 from jackpot.locks import ChainSlot, chain_slot
@@ -66,9 +67,6 @@ SECURITY_KINDS = frozenset(
         "staff.recovery_codes_issued",
         "staff.recovery_code_used",
         "staff.password_changed",
-        # A scheduled reconciliation found a difference, or is ok again (tables.reconciliation).
-        "reconciliation.failed",
-        "reconciliation.recovered",
     }
 )
 
@@ -335,7 +333,9 @@ def record(
     )
     event.hash = chain_hash(journal_key(), slot.prev_hash, event_content(event, transfers))
     _insert(event, transfers, also)
-    if kind in SECURITY_KINDS:
+    if kind in significant.KINDS:
+        significant.follow(event)
+    if kind in SECURITY_KINDS or kind in significant.KINDS:
         line = json.dumps(payload, sort_keys=True, default=str)
         transaction.on_commit(
             lambda: security_log.info(

@@ -56,14 +56,18 @@ SWEEP_BATCH = 500  # messages sent again per sweep at most; the next sweep takes
 
 BIG_WIN = "award.big_win"  # an award at or above NOTIFY_AWARD_CENTS
 JACKPOT_HIT = "award.jackpot_hit"  # a jackpot royal, whatever its amount
-RECONCILIATION_FAILED = "reconciliation.failed"  # the books differ from the journal somewhere
-RECONCILIATION_RECOVERED = "reconciliation.recovered"  # and agree again
+SIGNIFICANT_EVENT = "significant_event"  # one of jackpot.significant's catalogue was recorded
+# The reconciliation's own topics, before its alerts became significant events: kept so that
+# messages written by an older build are still relayed.
+RECONCILIATION_FAILED = "reconciliation.failed"
+RECONCILIATION_RECOVERED = "reconciliation.recovered"
 
 #: What each topic's message does when relayed. A handler is idempotent and says whether the
 #: work is finished and, if not, when to try again.
 HANDLERS: Mapping[str, Callable[[OutboxMessage], webhooks.Delivered]] = {
     BIG_WIN: webhooks.deliver,
     JACKPOT_HIT: webhooks.deliver,
+    SIGNIFICANT_EVENT: webhooks.deliver,
     RECONCILIATION_FAILED: webhooks.deliver,
     RECONCILIATION_RECOVERED: webhooks.deliver,
 }

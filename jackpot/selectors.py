@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Min, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Sum
 
 from config.codes import ErrorCode
 from config.errors import Conflict, Gone, NotFound
-from jackpot import rows
+from jackpot import ledger, rows, significant
 from jackpot.bodies import Award as AwardBody
 from jackpot.bodies import (
     AwardFilters,
@@ -31,6 +31,9 @@ from jackpot.bodies import (
     ParameterChangePage,
     ParameterChangeQuery,
     PoolConfiguration,
+    SignificantEvent,
+    SignificantEventPage,
+    SignificantEventQuery,
     progressive_paytable_of,
 )
 from jackpot.exports import OutsideExportDir, export_file
@@ -388,4 +391,33 @@ def notification_list(query: NotificationQuery) -> NotificationPage:
         limit=limit,
         offset=offset,
         results=[notification_body(delivery) for delivery in page],
+    )
+
+
+def event_page(filters: SignificantEventQuery) -> SignificantEventPage:
+    """A page of significant events, newest first: the journal's events of the catalogue's kinds
+    (one kind when a code is asked), read through the index on (kind, occurred_at)."""
+    kinds = [significant.BY_CODE[filters.code].kind] if filters.code else sorted(significant.KINDS)
+    query = AuditEvent.objects.filter(kind__in=kinds)
+    lookups = {
+        "payload__table": filters.table,
+        "occurred_at__gte": filters.from_,
+        "occurred_at__lt": filters.to,
+    }
+    query = query.filter(
+        **{lookup: value for lookup, value in lookups.items() if value is not None}
+    )
+    if filters.pool is not None:
+        query = query.filter(
+            Q(payload__pool=filters.pool) | Q(chain=ledger.pool_chain(filters.pool))
+        )
+    limit, offset = filters.limit, filters.offset
+    return SignificantEventPage.model_construct(
+        count=query.count(),
+        limit=limit,
+        offset=offset,
+        results=[
+            SignificantEvent.model_construct(**significant.told(event))
+            for event in query.order_by("-occurred_at", "-pk")[offset : offset + limit]
+        ],
     )

@@ -39,7 +39,9 @@ with one: :func:`expected_awards` is their exact expectation (linearity needs no
 Invariants: reads only, then one transaction that inserts the new flags (each flag at most once:
 the unique constraint over its scope, kind, window start, rounds and observed count, so a task
 run twice over the same rounds stores nothing twice; a void flag's window start is its shift's,
-or the void window's); no money moves; nothing is ever updated.
+or the void window's); no money moves; nothing is ever updated. Each new flag is a significant
+event on the admin chain, in the transaction that stores it (`jackpot.significant`: SE10 for a
+void rate, SE11 for an award count), so its webhook and its count follow its commit.
 """
 
 from __future__ import annotations
@@ -57,14 +59,18 @@ from django.db import connection, transaction
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from jackpot import ledger
 from jackpot.models import Award, AwardKind, Pool
 from tables.models import IntegrityFlag, Round, RoundSeat, RoundState
 from tables.rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
 from tables.rules.tails import holm, poisson_upper_tail_bound
-from tables.voids import read_window, void_tests
+from tables.voids import IN_SHIFT, IN_WINDOW, read_window, void_tests
 
 logger = logging.getLogger(__name__)
 _STATEMENT_TIMEOUT_MS = 300_000
+ACTOR = "system:integrity"
+VOID_RATE = "integrity.void_rate"  # significant events SE10 and SE11 (jackpot.significant)
+AWARD_RATE = "integrity.award_rate"
 
 _P = {award: Fraction(deals, TOTAL_DEALS) for award, deals in AWARD_DEALS.items()}
 #: Kinds whose round probability is m x p (union bound; exact for the jackpot).
@@ -261,6 +267,25 @@ def check_integrity(*, now: datetime | None = None) -> list[IntegrityFlag]:
             )
             if created:
                 stored.append(flag)
+                ledger.record(
+                    chain=ledger.ADMIN_CHAIN,
+                    kind=VOID_RATE if finding.kind in (IN_SHIFT, IN_WINDOW) else AWARD_RATE,
+                    actor=ACTOR,
+                    occurred_at=now,
+                    payload={
+                        "flag": flag.pk,
+                        "pool": finding.pool_id,
+                        "table": finding.table_id,
+                        "test": finding.kind,
+                        "window_from": finding.window_from.isoformat(),
+                        "window_to": finding.window_to.isoformat(),
+                        "rounds": finding.rounds,
+                        "observed": finding.observed,
+                        "expected": flag.expected,
+                        "adjusted_tail": flag.adjusted,
+                        "alpha": flag.alpha,
+                    },
+                )
                 scope = f"table {finding.table_id}" if finding.table_id else "the pool as a whole"
                 logger.error(
                     "integrity flag: pool %s, %s: %s in %s of %s rounds, expected %.4g; "

@@ -51,7 +51,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from jackpot import ledger, outbox, rows
+from jackpot import ledger, rows
 from jackpot.anchors import Anchor, read_anchors
 from jackpot.models import ChangeStatus, ParameterChange, Pool, VerificationTrigger
 from jackpot.verification import Progress, Report
@@ -154,13 +154,11 @@ def _summary(report: Reconciliation) -> dict[str, Any]:
 
 
 def raise_alert(report: Reconciliation) -> None:
-    """A failed run's alert, inside the transaction that stores its report: a significant event
-    on the `admin` chain (the security log gets it after commit, `ledger.SECURITY_KINDS`), the
-    signed webhook of the big-win notifications (the outbox, sent after commit), and a line at
-    ERROR once committed."""
+    """A failed run's alert, inside the transaction that stores its report: the significant event
+    SE02 on the `admin` chain (its signed webhook, its count and the security log follow it after
+    the commit: `jackpot.significant`), and a line at ERROR once committed."""
     payload = {**_summary(report), "problems": report.problems[:ALERT_PROBLEMS]}
     ledger.record(chain=ledger.ADMIN_CHAIN, kind=FAILED, actor=ACTOR, payload=payload)
-    outbox.enqueue(outbox.RECONCILIATION_FAILED, payload, key=f"reconciliation:{report.pk}")
     first = report.problems[0] if report.problems else "(no problem named)"
     more = report.problem_count - 1
     transaction.on_commit(
@@ -175,10 +173,9 @@ def raise_alert(report: Reconciliation) -> None:
 
 def announce_recovery(report: Reconciliation, failed: Reconciliation) -> None:
     """An ok run after a failed one: `reconciliation.recovered` on the `admin` chain, naming the
-    failed report it follows, its webhook (the outbox), and a line at WARNING once committed."""
+    failed report it follows (the significant event SE03), and a line at WARNING once committed."""
     payload = {**_summary(report), "after": failed.pk}
     ledger.record(chain=ledger.ADMIN_CHAIN, kind=RECOVERED, actor=ACTOR, payload=payload)
-    outbox.enqueue(outbox.RECONCILIATION_RECOVERED, payload, key=f"reconciliation:{report.pk}")
     transaction.on_commit(
         lambda: logger.warning(
             "reconciliation %s ok again after the failed reconciliation %s", report.pk, failed.pk

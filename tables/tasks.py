@@ -4,7 +4,8 @@ Sent by name (`config.dispatch`) or by beat (CELERY_BEAT_SCHEDULE); safe to run 
 integrity check stores each flag once (tables.integrity), a reconciliation stores one report per
 scheduled run (its run key: the beat message's task id, which a redelivery keeps, or the UTC
 date of the daily report; tables.reconciliation), the history's fold folds each event once
-(its cursors move in the transaction that folds; tables.history).
+(its cursors move in the transaction that folds; tables.history), the watch records each
+silence and each new life of the database once (tables.watch).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tables.history import fold_history as fold
 from tables.integrity import check_integrity as check
 from tables.reconciliation import reconcile as run_reconciliation
 from tables.verification_jobs import verification_run, verification_sweep
+from tables.watch import watch as watch_floor
 
 
 @shared_task(name="tables.check_integrity")
@@ -77,3 +79,10 @@ def sweep_verifications() -> list[int]:
     """Send again the full verifications Redis never got or whose worker died (beat,
     VERIFICATION_SWEEP_SECONDS)."""
     return verification_sweep()
+
+
+@shared_task(name="tables.watch")
+def watch() -> list[int]:
+    """Record the significant events the floor's watch sees: silent terminals, another copy of
+    the database (beat, WATCH_SECONDS). Returns the tables found silent."""
+    return watch_floor().silent_tables

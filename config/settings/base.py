@@ -66,6 +66,10 @@ HISTORY_FOLD_SECONDS (60), how often beat folds the new audit events into the da
 HISTORY_FOLD_LIMIT (20000), the most events one fold's transaction takes; HISTORY_FOLD_PAGE
 (2000), events read per statement.
 
+The floor's watch (tables.watch, docs/operations.md "Significant events"): WATCH_SECONDS (60), how
+often beat looks; TERMINAL_SILENT_SECONDS (900), how long a table open for play may go without a
+round before its terminal's silence is a significant event.
+
 Reconciliation (tables.reconciliation, docs/operations.md "Reconciliation"): RECONCILE_SECONDS
 (300), how often beat recomputes every pool from the journal; RECONCILE_DAILY_AT (06:45), the
 UTC time HH:MM of the daily report; JOURNAL_ANCHOR_DIR (unset), the directory of the journal's
@@ -347,6 +351,13 @@ if OUTBOX_LEASE_SECONDS <= WEBHOOK_TIMEOUT_SECONDS:
 DISPLAY_REFRESH_SECONDS = env_int("DISPLAY_REFRESH_SECONDS", 30)
 INTEGRITY_CHECK_SECONDS = env_int("INTEGRITY_CHECK_SECONDS", 3600)
 RECONCILE_SECONDS = env_int("RECONCILE_SECONDS", 300)
+# The floor's watch (tables.watch): how often it looks, and how long a table open for play may
+# go without a round before its silence is a significant event (SE01).
+WATCH_SECONDS = env_int("WATCH_SECONDS", 60)
+TERMINAL_SILENT_SECONDS = env_int("TERMINAL_SILENT_SECONDS", 900)
+for _name in ("WATCH_SECONDS", "TERMINAL_SILENT_SECONDS"):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be 1 or more")
 # Full verifications of the journal run by a worker (tables.verification_jobs): a run whose
 # heartbeat is older than this is dead, and run again; the sweeper looks every minute.
 VERIFICATION_STALL_SECONDS = env_int("VERIFICATION_STALL_SECONDS", 600)
@@ -383,6 +394,11 @@ CELERY_BEAT_SCHEDULE = {
     "check-integrity": {
         "task": "tables.check_integrity",
         "schedule": float(INTEGRITY_CHECK_SECONDS),
+    },
+    # Silent terminals and another copy of the database, as significant events (tables.watch).
+    "watch-floor": {
+        "task": "tables.watch",
+        "schedule": float(WATCH_SECONDS),
     },
     # Export jobs whose task was never sent (Redis down) or whose builder died; files past their
     # retention deleted.

@@ -23,6 +23,7 @@ urlpatterns = [
         name="pool-change-withdraw",
     ),
     path("journal", views.JournalView.as_view(), name="journal"),
+    path("events", views.SignificantEventListView.as_view(), name="event-list"),
     path("journal/verify", verifications.JournalVerifyView.as_view(), name="journal-verify"),
     path(
         "journal/verifications/<int:verification>",

@@ -1,4 +1,5 @@
-"""Pool reads for displays and regulators (public) and the journal check for auditors."""
+"""Pool reads for displays and regulators (public), the journal and the significant events for
+auditors."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.display import display_meter
 from jackpot.models import Pool
-from jackpot.selectors import journal_page, pool_configuration
+from jackpot.selectors import event_page, journal_page, pool_configuration
 from tables.verification import pool_report
 
 
@@ -85,4 +86,23 @@ class JournalView(APIView):
     )
     def get(self, request: Request) -> Response:
         page = journal_page(read_query(bodies.JournalQuery, request.query_params))
+        return Response(page.model_dump(mode="json"))
+
+
+class SignificantEventListView(APIView):
+    authentication_classes = STAFF_AUTHENTICATION
+    permission_classes = [require_roles("auditor", "supervisor", "admin")]
+
+    @extend_schema(
+        operation_id="event_list",
+        parameters=query_parameters(bodies.SignificantEventQuery),
+        responses={200: bodies.SignificantEventPage},
+        summary="Significant events, newest first, by code, table, pool and time (auditors, "
+        "supervisors)",
+        description='Each event of the catalogue (docs/operations.md "Significant events"): '
+        "its stable code, the server's UTC time, its table and pool where it has them, and its "
+        "journal entry. The same object is sent by the signed webhook `significant_event`.",
+    )
+    def get(self, request: Request) -> Response:
+        page = event_page(read_query(bodies.SignificantEventQuery, request.query_params))
         return Response(page.model_dump(mode="json"))

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.test import Client
 
 from config.dispatch import send
-from jackpot import ledger
+from jackpot import ledger, significant
 from jackpot.anchors import write_anchor
 from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, OutboxMessage, Transfer
@@ -124,7 +124,7 @@ def test_a_tampered_journal_alerts_and_the_repair_is_announced_on_a_real_worker(
     assert alert.payload["report"] == failed.pk
     assert alert.payload["first_broken"] == {"chain": event.chain, "sequence": event.sequence}
     assert alert.payload["problems"] == failed.problems[: reconciliation.ALERT_PROBLEMS]
-    assert reconciliation.FAILED in ledger.SECURITY_KINDS
+    assert reconciliation.FAILED in significant.KINDS  # the security log, a webhook, a count
 
     # (b) a line at ERROR with the report's id and its first problem; and the security log.
     def error_line() -> str | None:
@@ -324,9 +324,14 @@ def test_the_command_reconciles_now_and_exits_1_on_a_difference():
     assert lines[1:] == [f"  {problem}" for problem in failed.problems]
     assert _alerts(reconciliation.FAILED)[-1].payload["report"] == failed.pk
     # The cage and surveillance hear of it as of a big win: a signed webhook, through the outbox.
-    message = OutboxMessage.objects.get(key=f"reconciliation:{failed.pk}")
-    assert message.topic == "reconciliation.failed"
-    assert message.payload["report"] == failed.pk and message.payload["problems"]
+    # The significant event SE02, whose data is the event's (its report, its problems).
+    alert = _alerts(reconciliation.FAILED)[-1]
+    message = OutboxMessage.objects.get(key=f"event:admin:{alert.sequence}")
+    assert message.topic == "significant_event"
+    assert (message.payload["code"], message.payload["kind"]) == ("SE02", "reconciliation.failed")
+    assert (
+        message.payload["detail"]["report"] == failed.pk and message.payload["detail"]["problems"]
+    )
 
 
 @pytest.mark.django_db
