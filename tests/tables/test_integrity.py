@@ -16,7 +16,7 @@ import pytest
 from django.test import Client
 
 from config.dispatch import send
-from jackpot.models import Award, AwardKind
+from jackpot.models import AuditEvent, Award, AwardKind
 from jackpot.services import role_group, staff_token_issue
 from tables.bodies import parse_open, parse_result
 from tables.integrity import check_integrity, round_probability
@@ -106,6 +106,9 @@ def test_a_planted_run_of_quads_is_flagged_at_its_table_only(django_user_model):
     # Once only: the same rounds checked again store nothing new.
     assert check_integrity() == []
     assert IntegrityFlag.objects.filter(table_id=rigged.table_id).count() == 1
+    # Each flag is the significant event SE11 once (jackpot.significant).
+    alarms = AuditEvent.objects.filter(kind="integrity.award_rate")
+    assert sorted(a.payload["flag"] for a in alarms) == sorted(f.pk for f in stored)
 
     # Listed to auditors and supervisors, newest first, filtered; shown in the pool report.
     auditor = staff(django_user_model, "auditor")

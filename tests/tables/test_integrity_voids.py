@@ -19,6 +19,7 @@ import time_machine
 from django.db import connection, transaction
 from django.test import Client
 
+from jackpot.models import AuditEvent
 from jackpot.services import role_group, staff_token_issue
 from tables.bodies import VoidWatch, parse_open, parse_result
 from tables.integrity import check_integrity
@@ -129,6 +130,10 @@ def test_a_table_voiding_far_more_than_the_others_is_flagged_in_its_shift_and_wi
     # Once only: the same rounds checked again store nothing new.
     assert check_integrity(now=now) == []
     assert IntegrityFlag.objects.count() == 2
+    # Each flag is the significant event SE10 once, naming its table and pool (jackpot.significant).
+    alarms = AuditEvent.objects.filter(kind="integrity.void_rate").order_by("pk")
+    assert sorted(a.payload["flag"] for a in alarms) == sorted(f.pk for f in stored)
+    assert {(a.payload["table"], a.payload["pool"]) for a in alarms} == {(rigged, floor.pool_id)}
 
     # Over the API: the pool's voids by table and shift, each cell's latest flag, the flags.
     auditor = staff(django_user_model, "auditor")
