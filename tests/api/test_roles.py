@@ -80,6 +80,9 @@ MATRIX = [
     ("get", "/api/v1/pools/{pool}/meter", PUBLIC),
     ("get", "/api/v1/rules/paytables", PUBLIC),
     ("get", "/api/v1/pools/{pool}/report", STAFF_READ),
+    ("get", "/api/v1/pools/{pool}/liability", AUDIT),
+    # The liability statement is read only: even its readers cannot post to it.
+    ("post", "/api/v1/pools/{pool}/liability", {**AUDIT, "auditor": 405, "admin": 405}),
     ("get", "/api/v1/awards", STAFF_READ),
     ("get", "/api/v1/awards/export.csv?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z", AUDIT),
     ("post", "/api/v1/awards/exports", {**AUDIT, "auditor": 202, "admin": 202}),
