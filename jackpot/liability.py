@@ -59,6 +59,7 @@ from jackpot.models import (
     AWARD_GRANTED_BY,
     Account,
     AccountKind,
+    AuditChain,
     AuditEvent,
     Award,
     AwardStatus,
@@ -74,25 +75,30 @@ _SEED_KINDS = ("pool.created", "pool.changed")
 _INSTANT = timedelta(microseconds=1)
 
 
-def _after(positions: dict[str, tuple[int, str]], prefix: str = "") -> Q:
-    """Events not covered by a checkpoint at `positions` (every event without one): each
-    chain's events past its position, and every event of a chain it did not know; `prefix`
-    the path from the rows filtered to their event."""
-    if not positions:
+def _after(loaded: checkpoints.Loaded, chains: list[str], prefix: str = "") -> Q:
+    """Events a checkpoint does not cover (every event without one): each chain's events past
+    its position, from the first for a chain it did not know; `chains` every chain there is,
+    `prefix` the path from the rows filtered to their event. Each arm is one range of the
+    (chain, sequence) unique index: never a scan of the journal."""
+    if loaded.state is None:
         return Q()
-    newer = ~Q(**{f"{prefix}chain__in": list(positions)})
-    for chain, (sequence, _) in positions.items():
-        newer |= Q(**{f"{prefix}chain": chain, f"{prefix}sequence__gt": sequence})
+    positions = loaded.state.positions
+    newer = Q(pk__in=[])
+    for chain in chains:
+        after = positions.get(chain, (0, ""))[0]
+        newer |= Q(**{f"{prefix}chain": chain, f"{prefix}sequence__gt": after})
     return newer
 
 
-def _balances(pool: Pool, at: datetime, loaded: checkpoints.Loaded) -> dict[str, int]:
+def _balances(
+    pool: Pool, at: datetime, loaded: checkpoints.Loaded, chains: list[str]
+) -> dict[str, int]:
     """The pool's account balances at `at`: the checkpoint's, plus the transfers since."""
     balances = dict.fromkeys(AccountKind.values, 0)
     if loaded.state is not None:
         balances.update(loaded.state.balances.get(pool.pk, {}))
     kinds = dict(Account.objects.filter(pool=pool).values_list("pk", "kind"))
-    newer = _after(loaded.state.positions if loaded.state else {}, "event__")
+    newer = _after(loaded, chains, "event__")
     moved = (
         Transfer.objects.filter(newer, pool=pool, event__occurred_at__lte=at)
         .values_list("debit_id", "credit_id")
@@ -155,12 +161,12 @@ def _seed(pool: Pool, at: datetime) -> int:
     return pool.seed_cents  # no event by then: the pool did not exist yet, its seed as created
 
 
-def _positions(at: datetime, loaded: checkpoints.Loaded) -> list[ChainPosition]:
+def _positions(at: datetime, loaded: checkpoints.Loaded, chains: list[str]) -> list[ChainPosition]:
     """Per chain, its last event at or before `at`: past the checkpoint's position when one is
     there, else the checkpoint's own."""
     known = dict(loaded.state.positions) if loaded.state else {}
     newest = dict(
-        AuditEvent.objects.filter(_after(known), occurred_at__lte=at)
+        AuditEvent.objects.filter(_after(loaded, chains), occurred_at__lte=at)
         .values_list("chain")
         .annotate(last=Max("sequence"))
         .order_by()
@@ -185,7 +191,8 @@ def pool_liability(pool: Pool, *, at: datetime, start: datetime) -> Liability:
     """The statement of `pool` at `at` with its period [`start`, `at`): see the module."""
     with rows.snapshot():
         loaded = checkpoints.at_or_before(at)
-        balances = _balances(pool, at, loaded)
+        chains = list(AuditChain.objects.order_by("key").values_list("key", flat=True))
+        balances = _balances(pool, at, loaded, chains)
         pending, payable = _open_awards(pool, at)
         seed = _seed(pool, at)
         period = LiabilityPeriod.model_construct(
@@ -196,7 +203,7 @@ def pool_liability(pool: Pool, *, at: datetime, start: datetime) -> Liability:
             paid=_moved(pool, _PAID, start, at),
             voided=_moved(pool, _VOIDED, start, at),
         )
-        journal = _positions(at, loaded)
+        journal = _positions(at, loaded, chains)
     meter, reserve = balances[AccountKind.METER], balances[AccountKind.RESERVE]
     return Liability.model_construct(
         pool=pool.pk,

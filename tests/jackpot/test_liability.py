@@ -48,6 +48,7 @@ from jackpot.services import role_group, staff_token_issue
 from tables.pages import audit
 from tables.verification import keep_checkpoint, verify_full
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
+from tests.jackpot.tamper import superuser_sql
 from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
@@ -246,6 +247,28 @@ def test_from_a_checkpoint_or_from_the_first_event_the_same(django_user_model, m
     assert from_checkpoint == from_first
     assert from_first["payable"] == {"count": 3, "amount_cents": 150_000}  # r8's too
     assert from_first["meter_cents"] == _journal_at(story.floor.pool_id, AT)["meter"] == 1_000_500
+
+
+def test_from_a_checkpoint_nothing_before_it_is_read_again(story, monkeypatch):
+    # The cost: a statement from a checkpoint takes the balances the checkpoint carried and
+    # reads only the entries after it. An insider's edit of the seed's transfer, before the
+    # checkpoint, is seen by a statement from the first event only (and by the next full
+    # verification, docs/operations.md).
+    with time_machine.travel(_paris(11, 20, 9), tick=True):
+        keep_checkpoint(verify_full())
+    seed = Transfer.objects.get(pool_id=story.floor.pool_id, code="pool_seed")
+    superuser_sql(
+        "UPDATE jackpot_transfer SET amount_cents = amount_cents + 1 WHERE id = %s", [seed.pk]
+    )
+    from_checkpoint = story.liability(at=AT.isoformat())
+    monkeypatch.setattr(
+        "jackpot.liability.checkpoints.at_or_before",
+        lambda instant: checkpoints.Loaded(None, None),
+    )
+    from_first = story.liability(at=AT.isoformat())
+    assert from_checkpoint["checkpoint"] is not None
+    assert from_checkpoint["meter_cents"] == 1_000_400
+    assert from_first["meter_cents"] == 1_000_401
 
 
 def test_a_checkpoint_later_than_the_instant_is_not_used(story):
