@@ -186,9 +186,12 @@ _MONTHS = {
 }
 
 
+FORMATS = ("pdf", "csv")
+
+
 def _liability_links(pool: int, lang: str) -> list[dict[str, str]]:
     """The statements an accountant files: last month's close (its `at` midnight of this
-    month's first day, club time) and this month to date, each as PDF and CSV."""
+    month's first day, club time) and this month to date: each a label and its URL by format."""
     club = ZoneInfo(settings.TIME_ZONE)
     this_month = timezone.localtime(timezone.now(), club).date().replace(day=1)
     last_month = (this_month - timedelta(days=1)).replace(day=1)
@@ -203,14 +206,12 @@ def _liability_links(pool: int, lang: str) -> list[dict[str, str]]:
         if at is not None:
             query["at"] = at.isoformat()
         name = f"{months[month.month - 1]} {month.year}"
-        for format in ("pdf", "csv"):
-            links.append(
-                {
-                    "label": TEXT[lang][label].format(month=name),
-                    "format": format.upper(),
-                    "href": f"{url}?{urlencode({**query, 'format': format})}",
-                }
-            )
+        links.append(
+            {
+                "label": TEXT[lang][label].format(month=name),
+                **{format: f"{url}?{urlencode({**query, 'format': format})}" for format in FORMATS},
+            }
+        )
     return links
 
 

@@ -414,18 +414,21 @@ def test_the_auditors_page_links_to_the_months_statements(story, client, django_
     assert page.status_code == 200
     html = page.content.decode()
     assert "Jackpot liability (for the accountant)" in html
-    assert "November 2026&#x27;s close (PDF)" in html or "November 2026's close (PDF)" in html
-    assert english[0]["href"].replace("&", "&amp;") in html
+    assert "November 2026&#x27;s close" in html
+    assert english[0]["pdf"].replace("&", "&amp;") in html
+    assert english[1]["csv"].replace("&", "&amp;") in html
     assert [link["label"] for link in links] == [
         "Clôture de novembre 2026",
-        "Clôture de novembre 2026",
-        "décembre 2026, à ce jour",
         "décembre 2026, à ce jour",
     ]
     assert english[0]["label"] == "November 2026's close"
-    closing = links[0]["href"]
-    assert "format=pdf" in closing and "at=2026-12-01T00%3A00%3A00%2B01%3A00" in closing
+    closing = links[0]["pdf"]
+    assert "at=2026-12-01T00%3A00%3A00%2B01%3A00" in closing
+    assert "from=2026-11-01T00%3A00%3A00%2B01%3A00" in closing
     answer = story.people["ida"].get(closing)
     assert answer.status_code == 200 and answer["Content-Type"] == "application/pdf"
-    csv_answer = story.people["ida"].get(links[1]["href"])
+    csv_answer = story.people["ida"].get(links[0]["csv"])
     assert "meter_cents,1000400" in csv_answer.content.decode()
+    assert "paid_cents,55000" in csv_answer.content.decode()  # November's, the period
+    running = story.people["ida"].get(links[1]["csv"]).content.decode()
+    assert "period_start_utc,2026-11-30T23:00:00+00:00" in running
