@@ -26,6 +26,8 @@ a problem the caller reports), so a forged or broken checkpoint costs a longer w
 fault hidden: the walk from an older checkpoint covers everything after it. A checkpoint of an
 older `FORMAT` (written before the walk carried what it carries now) is no fault: it and every
 older one are passed over, unreported, and the walk starts from the first event, once.
+`at_or_before(instant)` is `latest()` for a figure of the past (`jackpot.liability`): the newest
+checkpoint written at or before the instant that verifies the same way.
 """
 
 from __future__ import annotations
