@@ -26,12 +26,15 @@ a problem the caller reports), so a forged or broken checkpoint costs a longer w
 fault hidden: the walk from an older checkpoint covers everything after it. A checkpoint of an
 older `FORMAT` (written before the walk carried what it carries now) is no fault: it and every
 older one are passed over, unreported, and the walk starts from the first event, once.
+`at_or_before(instant)` is `latest()` for a figure of the past (`jackpot.liability`): the newest
+checkpoint written at or before the instant that verifies the same way.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -152,6 +155,28 @@ def latest() -> Loaded:
             except (KeyError, TypeError, ValueError) as error:
                 problem = f"checkpoint {row.pk} cannot be read: {error}"
         refused.append((sequence, problem or "refused"))
+    return Loaded(None, None, tuple(refused))
+
+
+def at_or_before(instant: datetime) -> Loaded:
+    """The newest checkpoint written at or before `instant` that verifies as `latest()` asks,
+    going back over the ones that do not (reported in `refused`): what a figure of the journal
+    at a past instant starts from (`jackpot.liability`). Every event such a checkpoint covers
+    committed before it was written, so none is later than `instant`. One index range on the
+    checkpoints' events (`kind`, `occurred_at`), LOOK_BACK of them at most."""
+    key, refused = ledger.journal_key(), list[tuple[int, str]]()
+    events = AuditEvent.objects.filter(chain=CHAIN, kind=KIND, occurred_at__lte=instant)
+    for event in events.order_by("-sequence")[:LOOK_BACK]:
+        problem = _refusal(event, key)
+        if problem is None:
+            row = Checkpoint.objects.get(pk=event.payload["checkpoint"])
+            try:
+                return Loaded(row, State.from_json(row.state), tuple(refused))
+            except Outdated:
+                break  # every older one is older still: from the first event
+            except (KeyError, TypeError, ValueError) as error:
+                problem = f"checkpoint {row.pk} cannot be read: {error}"
+        refused.append((event.sequence, problem))
     return Loaded(None, None, tuple(refused))
 
 

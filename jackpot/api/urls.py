@@ -1,11 +1,16 @@
 from django.urls import path
 
-from jackpot.api import awards, changes, exports, notifications, verifications, views
+from jackpot.api import awards, changes, exports, liability, notifications, verifications, views
 
 urlpatterns = [
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
     path("pools/<int:pool>/meter", views.PoolMeterView.as_view(), name="pool-meter"),
     path("pools/<int:pool>/report", views.PoolReportView.as_view(), name="pool-report"),
+    path(
+        "pools/<int:pool>/liability",
+        liability.PoolLiabilityView.as_view(),
+        name="pool-liability",
+    ),
     path("pools/<int:pool>/changes", changes.PoolChangesView.as_view(), name="pool-changes"),
     path(
         "pools/<int:pool>/changes/<int:change>/approve",

@@ -7,7 +7,9 @@ history from the API (`GET /api/v1/pools/{pool}/history`, with the session) and 
 as inline SVG of its own; each chart links to its CSV (`history.csv?chart=`), the same rows. Its
 void watch (`GET /api/v1/pools/{pool}/voids`, tables.voids) is the integrity check's window, not
 the days picked: each table's voids over the window and shift by shift, the check's alarms marked,
-and the pool's void flags listed.
+and the pool's void flags listed. Its liability links download the period-end statement
+(`GET /api/v1/pools/{pool}/liability`, `jackpot.liability`) of last month's close and of this
+month to date, as PDF and CSV, the months named in the club's time zone.
 What it promises:
 - every figure drawn is one the API answered: amounts in whole cents, formatted, never computed;
 - it needs nothing from outside the service: its style and script are inlined and allowed by hash
@@ -17,10 +19,15 @@ What it promises:
 
 from __future__ import annotations
 
+from datetime import datetime, time, timedelta
 from typing import Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
+from django.utils import timezone
 
 from config.pages import page_language
 from jackpot.api.authentication import has_role
@@ -38,6 +45,9 @@ _WORDS: dict[str, dict[str, str]] = {
         "to": "au",
         "show": "Afficher",
         "csv": "Télécharger (CSV)",
+        "liability": "Passif du jackpot (pour le comptable)",
+        "liability_closed": "Clôture de {month}",
+        "liability_running": "{month}, à ce jour",
         "loading": "Chargement…",
         "failed": "Historique indisponible",
         "meter": "Le jackpot, en fin de journée",
@@ -101,6 +111,9 @@ _WORDS: dict[str, dict[str, str]] = {
         "to": "to",
         "show": "Show",
         "csv": "Download (CSV)",
+        "liability": "Jackpot liability (for the accountant)",
+        "liability_closed": "{month}'s close",
+        "liability_running": "{month} to date",
         "loading": "Loading…",
         "failed": "History unavailable",
         "meter": "The jackpot at the end of each day",
@@ -167,6 +180,41 @@ TEXT = {
 }
 
 
+_MONTHS = {
+    "fr": "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "en": "January February March April May June July August September October November December",
+}
+
+
+FORMATS = ("pdf", "csv")
+
+
+def _liability_links(pool: int, lang: str) -> list[dict[str, str]]:
+    """The statements an accountant files: last month's close (its `at` midnight of this
+    month's first day, club time) and this month to date: each a label and its URL by format."""
+    club = ZoneInfo(settings.TIME_ZONE)
+    this_month = timezone.localtime(timezone.now(), club).date().replace(day=1)
+    last_month = (this_month - timedelta(days=1)).replace(day=1)
+    url = reverse("pool-liability", kwargs={"pool": pool})
+    months = _MONTHS[lang].split()
+    links = []
+    for label, month, at in (
+        ("liability_closed", last_month, datetime.combine(this_month, time(0), tzinfo=club)),
+        ("liability_running", this_month, None),
+    ):
+        query = {"from": datetime.combine(month, time(0), tzinfo=club).isoformat()}
+        if at is not None:
+            query["at"] = at.isoformat()
+        name = f"{months[month.month - 1]} {month.year}"
+        links.append(
+            {
+                "label": TEXT[lang][label].format(month=name),
+                **{format: f"{url}?{urlencode({**query, 'format': format})}" for format in FORMATS},
+            }
+        )
+    return links
+
+
 @staff_only
 def audit_pool(request: HttpRequest, pool: int) -> HttpResponse:
     lang = page_language(request)
@@ -196,7 +244,7 @@ def audit_pool(request: HttpRequest, pool: int) -> HttpResponse:
     return staff_page(
         request,
         "pages/audit_pool.html",
-        {"pool": found, "days": days},
+        {"pool": found, "days": days, "liability": _liability_links(pool, lang)},
         lang=lang,
         text=TEXT[lang],
         script="audit.js",

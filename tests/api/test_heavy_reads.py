@@ -1,10 +1,11 @@
 """The staff's heavy reads are throttled per person, and the OpenAPI schema is built once per
 process (config.throttling.HeavyReadThrottle, config.schema.SchemaView; issue 20, item 9).
 
-A heavy read (the journal's verification, a pool's history and its CSV, the payout log's
-exports, the schema) can hold a sync worker for seconds: each person has `heavy_read` of them a
-window, counted after authentication, shared by all those views; a terminal's rounds and the
-staff's light reads have budgets of their own. The schema, anyone's to read, counts per address.
+A heavy read (the journal's verification, a pool's history and its CSV, a pool's liability
+statement, the payout log's exports, the schema) can hold a sync worker for seconds: each person
+has `heavy_read` of them a window, counted after authentication, shared by all those views; a
+terminal's rounds and the staff's light reads have budgets of their own. The schema, anyone's
+to read, counts per address.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ HEAVY = [
     ("post", "/api/v1/journal/verify"),
     ("get", "/api/v1/pools/{pool}/history"),
     ("get", "/api/v1/pools/{pool}/history.csv?chart=meter"),
+    ("get", "/api/v1/pools/{pool}/liability?format=pdf"),
     ("get", "/api/v1/awards/export.csv?from=2026-01-01&to=2026-01-02"),
     ("post", "/api/v1/awards/exports"),
     ("get", "/api/v1/awards/exports/1/download"),

@@ -237,6 +237,14 @@ SEMANTIC_REFUSALS = [
         operations=frozenset({"pool_history", "pool_history_csv"}),
         when=_message("must not be before from"),
     ),
+    Refusal(
+        400,
+        "invalid_parameter",
+        "a liability statement's `from` later than its `at` (or than now, `at`'s default), or an"
+        " `at` in the future: JSON Schema cannot compare two parameters, nor one with the clock",
+        operations=frozenset({"pool_liability"}),
+        when=_message("is later than at|is in the future"),
+    ),
     # A table's move: the pool and the table's game and state, not the body's shape.
     Refusal(
         404,

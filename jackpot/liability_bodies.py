@@ -1,0 +1,91 @@
+"""The period-end liability's wire shapes, declared once (see `config.wire`): the query string of
+`GET /api/v1/pools/{pool}/liability` and its JSON answer, built by `jackpot.liability` and
+written as CSV and PDF by `jackpot.statements` from the same figures.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from config.wire import Body, Instant, Moment, Query
+from jackpot.bodies import Cents, Currency, Id
+
+Count = Annotated[int, Field(ge=0)]
+
+
+class LiabilityQuery(Query):
+    """The instant and the period of a liability statement, and how it is written."""
+
+    at: Annotated[
+        Moment | None,
+        Field(description="ISO 8601 time with its offset, not in the future; default now"),
+    ] = None
+    from_: Annotated[
+        Moment | None,
+        Field(
+            alias="from",
+            description="ISO 8601 time with its offset, at most `at`, included; default"
+            " midnight of the first day of the month `at` ends in (the month it closes when"
+            " `at` is midnight of a 1st), in the club's time zone",
+        ),
+    ] = None
+    format: Annotated[
+        Literal["json", "csv", "pdf"], Field(description="json (default), csv or pdf")
+    ] = "json"
+
+
+class AwardFigure(Body):
+    """Awards: how many, and their amount in cents."""
+
+    count: Count
+    amount_cents: Cents
+
+
+class LiabilityPeriod(Body):
+    """What happened to the pool's awards from `start` (included) to `end` (excluded, the
+    statement's instant), by the time of the journal's entries."""
+
+    start: Instant
+    end: Instant
+    granted: AwardFigure = Field(description="awards won (jackpots, fixed awards, envy)")
+    jackpots: AwardFigure = Field(description="of which jackpots (`jackpot_hit`)")
+    paid: AwardFigure = Field(description="awards paid to players (`award_paid`)")
+    voided: AwardFigure = Field(description="awards voided (`award_void_meter`, `_house`)")
+
+
+class ChainPosition(Body):
+    """The last event of one chain at or before the instant: what the figures were read at."""
+
+    chain: str
+    sequence: Annotated[int, Field(ge=1)]
+    hash: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+class Liability(Body):
+    """What the club owes on a pool at an instant, from the journal alone (docs/accounting.md
+    "The period-end liability"). Every amount is integer cents of `currency`."""
+
+    pool: Id
+    pool_name: str
+    currency: Currency
+    at: Instant = Field(description="the instant, UTC: every entry at or before it counts")
+    meter_cents: Cents = Field(description="the meter account's balance")
+    seed_cents: Cents = Field(description="the pool's reset amount in force at the instant")
+    meter_above_seed_cents: Cents = Field(
+        description="meter - seed: the progressive liability accountants accrue"
+    )
+    reserve_cents: Cents = Field(description="the reserve account's balance")
+    pending: AwardFigure = Field(description="awards pending or verified: `awards_pending`")
+    payable: AwardFigure = Field(description="awards approved, not yet paid: `payable`")
+    owed_cents: Cents = Field(description="meter + reserve + pending + payable")
+    period: LiabilityPeriod
+    journal: list[ChainPosition] = Field(description="every chain's position at the instant")
+    checkpoint: Id | None = Field(
+        description="the verified checkpoint the figures started from (null: the first event)"
+    )
+
+
+#: What a statement is written as, by `LiabilityQuery.format`.
+Format = Literal["json", "csv", "pdf"]
