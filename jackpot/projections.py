@@ -13,7 +13,8 @@ An award row and a pool's parameters are projections of events: the rows are not
   `after` (however a change was approved, its application is a `pool.changed` event).
 A user renamed in the admin (`staff.changed`, on the admin chain) keeps their earlier names.
 Staff accounts' powers and live staff tokens are compared with the admin chain's events too
-(`jackpot.staff_records`), unless that chain broke.
+(`jackpot.staff_records`), unless that chain broke; and every winner's identity row with the
+digest its payment's event recorded (`jackpot.winners.problems`), on every walk.
 
 Each problem names the award or pool and the chain and sequence of its last event, so a row
 edited by direct SQL is reported at the point of the chain it contradicts.
@@ -42,6 +43,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from jackpot import winners
 from jackpot.changes import (
     POOL_FIELDS,  # as `pool.created` records them, `pool.changed` changes them
 )
@@ -78,6 +80,10 @@ AWARD_FIELDS = (
     "void_requested_by",
     "void_requested_at",
     "void_request_reason",
+    "approval_note",
+    "payment_method",
+    "payment_reference",
+    "payment_note",
 )
 _TIMES = frozenset(name for name in AWARD_FIELDS if name.endswith("_at"))
 #: Statuses after which an award takes no more step.
@@ -167,6 +173,10 @@ def _created(event: Event, payload: dict[str, Any], award: dict[str, Any]) -> Se
             "void_requested_by": None,
             "void_requested_at": None,
             "void_request_reason": "",
+            "approval_note": "",
+            "payment_method": "",
+            "payment_reference": "",
+            "payment_note": "",
             **{name: None for pair in STEP_FIELDS.values() for name in pair},
         },
         event.chain,
@@ -361,6 +371,12 @@ class Projections:
                 award.fields[at] = event.occurred_at
             if to == AwardStatus.VERIFIED:
                 award.fields["verification_note"] = payload.get("note", "")
+            if to == AwardStatus.APPROVED:
+                award.fields["approval_note"] = payload.get("note", "")
+            if to == AwardStatus.PAID:  # how it was paid (events before issue 22 say nothing)
+                award.fields["payment_method"] = payload.get("method", "")
+                award.fields["payment_reference"] = payload.get("reference", "")
+                award.fields["payment_note"] = payload.get("note", "")
             if to == AwardStatus.VOID:  # a jackpot's void, confirmed: the reason it was asked for
                 award.fields["void_reason"] = payload.get(
                     "reason", award.fields["void_request_reason"]
@@ -392,6 +408,8 @@ class Projections:
         found += self._pool_problems(broken_chains)
         if ADMIN_CHAIN not in broken_chains:  # else the accounts' last events may be unread
             found += [Problem(message, None, None) for message in self.staff.problems()]
+        # Winners' identities against their payments' digests: what the club holds now.
+        found += [Problem(message, None, None) for message in winners.problems()]
         return found
 
     def _award_problems(
@@ -425,6 +443,10 @@ class Projections:
             "void_requested_by__username",
             "void_requested_at",
             "void_request_reason",
+            "approval_note",
+            "payment_method",
+            "payment_reference",
+            "payment_note",
         )
         listed = set()
         for row in rows.iterator(chunk_size=2000):
@@ -438,7 +460,8 @@ class Projections:
                 continue
             for name in AWARD_FIELDS:
                 actual = row.get(f"{name}_id", row.get(f"{name}__username", row.get(name)))
-                wanted = seen.fields[name]
+                # A checkpoint carried before the payment's fields were covered says none.
+                wanted = seen.fields.get(name, "")
                 if name.endswith("_by") and actual is not None and wanted is not None:
                     same = wanted in self._names(str(actual))  # renamed since: an old name
                 else:
