@@ -14,7 +14,9 @@ An award row and a pool's parameters are projections of events: the rows are not
 A user renamed in the admin (`staff.changed`, on the admin chain) keeps their earlier names.
 Staff accounts' powers and live staff tokens are compared with the admin chain's events too
 (`jackpot.staff_records`), unless that chain broke; and every winner's identity row with the
-digest its payment's event recorded (`jackpot.winners.problems`), on every walk.
+digest its payment's event recorded (`jackpot.winners.problems`), on every walk, and every
+payment the walk read that identified a winner with its row (a row deleted before its purge: the
+next walk from the first event's to find, when its payment was before the checkpoint).
 
 Each problem names the award or pool and the chain and sequence of its last event, so a row
 edited by direct SQL is reported at the point of the chain it contradicts.
@@ -249,6 +251,9 @@ class Projections:
         self.totals = Totals()
         self.touched: set[int] = set()  # awards created or stepped by the events observed
         self.staff = StaffRecords()
+        # Payments that identified a winner, and identities purged, among the events walked.
+        self.identified: set[int] = set()
+        self.purged: set[int] = set()
 
     @classmethod
     def resume(cls, carried: dict[str, Any]) -> Projections:
@@ -302,6 +307,10 @@ class Projections:
                 after = payload.get("after") or {}
                 pool.fields.update({k: v for k, v in after.items() if k in POOL_FIELDS})
                 pool.said(event)
+        if event.kind == "award.paid" and "winner_digest" in payload:
+            self.identified.add(int(payload.get("award", 0)))
+        elif event.kind == winners.PURGED:
+            self.purged.update(int(pk) for pk in payload.get("awards") or ())
         if event.kind in ACCOUNT_KINDS or event.kind in (RECORDED, "staff_token.issued"):
             self.staff.observe(event.kind, payload)
         if event.kind == "staff.changed":
@@ -409,7 +418,10 @@ class Projections:
         if ADMIN_CHAIN not in broken_chains:  # else the accounts' last events may be unread
             found += [Problem(message, None, None) for message in self.staff.problems()]
         # Winners' identities against their payments' digests: what the club holds now.
-        found += [Problem(message, None, None) for message in winners.problems()]
+        found += [
+            Problem(message, None, None)
+            for message in winners.problems(identified=self.identified, purged=self.purged)
+        ]
         return found
 
     def _award_problems(

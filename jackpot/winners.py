@@ -40,7 +40,6 @@ from config.errors import ApiError, NotFound
 from jackpot import bodies, ledger
 from jackpot.canonical import canonical_json
 from jackpot.models import (
-    AuditEvent,
     Award,
     AwardStatus,
     DocumentType,
@@ -174,35 +173,34 @@ def purge_expired(*, actor: str, now: datetime | None = None) -> list[int]:
     return expired
 
 
-def problems() -> list[str]:
-    """Every identity row that differs from the digest its payment's event recorded, every
-    digest whose row is missing (and was not purged), every row no event recorded."""
+def problems(*, identified: set[int], purged: set[int]) -> list[str]:
+    """Every identity row that differs from the digest its payment's event recorded, or that no
+    payment recorded; and every award among `identified` (the payments with a digest that the
+    verification's walk read) whose row is missing though not among `purged` (the purges the walk
+    read). What is compared is the identities the club holds now (bounded by the retention),
+    read with their payments' events by award; never the journal's age."""
+    rows = {row.award_id: row for row in WinnerIdentity.objects.order_by("award_id")}
     said: dict[int, str] = {}
     for award_id, payload in (
-        Transfer.objects.filter(code=TransferCode.AWARD_PAID, event__kind="award.paid")
-        .filter(event__payload__has_key="winner_digest")
+        Transfer.objects.filter(code=TransferCode.AWARD_PAID, award_id__in=list(rows))
+        .filter(event__kind="award.paid")
         .values_list("award_id", "event__payload")
     ):
-        said[int(award_id)] = str(payload["winner_digest"])
-    purged: set[int] = set()
-    for payload in AuditEvent.objects.filter(chain=ledger.ADMIN_CHAIN, kind=PURGED).values_list(
-        "payload", flat=True
-    ):
-        purged.update(int(pk) for pk in payload.get("awards", ()))
-    found = []
-    rows = {row.award_id: row for row in WinnerIdentity.objects.order_by("award_id")}
+        if isinstance(payload, dict) and "winner_digest" in payload:
+            said[int(award_id)] = str(payload["winner_digest"])
     paid = set(
-        Award.objects.filter(pk__in=rows, status=AwardStatus.PAID).values_list("pk", flat=True)
+        Award.objects.filter(pk__in=list(rows), status=AwardStatus.PAID).values_list(
+            "pk", flat=True
+        )
     )
-    for award_id in sorted(rows.keys() | said.keys()):
-        row, wanted = rows.get(award_id), said.get(award_id)
-        if row is None:
-            if award_id not in purged:
-                found.append(
-                    f"winner of award {award_id}: the payment's event identified a "
-                    "winner, no identity row holds it (deleted before its purge)"
-                )
-            continue
+    found = []
+    for award_id in sorted(identified - purged - rows.keys()):
+        found.append(
+            f"winner of award {award_id}: the payment's event identified a winner, no identity "
+            "row holds it (deleted before its purge)"
+        )
+    for award_id, row in sorted(rows.items()):
+        wanted = said.get(award_id)
         if wanted is None or award_id not in paid:
             found.append(f"winner of award {award_id}: an identity row no payment recorded")
             continue
