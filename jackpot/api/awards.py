@@ -153,7 +153,13 @@ class AwardWinnerView(StaffView):
 
     @extend_schema(
         operation_id="award_winner",
-        responses={200: bodies.WinnerRecord},
+        responses={
+            200: bodies.WinnerRecord,
+            404: OpenApiResponse(
+                description="`winner_not_identified`: the payment recorded no identity (or the "
+                "award is not paid); `award_not_found` is not told apart"
+            ),
+        },
         summary="The identity of an award's winner, as the register keeps it (auditors, admins)",
         description="404 `winner_not_identified` when the payment recorded no identity.",
     )
@@ -179,6 +185,10 @@ class AwardRegisterView(StaffView):
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/pdf"): OpenApiTypes.BINARY,
+            400: OpenApiResponse(
+                description="`invalid_parameter`: from or to missing or without an offset, to "
+                "not after from, a format other than csv or pdf"
+            ),
         },
         summary="The register of the awards paid in [from, to), with the winners' names, as "
         "CSV or PDF (auditors, admins)",
