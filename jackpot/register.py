@@ -95,14 +95,15 @@ class RegisterRow:
         )
 
 
-def register_rows(start: datetime, end: datetime) -> list[RegisterRow]:
-    """The awards paid in [start, end), oldest payment first, with their winners' names."""
+def register_rows(start: datetime, end: datetime, *, reader: str) -> list[RegisterRow]:
+    """The awards paid in [start, end), oldest payment first, with their winners' names (the
+    read of their identities by `reader` written to the security log)."""
     awards = list(
         Award.objects.filter(status=AwardStatus.PAID, paid_at__gte=start, paid_at__lt=end)
         .select_related("pool", "round__table", "approved_by", "paid_by")
         .order_by("paid_at", "pk")
     )
-    names = winners.identities(award.pk for award in awards)
+    names = winners.identities((award.pk for award in awards), reader=reader)
     rows = []
     for award in awards:
         hole, board = dealt_cards(award)

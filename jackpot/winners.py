@@ -17,14 +17,16 @@ French anti-money-laundering rules make a gaming club identify a winner paid at 
   only by `purge_expired`, which records the awards it purged (`winner.purged`, admin chain) so
   the verification knows a digest without a row is a purge, not a deletion; the database refuses
   any UPDATE and any DELETE before `keep_until` (migration jackpot 0018_award_payment);
-- decrypted identities are read only through `identity_of` and `register_names` (auditors' and
-  admins' endpoints, `jackpot.api.awards`) and never logged.
+- decrypted identities are read through `identity_of` and `identities` (the auditors' and
+  admins' endpoints, `jackpot.api.awards`; the slip, which prints the name and the number
+  masked); who read them is written to the security log, the identities never are.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import logging
 from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 
@@ -49,6 +51,7 @@ from jackpot.models import (
 )
 
 PURGED = "winner.purged"
+security_log = logging.getLogger("jackpot.security")
 
 
 def _fernet() -> MultiFernet:
@@ -119,8 +122,9 @@ def _opened(row: WinnerIdentity) -> dict[str, str]:
     return {str(key): str(item) for key, item in value.items()}
 
 
-def identity_of(award_id: int) -> bodies.WinnerRecord:
-    """The decrypted identity of an award's winner (auditors and admins), or 404."""
+def identity_of(award_id: int, *, reader: str) -> bodies.WinnerRecord:
+    """The decrypted identity of an award's winner (auditors and admins), or 404; the read is
+    written to the security log (who read whose award: never the identity)."""
     row = WinnerIdentity.objects.select_related("recorded_by").filter(award_id=award_id).first()
     if row is None:
         raise NotFound(
@@ -129,6 +133,7 @@ def identity_of(award_id: int) -> bodies.WinnerRecord:
             param="award",
         )
     plain = _opened(row)
+    security_log.info("winner identity of award %s read by %s", award_id, reader)
     return bodies.WinnerRecord.model_construct(
         award=award_id,
         name=plain["name"],
@@ -142,11 +147,14 @@ def identity_of(award_id: int) -> bodies.WinnerRecord:
     )
 
 
-def identities(award_ids: Iterable[int]) -> dict[int, dict[str, str]]:
+def identities(award_ids: Iterable[int], *, reader: str | None = None) -> dict[int, dict[str, str]]:
     """The decrypted identities of the awards among `award_ids` that have one (the register,
-    the payment slip)."""
-    rows = WinnerIdentity.objects.filter(award_id__in=list(award_ids))
-    return {row.award_id: _opened(row) for row in rows}
+    the payment slip); a `reader`'s read (the register's) is written to the security log."""
+    rows = WinnerIdentity.objects.filter(award_id__in=list(award_ids)).order_by("award_id")
+    found = {row.award_id: _opened(row) for row in rows}
+    if reader is not None and found:
+        security_log.info("winner identities of awards %s read by %s", sorted(found), reader)
+    return found
 
 
 def purge_expired(*, actor: str, now: datetime | None = None) -> list[int]:

@@ -416,6 +416,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jackpot.sweep_outbox",
         "schedule": float(OUTBOX_SWEEP_SECONDS),
     },
+    # Winners' identities past WINNER_IDENTITY_RETENTION_DAYS deleted, once a day (jackpot.winners).
+    "purge-winner-identities": {
+        "task": "jackpot.purge_winner_identities",
+        "schedule": crontab(hour=5, minute=30),
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [

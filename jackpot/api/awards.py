@@ -164,7 +164,7 @@ class AwardWinnerView(StaffView):
         description="404 `winner_not_identified` when the payment recorded no identity.",
     )
     def get(self, request: Request, award: int) -> Response:
-        found = winners.identity_of(award)
+        found = winners.identity_of(award, reader=f"user:{self.staff(request).get_username()}")
         return Response(found.model_dump(mode="json"), headers={"Cache-Control": "no-store"})
 
 
@@ -198,16 +198,19 @@ class AwardRegisterView(StaffView):
         if query.to <= query.from_:
             raise ApiError("invalid_parameter", "to must be after from", param="to")
         start, end = query.from_, query.to
+        reader = f"user:{self.staff(request).get_username()}"
         name = f"register-{start:%Y%m%d}-{end:%Y%m%d}"
         response: HttpResponse | StreamingHttpResponse
         if query.format == "pdf":
             with replica_reads():
-                pdf = register.register_pdf(register.register_rows(start, end), start, end)
+                rows = register.register_rows(start, end, reader=reader)
+                pdf = register.register_pdf(rows, start, end)
             response = HttpResponse(pdf, content_type="application/pdf")
         else:
             # Read on the standby when the response is streamed, like the payout log.
             lines = on_replica(
-                register.register_csv(register.register_rows(start, end)) for _ in (1,)
+                register.register_csv(register.register_rows(start, end, reader=reader))
+                for _ in (1,)
             )
             response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{name}.{query.format}"'

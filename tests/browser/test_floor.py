@@ -240,6 +240,6 @@ def test_a_jackpot_above_the_threshold_is_paid_with_the_winners_identity_in_engl
     paid = page.locator(f"#paid article[data-award='{jackpot['id']}']")
     expect(paid.locator(".people")).to_contain_text("winner identified")
     expect(page.locator("body")).not_to_contain_text(DOCUMENT)
-    record = winners.identity_of(jackpot["id"])
+    record = winners.identity_of(jackpot["id"], reader="test")
     assert (record.name, record.document_number, record.recorded_by) == (NAME, DOCUMENT, "bob")
     assert page.console_errors == []

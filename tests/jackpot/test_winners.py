@@ -16,6 +16,7 @@ from datetime import timedelta
 
 import pytest
 from cryptography.fernet import Fernet
+from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 from django.test import Client
 from django.utils import timezone
@@ -32,6 +33,7 @@ from jackpot.models import (
     WinnerIdentity,
 )
 from jackpot.services import role_group, staff_token_issue
+from jackpot.tasks import purge_winner_identities
 from tables.verification import verify_full, verify_routine
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
@@ -167,7 +169,7 @@ def test_under_the_threshold_an_identity_is_optional_and_kept_the_same_way(floor
     assert (refused.status_code, refused.json()["error"]["code"]) == (400, "unknown_field")
 
 
-def test_only_auditors_and_admins_read_the_winner(floor, people):
+def test_only_auditors_and_admins_read_the_winner(floor, people, caplog):
     jackpot, envy = _hit(floor)
     _approved(people, jackpot["id"])
     assert _post(people["ana"], jackpot["id"], "pay", PAY).status_code == 200
@@ -183,6 +185,10 @@ def test_only_auditors_and_admins_read_the_winner(floor, people):
         record = read.json()
         assert {k: record[k] for k in WINNER} == {**WINNER}
         assert record["recorded_by"] == "ana"
+    # Who read it is on the security log; the identity is not.
+    reads = [r.getMessage() for r in caplog.records if r.name == "jackpot.security"]
+    assert f"winner identity of award {jackpot['id']} read by user:ida" in reads
+    assert f"winner identity of award {jackpot['id']} read by user:max" in reads
     missing = people["ida"].get(f"/api/v1/awards/{envy['id']}/winner")
     assert (missing.status_code, missing.json()["error"]["code"]) == (404, "winner_not_identified")
 
@@ -275,7 +281,7 @@ def test_an_identity_edited_forged_or_deleted_by_sql_is_reported(floor, people, 
     assert any("no identity row holds it" in p for p in verify_routine().problems)
 
 
-def test_the_register_of_a_period_matches_the_journal_to_the_cent(floor, people):
+def test_the_register_of_a_period_matches_the_journal_to_the_cent(floor, people, caplog):
     jackpot, envy = _hit(floor)
     assert _post(people["ana"], envy["id"], "pay", PAY_CASH).status_code == 200
     middle = timezone.now()
@@ -329,6 +335,10 @@ def test_the_register_of_a_period_matches_the_journal_to_the_cent(floor, people)
     text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.content)).pages)
     assert NAME in text and "The cashier" in text and "The manager" in text
     assert "3 gains" in text
+    assert any(
+        r.name == "jackpot.security" and "read by user:max" in r.getMessage()
+        for r in caplog.records
+    )
 
     for who, status in (("ana", 403), ("ida", 400)):
         refused = people[who].get("/api/v1/awards/register", {"from": end.isoformat()})
@@ -354,3 +364,16 @@ def test_a_purge_deletes_only_identities_past_their_retention(floor, people, set
     assert purged.payload["awards"] == [envy["id"]]
     assert verify_full().ok and verify_routine().ok  # a purge is not a deletion
     assert winners.purge_expired(actor="test") == []
+
+
+def test_the_daily_purge_is_beats_and_its_command_says_what_it_did(floor, people, settings):
+    schedule = settings.CELERY_BEAT_SCHEDULE["purge-winner-identities"]
+    assert schedule["task"] == "jackpot.purge_winner_identities"
+    _, envy = _hit(floor)
+    settings.WINNER_IDENTITY_RETENTION_DAYS = 0
+    assert _post(people["ana"], envy["id"], "pay", PAY).status_code == 200
+    out = io.StringIO()
+    call_command("purge_winner_identities", stdout=out)
+    assert out.getvalue().strip() == f"purged 1 winner identities (awards: {envy['id']})"
+    assert purge_winner_identities() == []  # run again: nothing left
+    assert not WinnerIdentity.objects.exists()

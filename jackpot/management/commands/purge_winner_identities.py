@@ -4,7 +4,8 @@ Each identity is kept WINNER_IDENTITY_RETENTION_DAYS (5 years by default) from i
 (`keep_until`); this deletes those whose retention has ended, records which on the journal
 (`winner.purged`, admin chain) in the same transaction, and prints their awards. An identity
 still within its retention is never deleted: the database refuses it (migration jackpot
-0018_award_payment; requirement 37). Run it daily (deploy/systemd) or by hand.
+0018_award_payment; requirement 37). The worker's beat runs the same daily
+(`jackpot.purge_winner_identities`, 05:30 UTC); this is for running it by hand.
 """
 
 from __future__ import annotations
