@@ -377,3 +377,23 @@ def test_the_daily_purge_is_beats_and_its_command_says_what_it_did(floor, people
     assert out.getvalue().strip() == f"purged 1 winner identities (awards: {envy['id']})"
     assert purge_winner_identities() == []  # run again: nothing left
     assert not WinnerIdentity.objects.exists()
+
+
+def test_a_new_key_put_first_encrypts_and_the_old_ones_still_open(floor, people, settings):
+    """Rotation (docs/operations.md): identities encrypted under the old key open once a new key
+    is first; new ones are encrypted under the new key; without the old key they open with
+    none, and the verification says so."""
+    jackpot, envy = _hit(floor)
+    _approved(people, jackpot["id"])
+    old = settings.WINNER_IDENTITY_KEYS[0]
+    assert _post(people["ana"], jackpot["id"], "pay", PAY).status_code == 200
+    new = Fernet.generate_key().decode()
+    settings.WINNER_IDENTITY_KEYS = [new, old]
+    assert _post(people["ana"], envy["id"], "pay", PAY).status_code == 200
+    assert people["ida"].get(f"/api/v1/awards/{jackpot['id']}/winner").json()["name"] == NAME
+    fresh = WinnerIdentity.objects.get(award_id=envy["id"]).ciphertext.encode()
+    assert json.loads(Fernet(new.encode()).decrypt(fresh))["name"] == NAME
+    assert verify_full().ok
+    settings.WINNER_IDENTITY_KEYS = [new]  # the old key dropped too soon
+    problems = verify_full().problems
+    assert f"winner of award {jackpot['id']}: the identity opens with no key" in problems
