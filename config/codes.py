@@ -56,6 +56,8 @@ class ErrorCode(StrEnum):
     VOID_REQUESTED = "void_requested"
     VOID_NOT_REQUESTED = "void_not_requested"
     METER_WOULD_GO_NEGATIVE = "meter_would_go_negative"
+    WINNER_IDENTITY_REQUIRED = "winner_identity_required"
+    WINNER_NOT_IDENTIFIED = "winner_not_identified"
     # A pool's parameters: proposed by one admin, approved by another
     CHANGE_NOT_FOUND = "change_not_found"
     CHANGE_WRONG_STATUS = "change_wrong_status"
@@ -142,6 +144,11 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
         409,
         "the meter cannot give back the voided jackpot's reset: nothing was changed",
     ),
+    ErrorCode.WINNER_IDENTITY_REQUIRED: (
+        400,
+        "an award at or above the identification threshold is paid with the winner's identity",
+    ),
+    ErrorCode.WINNER_NOT_IDENTIFIED: (404, "the award's payment recorded no winner's identity"),
     ErrorCode.CHANGE_NOT_FOUND: (
         404,
         "the pool has no such parameter change, or the table no such move",

@@ -79,6 +79,9 @@ class Body(BaseModel):
 
     #: The code of a field this model does not declare.
     unknown_code: ClassVar[ErrorCode] = ErrorCode.UNKNOWN_FIELD
+    #: A refusal of this body never repeats a value sent (it may be personal data: a winner's
+    #: document number), only the field and the rule.
+    withheld: ClassVar[bool] = False
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -119,7 +122,8 @@ def refusal(
             loc += (str(first["ctx"]["discriminator"]).strip("'"),)
     found, path = _code_at(model, loc, kind, code)
     param = _param(path)
-    return ApiError(found, _message(first, param, path), param=param or None)
+    shown: Any = {**first, "input": _WITHHELD} if getattr(model, "withheld", False) else first
+    return ApiError(found, _message(shown, param, path), param=param or None)
 
 
 _TAG_ERRORS = ("union_tag_invalid", "union_tag_not_found")
@@ -196,6 +200,14 @@ def _message(error: Any, param: str, path: list[str | int]) -> str:
         return f"{where} must be an object, got {_shown(error.get('input'))}"
     reason = str(error["msg"]).removeprefix("Value error, ")  # our own validators' words
     return f"{where}: {reason}, got {_shown(error.get('input'))}"
+
+
+class _Withheld:
+    def __repr__(self) -> str:
+        return "a value not repeated here"
+
+
+_WITHHELD = _Withheld()
 
 
 def _shown(value: object) -> str:

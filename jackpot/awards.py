@@ -5,8 +5,12 @@ award's status, writes its audit event on the pool's chain with the transfers
 `jackpot.movements` decides, and updates the award. Money moves as TigerBeetle's pending
 transfers do:
 
-    approve   awards_pending -> payable        (award_approved)
-    pay       payable        -> paid           (award_paid)
+    approve   awards_pending -> payable        (award_approved; an optional note)
+    pay       payable        -> paid           (award_paid; the method, a reference, a note, and
+                                                the winner's identity, required at or above
+                                                the identification threshold: its digest on
+                                                the event, the identity encrypted apart,
+                                                `jackpot.winners`)
     void      awards_pending -> house          (award_void_house: a fixed award or envy)
               awards_pending -> meter          (award_void_meter: a jackpot goes back on the meter)
               meter -> reserve, meter -> house (void_reset_reserve, void_reset_house: and the
@@ -35,10 +39,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.errors import ApiError, Conflict, Forbidden, NotFound
-from jackpot import display, ledger, locks, meter, movements
+from jackpot import bodies, display, ledger, locks, meter, movements, winners
 from jackpot.accounting import Posting
 from jackpot.bodies import MAX_TEXT
-from jackpot.models import Award, AwardKind, AwardStatus
+from jackpot.models import Award, AwardKind, AwardStatus, PaymentMethod
 
 
 def _text(value: object, *, param: str) -> str:
@@ -158,8 +162,10 @@ def award_verify(*, award_id: int, user: User, note: object) -> Award:
     )
 
 
-def award_approve(*, award_id: int, user: User) -> Award:
-    """A second supervisor approves payment: the award becomes payable to the player."""
+def award_approve(*, award_id: int, user: User, note: str | None = None) -> Award:
+    """A second supervisor approves payment, with an optional note: the award becomes payable to
+    the player."""
+    text = "" if note is None else _text(note, param="note")
 
     def four_eyes(award: Award) -> None:
         _no_void_requested(award)
@@ -175,23 +181,58 @@ def award_approve(*, award_id: int, user: User) -> Award:
         user,
         allowed=(AwardStatus.VERIFIED,),
         to=AwardStatus.APPROVED,
-        payload={},
+        payload={"note": text} if text else {},
         check=four_eyes,
         move=lambda award, now: (movements.approve_award(award), {}),
-        changes=lambda award, now: {"approved_by": user, "approved_at": now},
+        changes=lambda award, now: {"approved_by": user, "approved_at": now, "approval_note": text},
     )
 
 
-def award_pay(*, award_id: int, user: User) -> Award:
-    """The player has been paid."""
+def award_pay(
+    *,
+    award_id: int,
+    user: User,
+    method: PaymentMethod,
+    reference: str | None = None,
+    note: str | None = None,
+    winner: bodies.WinnerIdentity | None = None,
+) -> Award:
+    """The player has been paid by `user` (the cashier), by `method` with its `reference` (a
+    cheque's or transfer's number: required for those, optional for cash) and an optional `note`.
+    At or above the identification threshold the winner's identity is required (`winner`); given,
+    it is stored encrypted and the event records its digest, never the identity
+    (`jackpot.winners`)."""
+    ref = "" if reference is None else reference.strip()
+    if method != PaymentMethod.CASH and not ref:
+        raise ApiError(
+            "invalid_request",
+            f"reference is required for a payment by {method.value}: the cheque's or "
+            "transfer's number",
+            param="reference",
+        )
+    text = "" if note is None else _text(note, param="note")
+
+    def paid(award: Award, now: datetime) -> tuple[tuple[Posting, ...], dict[str, object]]:
+        identified: dict[str, object] = {"winner_identified": False}
+        if winner is not None:
+            identified = winners.record(award, winner, user=user, now=now)
+        return movements.pay_award(award), identified
+
     return _take_step(
         award_id,
         user,
         allowed=(AwardStatus.APPROVED,),
         to=AwardStatus.PAID,
-        payload={},
-        move=lambda award, now: (movements.pay_award(award), {}),
-        changes=lambda award, now: {"paid_by": user, "paid_at": now},
+        payload={"method": method.value, "reference": ref, "note": text},
+        check=lambda award: winners.required(award, winner),
+        move=paid,
+        changes=lambda award, now: {
+            "paid_by": user,
+            "paid_at": now,
+            "payment_method": method.value,
+            "payment_reference": ref,
+            "payment_note": text,
+        },
     )
 
 

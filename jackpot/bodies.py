@@ -12,9 +12,10 @@ configuration by `jackpot.selectors`, the report by `jackpot.reports`, the journ
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from datetime import date
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, JsonValue
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, JsonValue
 
 from config.codes import ErrorCode
 from config.wire import DIGITS, Body, Instant, Moment, NonBlank, Query, Refusal, TimeText
@@ -24,7 +25,9 @@ from jackpot.models import (
     AwardStatus,
     ChangeStatus,
     DeliveryStatus,
+    DocumentType,
     ExportStatus,
+    PaymentMethod,
     TransferCode,
     VerificationStatus,
     VerificationTrigger,
@@ -119,6 +122,14 @@ class Award(Body):
     )
     void_requested_at: Instant | None
     void_request_reason: str
+    approval_note: str = Field(description="the approver's note (empty: none)")
+    payment_method: PaymentMethod | None = Field(description="how it was paid; null until paid")
+    payment_reference: str = Field(description="the cheque's or transfer's number (empty: none)")
+    payment_note: str = Field(description="the cashier's note (empty: none)")
+    winner_identified: bool = Field(
+        description="the winner's identity is on the register (auditors and admins read it: "
+        "GET /api/v1/awards/{id}/winner); the identity itself is never in this body"
+    )
 
 
 class AwardPage(Body):
@@ -141,6 +152,91 @@ class AwardReason(Body):
     """A void's reason (required)."""
 
     reason: Note
+
+
+OptionalNote = Note | None
+
+
+class AwardApproval(Body):
+    """An approval, with an optional note."""
+
+    note: OptionalNote = None
+
+
+def _date_text(value: object) -> object:
+    if not isinstance(value, str):
+        raise ValueError(f"must be a date YYYY-MM-DD in a string, got {type(value).__name__}")
+    return value
+
+
+def _born(value: date) -> date:
+    if not date(1900, 1, 1) <= value < date.today():
+        raise ValueError("must be a date of birth between 1900-01-01 and yesterday")
+    return value
+
+
+#: A date YYYY-MM-DD in a JSON body (strict models take no text for a date).
+DateText = Annotated[date, Field(strict=False), BeforeValidator(_date_text), AfterValidator(_born)]
+
+
+class WinnerIdentity(Body):
+    """A winner's identity, as the French register records it (anti-money-laundering: required
+    for an award at or above WINNER_IDENTIFICATION_THRESHOLD_CENTS). Stored encrypted; a refusal
+    names the field and never repeats what was sent."""
+
+    name: Annotated[NonBlank, Field(max_length=200, description="the name as on the document")]
+    date_of_birth: DateText
+    document_type: Annotated[DocumentType, Field(strict=False)]
+    document_number: Annotated[
+        str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 -]{0,39}$", description="1 to 40 characters")
+    ]
+    nationality: Annotated[
+        str, Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2, e.g. FR")
+    ]
+
+
+class AwardPayment(Body):
+    """How an award was paid: the method, the cheque's or transfer's reference (required for
+    those, optional for cash), an optional note, and the winner's identity (required at or above
+    the identification threshold, optional below)."""
+
+    #: A refusal never repeats the value sent (a document number would be in the error body).
+    withheld: ClassVar[bool] = True
+
+    method: Annotated[PaymentMethod, Field(strict=False)]
+    reference: (
+        Annotated[
+            NonBlank,
+            Field(
+                max_length=100, description="the cheque's or transfer's number; optional for cash"
+            ),
+        ]
+        | None
+    ) = None
+    note: OptionalNote = None
+    winner: WinnerIdentity | None = None
+
+
+class WinnerRecord(Body):
+    """A winner's identity as the register keeps it (auditors and admins)."""
+
+    award: Id
+    name: str
+    date_of_birth: date
+    document_type: DocumentType
+    document_number: str
+    nationality: str
+    recorded_at: Instant
+    recorded_by: str
+    keep_until: Instant
+
+
+class RegisterQuery(Query):
+    """The register's period (on when each award was paid) and its format."""
+
+    from_: Annotated[Moment, Field(alias="from", description="ISO 8601 time, included")]
+    to: Annotated[Moment, Field(description="ISO 8601 time, excluded")]
+    format: Literal["csv", "pdf"] = "csv"
 
 
 class NoBody(Body):

@@ -56,6 +56,9 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     # notification and each attempt's outcome stays on record for the auditors.
     "jackpot_outboxmessage": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "jackpot_webhookdelivery": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    # Winners' identities: written once, never changed; deleted by the purge alone, and only past
+    # their retention (the trigger of migration jackpot 0018_award_payment refuses the rest).
+    "jackpot_winneridentity": frozenset({"SELECT", "INSERT", "DELETE"}),
     # Integrity flags: written once, never changed.
     "tables_integrityflag": READ_APPEND,
     # Tables, terminals, staff tokens (revoked, never deleted) and the answers stored for

@@ -13,7 +13,10 @@ An award row and a pool's parameters are projections of events: the rows are not
   `after` (however a change was approved, its application is a `pool.changed` event).
 A user renamed in the admin (`staff.changed`, on the admin chain) keeps their earlier names.
 Staff accounts' powers and live staff tokens are compared with the admin chain's events too
-(`jackpot.staff_records`), unless that chain broke.
+(`jackpot.staff_records`), unless that chain broke; and every winner's identity row with the
+digest its payment's event recorded (`jackpot.winners.problems`), on every walk, and every
+payment the walk read that identified a winner with its row (a row deleted before its purge: the
+next walk from the first event's to find, when its payment was before the checkpoint).
 
 Each problem names the award or pool and the chain and sequence of its last event, so a row
 edited by direct SQL is reported at the point of the chain it contradicts.
@@ -42,6 +45,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from jackpot import winners
 from jackpot.changes import (
     POOL_FIELDS,  # as `pool.created` records them, `pool.changed` changes them
 )
@@ -78,6 +82,10 @@ AWARD_FIELDS = (
     "void_requested_by",
     "void_requested_at",
     "void_request_reason",
+    "approval_note",
+    "payment_method",
+    "payment_reference",
+    "payment_note",
 )
 _TIMES = frozenset(name for name in AWARD_FIELDS if name.endswith("_at"))
 #: Statuses after which an award takes no more step.
@@ -167,6 +175,10 @@ def _created(event: Event, payload: dict[str, Any], award: dict[str, Any]) -> Se
             "void_requested_by": None,
             "void_requested_at": None,
             "void_request_reason": "",
+            "approval_note": "",
+            "payment_method": "",
+            "payment_reference": "",
+            "payment_note": "",
             **{name: None for pair in STEP_FIELDS.values() for name in pair},
         },
         event.chain,
@@ -239,6 +251,9 @@ class Projections:
         self.totals = Totals()
         self.touched: set[int] = set()  # awards created or stepped by the events observed
         self.staff = StaffRecords()
+        # Payments that identified a winner, and identities purged, among the events walked.
+        self.identified: set[int] = set()
+        self.purged: set[int] = set()
 
     @classmethod
     def resume(cls, carried: dict[str, Any]) -> Projections:
@@ -292,6 +307,10 @@ class Projections:
                 after = payload.get("after") or {}
                 pool.fields.update({k: v for k, v in after.items() if k in POOL_FIELDS})
                 pool.said(event)
+        if event.kind == "award.paid" and "winner_digest" in payload:
+            self.identified.add(int(payload.get("award", 0)))
+        elif event.kind == winners.PURGED:
+            self.purged.update(int(pk) for pk in payload.get("awards") or ())
         if event.kind in ACCOUNT_KINDS or event.kind in (RECORDED, "staff_token.issued"):
             self.staff.observe(event.kind, payload)
         if event.kind == "staff.changed":
@@ -361,6 +380,12 @@ class Projections:
                 award.fields[at] = event.occurred_at
             if to == AwardStatus.VERIFIED:
                 award.fields["verification_note"] = payload.get("note", "")
+            if to == AwardStatus.APPROVED:
+                award.fields["approval_note"] = payload.get("note", "")
+            if to == AwardStatus.PAID:  # how it was paid (events before issue 22 say nothing)
+                award.fields["payment_method"] = payload.get("method", "")
+                award.fields["payment_reference"] = payload.get("reference", "")
+                award.fields["payment_note"] = payload.get("note", "")
             if to == AwardStatus.VOID:  # a jackpot's void, confirmed: the reason it was asked for
                 award.fields["void_reason"] = payload.get(
                     "reason", award.fields["void_request_reason"]
@@ -392,6 +417,11 @@ class Projections:
         found += self._pool_problems(broken_chains)
         if ADMIN_CHAIN not in broken_chains:  # else the accounts' last events may be unread
             found += [Problem(message, None, None) for message in self.staff.problems()]
+        # Winners' identities against their payments' digests: what the club holds now.
+        found += [
+            Problem(message, None, None)
+            for message in winners.problems(identified=self.identified, purged=self.purged)
+        ]
         return found
 
     def _award_problems(
@@ -425,6 +455,10 @@ class Projections:
             "void_requested_by__username",
             "void_requested_at",
             "void_request_reason",
+            "approval_note",
+            "payment_method",
+            "payment_reference",
+            "payment_note",
         )
         listed = set()
         for row in rows.iterator(chunk_size=2000):
@@ -438,7 +472,8 @@ class Projections:
                 continue
             for name in AWARD_FIELDS:
                 actual = row.get(f"{name}_id", row.get(f"{name}__username", row.get(name)))
-                wanted = seen.fields[name]
+                # A checkpoint carried before the payment's fields were covered says none.
+                wanted = seen.fields.get(name, "")
                 if name.endswith("_by") and actual is not None and wanted is not None:
                     same = wanted in self._names(str(actual))  # renamed since: an old name
                 else:

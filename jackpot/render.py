@@ -22,10 +22,12 @@ from jackpot.models import (
     ExportJob,
     ExportStatus,
     ParameterChange,
+    PaymentMethod,
     Verification,
     VerificationStatus,
     VerificationTrigger,
     WebhookDelivery,
+    WinnerIdentity,
 )
 from tables.rules.cards import parse_cards
 from tables.rules.hands import evaluate
@@ -52,8 +54,8 @@ def winning_five(award: Award, cards: list[str], board: list[str]) -> list[str]:
 
 
 def award_body(award: Award) -> bodies.Award:
-    """An award as the API shows it (select_related its round and table, and the five users,
-    when listing many)."""
+    """An award as the API shows it (select_related its round and table, the five users and its
+    winner's identity row, when listing many): whether its winner is identified, never who."""
     cards, board = dealt_cards(award)
     return bodies.Award.model_construct(
         id=award.pk,
@@ -85,7 +87,21 @@ def award_body(award: Award) -> bodies.Award:
         void_requested_by=_who(award.void_requested_by),
         void_requested_at=award.void_requested_at,
         void_request_reason=award.void_request_reason,
+        approval_note=award.approval_note,
+        payment_method=PaymentMethod(award.payment_method) if award.payment_method else None,
+        payment_reference=award.payment_reference,
+        payment_note=award.payment_note,
+        winner_identified=_identified(award),
     )
+
+
+def _identified(award: Award) -> bool:
+    """Whether the award's winner is identified (select_related `winner_identity` when listing
+    many); never the identity."""
+    try:
+        return award.winner_identity is not None
+    except WinnerIdentity.DoesNotExist:
+        return False
 
 
 def change_body(change: ParameterChange) -> bodies.ParameterChange:

@@ -16,7 +16,7 @@ from django.db.models import Count, Min, Q, QuerySet, Sum
 
 from config.codes import ErrorCode
 from config.errors import Conflict, Gone, NotFound
-from jackpot import ledger, rows, significant
+from jackpot import ledger, rows, significant, winners
 from jackpot.bodies import Award as AwardBody
 from jackpot.bodies import (
     AwardFilters,
@@ -47,6 +47,7 @@ from jackpot.models import (
     AwardStatus,
     ChangeKind,
     DatabaseIdentity,
+    DocumentType,
     ExportJob,
     ExportStatus,
     ParameterChange,
@@ -93,6 +94,31 @@ class PaymentSlip:
     currency: str
     granted: EventRef
     paid: EventRef
+    winner: SlipWinner | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SlipWinner:
+    """The winner as the slip prints it for the player to sign: the name, the document's type
+    and its number masked but its last three characters (the whole identity stays with the
+    auditors and admins, `GET /api/v1/awards/{id}/winner`)."""
+
+    name: str
+    document_type: DocumentType
+    document_masked: str
+
+
+def masked(number: str) -> str:
+    """A document number with all but its last three characters hidden.
+
+    >>> masked("QX7K4Z91")
+    '*****Z91'
+    >>> masked("12")
+    '**'
+    """
+    if len(number) <= 3:
+        return "*" * len(number)
+    return "*" * (len(number) - 3) + number[-3:]
 
 
 class NoSlip(Exception):
@@ -121,6 +147,7 @@ def payment_slip(award_id: int) -> PaymentSlip:
             "paid_by",
             "voided_by",
             "void_requested_by",
+            "winner_identity",
         )
         .filter(pk=award_id)
         .first()
@@ -134,6 +161,7 @@ def payment_slip(award_id: int) -> PaymentSlip:
         ).select_related("event")
     }
     granted = next(events[code] for code in AWARD_GRANTED_BY if code in events)
+    identity = winners.identities([award.pk]).get(award.pk)
     return PaymentSlip(
         award=award_body(award),
         club=settings.CLUB_NAME,
@@ -141,6 +169,13 @@ def payment_slip(award_id: int) -> PaymentSlip:
         currency=award.pool.currency,
         granted=_event_ref(granted),
         paid=_event_ref(events[TransferCode.AWARD_PAID]),
+        winner=None
+        if identity is None
+        else SlipWinner(
+            name=identity["name"],
+            document_type=DocumentType(identity["document_type"]),
+            document_masked=masked(identity["document_number"]),
+        ),
     )
 
 
@@ -174,7 +209,13 @@ def awards_filtered(query: AwardFilters) -> QuerySet[Award]:
 def award_list(query: AwardListQuery) -> AwardPage:
     """A page of awards, newest first."""
     awards = awards_filtered(query).select_related(
-        "round__table", "verified_by", "approved_by", "paid_by", "voided_by", "void_requested_by"
+        "round__table",
+        "verified_by",
+        "approved_by",
+        "paid_by",
+        "voided_by",
+        "void_requested_by",
+        "winner_identity",
     )
     limit, offset = query.limit, query.offset
     page = list(awards.order_by("-pk")[offset : offset + limit])

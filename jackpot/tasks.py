@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from jackpot import display, export_jobs, outbox
+from jackpot import display, export_jobs, outbox, winners
 
 
 @shared_task(name="jackpot.refresh_displays")
@@ -40,6 +40,13 @@ def relay_outbox(message_id: int) -> str:
     """Do an outbox message's work (`jackpot.outbox`: its webhooks): claimed, so a duplicate
     delivery does nothing; a relay killed mid-task is taken over once its lease runs out."""
     return outbox.relay(message_id).value
+
+
+@shared_task(name="jackpot.purge_winner_identities")
+def purge_winner_identities() -> list[int]:
+    """Delete the winners' identities past their retention, recorded on the journal (beat, daily
+    at 05:30 UTC); the awards purged. Twice is harmless: the second finds none."""
+    return winners.purge_expired(actor="system:purge_winner_identities")
 
 
 @shared_task(name="jackpot.sweep_outbox")

@@ -39,6 +39,10 @@ EXAMPLE_KEY = "change-me-to-50-random-characters"
 EXAMPLE_JOURNAL_KEY = "change-me-to-48-random-characters-of-your-own-key"
 
 
+#: The operator's own key of the winners' identities (deploy/env.example's is refused).
+OPERATOR_WINNER_KEY = "b3BlcmF0b3Itd2lubmVyLWtleS1vZi0zMi1ieXRlcyE="
+
+
 def env_example() -> dict[str, str]:
     """deploy/env.example as systemd's EnvironmentFile reads it."""
     values = {}
@@ -58,6 +62,7 @@ def approved_checksum() -> str:
     env.update(
         SECRET_KEY=secrets.token_urlsafe(50),
         JOURNAL_HMAC_KEY=settings.JOURNAL_HMAC_KEY,
+        WINNER_IDENTITY_KEYS=OPERATOR_WINNER_KEY,
         DATABASE_URL=os.environ["DATABASE_URL"],
         DATABASE_POOLER="",
         SECURITY_LOG="stderr",
@@ -84,6 +89,7 @@ def operator_env(**changes: str | None) -> dict[str, str]:
     env.update(
         SECRET_KEY=secrets.token_urlsafe(50),
         JOURNAL_HMAC_KEY=settings.JOURNAL_HMAC_KEY,  # the one the test database is written with
+        WINNER_IDENTITY_KEYS=OPERATOR_WINNER_KEY,
         DATABASE_URL=os.environ["DATABASE_URL"],
         REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
         WEB_WORKERS="1",
@@ -292,6 +298,13 @@ def test_gunicorn_refuses_to_start_on_an_unsafe_environment(changes, message):
         (
             {"SECRET_KEY": "insecure-development-key-never-used-in-production"},
             "SECRET_KEY is the example",
+        ),
+        ({"WINNER_IDENTITY_KEYS": ""}, "WINNER_IDENTITY_KEYS must be set"),
+        ({"WINNER_IDENTITY_KEYS": None}, "WINNER_IDENTITY_KEYS must be set"),
+        ({"WINNER_IDENTITY_KEYS": "change-me-to-a-fernet-key"}, "each key is a Fernet key"),
+        (
+            {"WINNER_IDENTITY_KEYS": "dGVzdC13aW5uZXItaWRlbnRpdHkta2V5LTMyYnl0ZXM="},
+            "never the test settings' key",
         ),
         ({"JOURNAL_HMAC_KEY": ""}, "JOURNAL_HMAC_KEY must be set"),
         ({"JOURNAL_HMAC_KEY": None}, "JOURNAL_HMAC_KEY must be set"),

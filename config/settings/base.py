@@ -432,6 +432,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jackpot.sweep_outbox",
         "schedule": float(OUTBOX_SWEEP_SECONDS),
     },
+    # Winners' identities past WINNER_IDENTITY_RETENTION_DAYS deleted, once a day (jackpot.winners).
+    "purge-winner-identities": {
+        "task": "jackpot.purge_winner_identities",
+        "schedule": crontab(hour=5, minute=30),
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -548,6 +553,18 @@ THROTTLE_ADMIN_LOGIN = env_str("THROTTLE_ADMIN_LOGIN", "5/min")
 # The staff pages (tables.pages): where a session signs in, and the club named on payment slips.
 LOGIN_URL = "/floor/login/"
 CLUB_NAME = env_str("CLUB_NAME", "Cercle de jeux")
+
+# Paying a winner (jackpot.winners, docs/operations.md "Winners' identities"): an award at or
+# above WINNER_IDENTIFICATION_THRESHOLD_CENTS (EUR 2,000, where French anti-money-laundering rules
+# make a gaming club identify a winner) is paid only with the winner's identity, stored encrypted
+# under WINNER_IDENTITY_KEYS (comma-separated Fernet keys, kept outside the database: the first
+# encrypts, every one decrypts, so a key is rotated by putting the new one first) and kept
+# WINNER_IDENTITY_RETENTION_DAYS (5 years) after its recording, then purged
+# (`manage.py purge_winner_identities`). No key here: production requires one, the test and local
+# settings give their own.
+WINNER_IDENTIFICATION_THRESHOLD_CENTS = env_int("WINNER_IDENTIFICATION_THRESHOLD_CENTS", 200_000)
+WINNER_IDENTITY_KEYS = env_list("WINNER_IDENTITY_KEYS", [])
+WINNER_IDENTITY_RETENTION_DAYS = env_int("WINNER_IDENTITY_RETENTION_DAYS", 1826)
 
 # The staff's second factor (jackpot.second_factor): whoever signs in, at the floor's door or the
 # admin's, gives a TOTP code or a recovery code after the password, and enrolls a device at their

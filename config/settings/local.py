@@ -1,7 +1,11 @@
 """`make run`: DEBUG on by default; SQLite and eager tasks unless DATABASE_URL / REDIS_URL say."""
 
+import base64
+import hashlib
+
 from config.settings.base import *  # noqa: F403
-from config.settings.env import env_bool
+from config.settings.base import SECRET_KEY
+from config.settings.env import env_bool, env_list
 
 DEBUG = env_bool("DEBUG", default=True)
 # The demo's people sign in with their password alone, unless asked for (config.settings.base).
@@ -13,3 +17,10 @@ LOGGING = {
     **LOGGING,  # noqa: F405
     "loggers": {**LOGGING["loggers"], "django.server": {"level": "WARNING"}},  # noqa: F405
 }
+
+# The winners' identities (jackpot.winners) under a key derived from SECRET_KEY unless
+# WINNER_IDENTITY_KEYS says: `make run` needs no key of its own, production refuses this one.
+_DERIVED_WINNER_KEY = base64.urlsafe_b64encode(
+    hashlib.sha256(f"jackpot-winner-identity:{SECRET_KEY}".encode()).digest()
+).decode()
+WINNER_IDENTITY_KEYS = env_list("WINNER_IDENTITY_KEYS", [_DERIVED_WINNER_KEY])

@@ -12,6 +12,8 @@ Refused (ImproperlyConfigured, the message says what to set):
 - a receiver of the big-win webhooks (WEBHOOK_RECEIVERS) whose secret is under 32 bytes, the
   example of deploy/env.example or another receiver's too, or whose URL is http:// to anything
   but this host's loopback (the notification would cross the network in clear);
+- no WINNER_IDENTITY_KEYS, or one that is not a Fernet key (32 bytes, URL-safe base64) or is
+  the test settings' key;
 - no ALLOWED_HOSTS, or "*";
 - a database other than PostgreSQL;
 - a CSRF_TRUSTED_ORIGINS entry that is not an https:// origin, a SECURE_PROXY_SSL_HEADER that is
@@ -25,6 +27,8 @@ cookies. The proxy's X-Forwarded-Proto is trusted only when SECURE_PROXY_SSL_HEA
 client could send it itself otherwise, and Django would believe a plain request is HTTPS.
 """
 
+import base64
+import binascii
 import ipaddress
 import re
 from urllib.parse import urlsplit
@@ -82,6 +86,26 @@ if len(JOURNAL_HMAC_KEY.encode()) < JOURNAL_HMAC_KEY_MIN_BYTES:
         f"JOURNAL_HMAC_KEY is too short: at least {JOURNAL_HMAC_KEY_MIN_BYTES} bytes "
         '(python -c "import secrets; print(secrets.token_urlsafe(48))").'
     )
+
+# The winners' identities (jackpot.winners) are encrypted under keys kept outside the database:
+# at least one, each a Fernet key (32 bytes, URL-safe base64), none the test settings' key.
+WINNER_IDENTITY_KEYS = env_list("WINNER_IDENTITY_KEYS", [])
+if not WINNER_IDENTITY_KEYS:
+    raise ImproperlyConfigured(
+        "WINNER_IDENTITY_KEYS must be set in production: the Fernet keys of the winners' "
+        'identities, comma-separated, the first encrypting (python -c "from '
+        'cryptography.fernet import Fernet; print(Fernet.generate_key().decode())").'
+    )
+for _key in WINNER_IDENTITY_KEYS:
+    try:
+        _raw = base64.urlsafe_b64decode(_key.encode())
+    except (ValueError, binascii.Error):
+        _raw = b""
+    if len(_raw) != 32 or _key == "dGVzdC13aW5uZXItaWRlbnRpdHkta2V5LTMyYnl0ZXM=":
+        raise ImproperlyConfigured(
+            "WINNER_IDENTITY_KEYS: each key is a Fernet key of your own (32 bytes in URL-safe "
+            "base64), never the test settings' key."
+        )
 
 # The big-win webhooks' receivers (jackpot.webhooks): a receiver trusts a notification only as
 # far as nobody else knows its secret, another receiver included; and what crosses a network goes

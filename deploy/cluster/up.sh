@@ -106,6 +106,11 @@ print(f"APP_PASSWORD={secrets.token_hex(24)}")
 PY
     )
 fi
+# The winners' identities' key, added to a secrets file made before it existed.
+if ! grep -q '^WINNER_IDENTITY_KEYS=' "$secrets_file"; then
+    python3 -c 'import base64, secrets
+print(f"WINNER_IDENTITY_KEYS={base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()}")' >> "$secrets_file"
+fi
 # Redis's two users, added to a secrets file made before they existed.
 if ! grep -q '^REDIS_PASSWORD=' "$secrets_file"; then
     python3 -c 'import secrets
@@ -152,6 +157,7 @@ write_env() {
 DJANGO_SETTINGS_MODULE=config.settings.production
 SECRET_KEY=$SECRET_KEY
 JOURNAL_HMAC_KEY=$JOURNAL_HMAC_KEY
+WINNER_IDENTITY_KEYS=$WINNER_IDENTITY_KEYS
 ALLOWED_HOSTS=$CLUSTER_ALLOWED_HOSTS
 DATABASE_URL=postgres://$APP:$APP_PASSWORD@127.0.0.1:$PGBOUNCER_PORT/$CLUSTER_DATABASE
 DATABASE_POOLER=transaction

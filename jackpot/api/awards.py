@@ -6,21 +6,22 @@ Thin views: the checks and the money are in `jackpot.awards`; reads in `jackpot.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.errors import ApiError
 from config.openapi import IF_NONE_MATCH, query_parameters
-from config.replicas import on_replica
+from config.replicas import on_replica, replica_reads
 from config.throttling import HeavyReadThrottle
 from config.wire import Body, read, read_query
-from jackpot import awards, bodies
+from jackpot import awards, bodies, register, winners
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows, sync_range_check
 from jackpot.models import Award, AwardStatus
@@ -123,13 +124,100 @@ AwardVerifyView = _step(
 )
 AwardApproveView = _step(
     "approve",
-    bodies.NoBody,
-    lambda a, u, b: awards.award_approve(award_id=a, user=u),
+    bodies.AwardApproval,
+    lambda a, u, b: awards.award_approve(award_id=a, user=u, note=b.note),
     SUPERVISORS,
+    summary="Approve an award's payment, with an optional note (a second supervisor)",
 )
 AwardPayView = _step(
-    "pay", bodies.NoBody, lambda a, u, b: awards.award_pay(award_id=a, user=u), SUPERVISORS
+    "pay",
+    bodies.AwardPayment,
+    lambda a, u, b: awards.award_pay(
+        award_id=a,
+        user=u,
+        method=b.method,
+        reference=b.reference,
+        note=b.note,
+        winner=b.winner,
+    ),
+    SUPERVISORS,
+    summary="Record an award's payment: method, reference, note, and the winner's identity "
+    "at or above WINNER_IDENTIFICATION_THRESHOLD_CENTS (supervisors)",
 )
+
+
+class AwardWinnerView(StaffView):
+    """The identity of an award's winner, decrypted: auditors and admins alone."""
+
+    permission_classes = [require_roles("auditor", "admin")]
+
+    @extend_schema(
+        operation_id="award_winner",
+        responses={
+            200: bodies.WinnerRecord,
+            404: OpenApiResponse(
+                description="`winner_not_identified`: the payment recorded no identity (or the "
+                "award is not paid); `award_not_found` is not told apart"
+            ),
+        },
+        summary="The identity of an award's winner, as the register keeps it (auditors, admins)",
+        description="404 `winner_not_identified` when the payment recorded no identity.",
+    )
+    def get(self, request: Request, award: int) -> Response:
+        found = winners.identity_of(award, reader=f"user:{self.staff(request).get_username()}")
+        return Response(found.model_dump(mode="json"), headers={"Cache-Control": "no-store"})
+
+
+class AwardRegisterView(StaffView):
+    """The register of the awards paid in a period, with the winners' names (auditors)."""
+
+    permission_classes = [require_roles("auditor", "admin")]
+    throttle_classes = [HeavyReadThrottle]
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        # `format` is the register's own parameter (csv or pdf), not DRF's renderer override,
+        # which would answer 404 for a format no renderer has; errors are JSON all the same.
+        return super().perform_content_negotiation(request, force=True)
+
+    @extend_schema(
+        operation_id="award_register",
+        parameters=query_parameters(bodies.RegisterQuery),
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/pdf"): OpenApiTypes.BINARY,
+            400: OpenApiResponse(
+                description="`invalid_parameter`: from or to missing or without an offset, to "
+                "not after from, a format other than csv or pdf"
+            ),
+        },
+        summary="The register of the awards paid in [from, to), with the winners' names, as "
+        "CSV or PDF (auditors, admins)",
+    )
+    def get(self, request: Request) -> HttpResponse | StreamingHttpResponse:
+        query = read_query(bodies.RegisterQuery, request.query_params)
+        if query.to <= query.from_:
+            raise ApiError("invalid_parameter", "to must be after from", param="to")
+        start, end = query.from_, query.to
+        reader = f"user:{self.staff(request).get_username()}"
+        name = f"register-{start:%Y%m%d}-{end:%Y%m%d}"
+        response: HttpResponse | StreamingHttpResponse
+        if query.format == "pdf":
+            with replica_reads():
+                rows = register.register_rows(start, end, reader=reader)
+                pdf = register.register_pdf(rows, start, end)
+            response = HttpResponse(pdf, content_type="application/pdf")
+        else:
+            # Read on the standby when the response is streamed, like the payout log.
+            lines = on_replica(
+                register.register_csv(register.register_rows(start, end, reader=reader))
+                for _ in (1,)
+            )
+            response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{name}.{query.format}"'
+        response["Cache-Control"] = "no-store"
+        return response
+
+
 AwardVoidConfirmView = _step(
     "confirm the void of",
     bodies.NoBody,

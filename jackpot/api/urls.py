@@ -38,6 +38,8 @@ urlpatterns = [
     path("awards", awards.AwardListView.as_view(), name="award-list"),
     path("notifications", notifications.NotificationListView.as_view(), name="notification-list"),
     path("awards/export.csv", awards.AwardExportView.as_view(), name="award-export"),
+    path("awards/register", awards.AwardRegisterView.as_view(), name="award-register"),
+    path("awards/<int:award>/winner", awards.AwardWinnerView.as_view(), name="award-winner"),
     path("awards/exports", exports.ExportJobListView.as_view(), name="award-export-jobs"),
     path("awards/exports/<int:export>", exports.ExportJobView.as_view(), name="award-export-job"),
     path(

@@ -1,7 +1,7 @@
 """The progressive's data: pools, the double-entry journal, awards, the audit chain, the
 checkpoints of its verification and the verification runs, the two-person changes, staff tokens
 and the staff's forced password changes, the auditors' export
-jobs, the outbox and its webhook deliveries.
+jobs, the outbox and its webhook deliveries, the winners' identities (encrypted).
 
 Design (see docs/accounting.md):
 - A pool's money lives in its accounts; an account's balance is the sum of the transfers that
@@ -14,7 +14,7 @@ Design (see docs/accounting.md):
 
 from jackpot.models.access import SealedTOTPDevice, StaffSecurity, StaffToken
 from jackpot.models.audit import AuditChain, AuditEvent
-from jackpot.models.awards import Award, AwardKind, AwardStatus
+from jackpot.models.awards import Award, AwardKind, AwardStatus, PaymentMethod
 from jackpot.models.changes import STAFF_KINDS, ChangeKind, ChangeStatus, ParameterChange
 from jackpot.models.checkpoints import (
     Checkpoint,
@@ -32,6 +32,7 @@ from jackpot.models.outbox import (
     WebhookDelivery,
 )
 from jackpot.models.pool import UNITS_PER_CENT, Pool
+from jackpot.models.winners import DocumentType, WinnerIdentity
 
 __all__ = [
     "AWARD_GRANTED_BY",
@@ -50,11 +51,13 @@ __all__ = [
     "CommitProbe",
     "DatabaseIdentity",
     "DeliveryStatus",
+    "DocumentType",
     "ExportJob",
     "ExportStatus",
     "OutboxMessage",
     "OutboxStatus",
     "ParameterChange",
+    "PaymentMethod",
     "Pool",
     "SealedTOTPDevice",
     "StaffSecurity",
@@ -65,4 +68,5 @@ __all__ = [
     "VerificationStatus",
     "VerificationTrigger",
     "WebhookDelivery",
+    "WinnerIdentity",
 ]

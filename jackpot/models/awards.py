@@ -9,8 +9,9 @@ payment (`approved`), then it is `paid`. A `pending` or `verified` award can be 
 reason: a fixed award or envy by one supervisor; a jackpot by two, one who requests the void (the
 award keeps its status, marked `void_requested_by`, and can be neither verified nor approved until
 the request is confirmed or cancelled) and a different one who confirms it. An award below the
-threshold starts `approved`. The status is a projection: every step
-is an audit event, and every money movement a transfer (`jackpot.awards`).
+threshold starts `approved`. Its payment records the method, a reference and a note; the
+winner's identity, when given, is its own row (`jackpot.models.winners`). The status is a
+projection: every step is an audit event, and every money movement a transfer (`jackpot.awards`).
 """
 
 from django.conf import settings
@@ -35,6 +36,12 @@ class AwardStatus(models.TextChoices):
     VOID = "void", "Void"
 
 
+class PaymentMethod(models.TextChoices):
+    CASH = "cash", "Cash"
+    CHEQUE = "cheque", "Cheque"
+    BANK_TRANSFER = "bank_transfer", "Bank transfer"
+
+
 class Award(models.Model):
     pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="awards")
     round = models.ForeignKey("tables.Round", on_delete=models.PROTECT, related_name="awards")
@@ -57,6 +64,15 @@ class Award(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     paid_at = models.DateTimeField(null=True, blank=True)
+    # How it was paid (the register's): the method, the cheque's or transfer's reference, a note;
+    # the approver's note. Blank until the step that writes them.
+    # db_default too: the round's one-statement insert (jackpot.rows) names only its columns.
+    payment_method = models.CharField(
+        max_length=20, choices=PaymentMethod.choices, blank=True, default="", db_default=""
+    )
+    payment_reference = models.CharField(max_length=100, blank=True, default="", db_default="")
+    payment_note = models.CharField(max_length=500, blank=True, default="", db_default="")
+    approval_note = models.CharField(max_length=500, blank=True, default="", db_default="")
     voided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

@@ -14,11 +14,14 @@ If-None-Match (a 304 while nothing changes), and moves awards through the API's 
 the session and its CSRF token. So the roles, the two-person rule (the approver is not the
 verifier; a jackpot's void is confirmed by another supervisor) and the money are the API's: the
 page only shows who verified, disables what the API would refuse this user, and shows the API's
-refusal when one comes anyway.
+refusal when one comes anyway. Paying asks for the method, a reference and a note, and the
+winner's identity (required by the API at or above WINNER_IDENTIFICATION_THRESHOLD_CENTS, which
+the page is given so it can say so); the identity goes to the API and is never shown back here.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import logout as auth_logout
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.models import User
@@ -108,6 +111,27 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "ask_note": "Note de vérification (ce que vous avez contrôlé) :",
         "ask_reason": "Motif de l'annulation :",
         "ask_cancel": "Motif du refus de l'annulation :",
+        "ask_approve": "Note d'approbation (facultative) :",
+        "pay_title": "Paiement du gain n°{id} · {amount}",
+        "method": "Mode de paiement",
+        "method_cash": "Espèces",
+        "method_cheque": "Chèque",
+        "method_bank_transfer": "Virement",
+        "reference": "Référence (n° de chèque ou de virement)",
+        "pay_note": "Note (facultative)",
+        "winner": "Identité du gagnant",
+        "winner_required": "Obligatoire : gain d'au moins {amount} (lutte contre le blanchiment).",
+        "winner_optional": "Facultative sous {amount}.",
+        "winner_name": "Nom et prénom",
+        "date_of_birth": "Date de naissance",
+        "document_type": "Pièce d'identité",
+        "document_identity_card": "Carte d'identité",
+        "document_passport": "Passeport",
+        "document_residence_permit": "Titre de séjour",
+        "document_driving_licence": "Permis de conduire",
+        "document_number": "Numéro de la pièce",
+        "nationality": "Nationalité (code ISO à 2 lettres, ex. FR)",
+        "identified": "gagnant identifié",
         "ok": "Valider",
         "cancel": "Retour",
         "done_verify": "Gain n°{id} vérifié.",
@@ -168,6 +192,27 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "ask_note": "Verification note (what you checked):",
         "ask_reason": "Reason for the void:",
         "ask_cancel": "Reason for refusing the void:",
+        "ask_approve": "Approval note (optional):",
+        "pay_title": "Payment of award #{id} · {amount}",
+        "method": "Payment method",
+        "method_cash": "Cash",
+        "method_cheque": "Cheque",
+        "method_bank_transfer": "Bank transfer",
+        "reference": "Reference (cheque or transfer number)",
+        "pay_note": "Note (optional)",
+        "winner": "Winner's identity",
+        "winner_required": "Required: an award of {amount} or more (anti-money laundering).",
+        "winner_optional": "Optional below {amount}.",
+        "winner_name": "Full name",
+        "date_of_birth": "Date of birth",
+        "document_type": "Identity document",
+        "document_identity_card": "Identity card",
+        "document_passport": "Passport",
+        "document_residence_permit": "Residence permit",
+        "document_driving_licence": "Driving licence",
+        "document_number": "Document number",
+        "nationality": "Nationality (ISO 2-letter code, e.g. FR)",
+        "identified": "winner identified",
         "ok": "Confirm",
         "cancel": "Back",
         "done_verify": "Award #{id} verified.",
@@ -280,6 +325,7 @@ def award_queue(request: HttpRequest) -> HttpResponse:
         "slipUrl": slip.replace("/0/", "/{id}/"),
         "loginUrl": reverse("floor-login"),
         "pollMs": POLL_MS,
+        "identifyCents": settings.WINNER_IDENTIFICATION_THRESHOLD_CENTS,
         "paidShown": PAID_SHOWN,
         "user": request.user.get_username(),
         "canAct": "supervisor" in roles or "admin" in roles,

@@ -55,6 +55,15 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "verified": "Vérifié par",
         "approved": "Approuvé par",
         "paid": "Payé par",
+        "method": "Mode de paiement",
+        "reference": "Référence",
+        "winner": "Gagnant",
+        "document": "Pièce d'identité",
+        "document_line": "{type} n° {number}",
+        "methods": "cash:espèces|cheque:chèque|bank_transfer:virement",
+        "documents": "identity_card:carte d'identité|passport:passeport|"
+        "residence_permit:titre de séjour|driving_licence:permis de conduire",
+        "unidentified": "non identifié (sous le seuil d'identification)",
         "granted": "Écriture du gain",
         "payment": "Écriture du paiement",
         "entry": "{chain} n° {sequence}",
@@ -92,6 +101,15 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "verified": "Verified by",
         "approved": "Approved by",
         "paid": "Paid by",
+        "method": "Payment method",
+        "reference": "Reference",
+        "winner": "Winner",
+        "document": "Identity document",
+        "document_line": "{type} no. {number}",
+        "methods": "cash:cash|cheque:cheque|bank_transfer:bank transfer",
+        "documents": "identity_card:identity card|passport:passport|"
+        "residence_permit:residence permit|driving_licence:driving licence",
+        "unidentified": "not identified (below the identification threshold)",
         "granted": "Journal entry of the award",
         "payment": "Journal entry of the payment",
         "entry": "{chain} #{sequence}",
@@ -135,8 +153,13 @@ def slip_rows(slip: PaymentSlip, lang: str) -> list[SlipRow]:
         ("paid", award.paid_by, award.paid_at),
     ):
         value = text["by"].format(user=user, when=_when(moment, lang)) if user else ""
-        if key == "verified" and award.verification_note:
-            value += text["note"].format(note=award.verification_note)
+        note = {
+            "verified": award.verification_note,
+            "approved": award.approval_note,
+            "paid": award.payment_note,
+        }[key]
+        if user and note:
+            value += text["note"].format(note=note)
         people.append(SlipRow(key, text[key], value))
     dealt = " ".join(award.cards) + (f" · {' '.join(award.board)}" if award.board else "")
     rows = [
@@ -160,10 +183,30 @@ def slip_rows(slip: PaymentSlip, lang: str) -> list[SlipRow]:
         SlipRow("won_at", text["won_at"], _when(award.created_at, lang)),
         *people,
     ]
+    method = award.payment_method.value if award.payment_method else ""
+    rows += [
+        SlipRow("method", text["method"], _named(text["methods"]).get(method, method)),
+        SlipRow("reference", text["reference"], award.payment_reference or "-"),
+    ]
+    winner = slip.winner
+    if winner is None:
+        rows.append(SlipRow("winner", text["winner"], text["unidentified"]))
+    else:
+        kind = _named(text["documents"])[winner.document_type.value]
+        line = text["document_line"].format(type=kind, number=winner.document_masked)
+        rows += [
+            SlipRow("winner", text["winner"], winner.name),
+            SlipRow("document", text["document"], line),
+        ]
     for key, event in (("granted", slip.granted), ("payment", slip.paid)):
         entry = text["entry"].format(chain=event.chain, sequence=event.sequence)
         rows.append(SlipRow(key, text[key], f"{entry} · {text['hash'].format(hash=event.hash)}"))
     return rows
+
+
+def _named(pairs: str) -> dict[str, str]:
+    """`"value:label|value:label"` as a dict."""
+    return dict(pair.split(":", 1) for pair in pairs.split("|"))
 
 
 def _paper(request: HttpRequest) -> str:

@@ -23,6 +23,7 @@ from jackpot.services import role_group, staff_token_issue
 from tests.api.generated_client import Api, entry, forget, generate, value
 from tests.conftest import make_floor
 from tests.staff import grant_roles
+from tests.winners import PAY
 
 # The flows send a few dozen requests from one address: no throttle in the way.
 LIMITLESS = {
@@ -207,10 +208,18 @@ def test_uth_round_to_a_paid_jackpot(api, staff):
     api.check(value(refused.error.type_) == "permission", "award_approve: error type")
     approved = api.call("award_approve", jackpot.id, token=staff["supervisor2"])
     api.check(value(approved.status) == "approved", f"award_approve: {approved.status!r}")
-    paid = api.call("award_pay", jackpot.id, token=staff["supervisor1"])
+    paid = api.call(
+        "award_pay", jackpot.id, token=staff["supervisor1"], body=api.body("award_pay", PAY)
+    )
     api.check(value(paid.status) == "paid", f"award_pay: {paid.status!r}")
     api.check(paid.amount_cents == jackpot.amount_cents, "award_pay: amount")
-    again = api.call("award_pay", jackpot.id, token=staff["supervisor1"], expect=409)
+    again = api.call(
+        "award_pay",
+        jackpot.id,
+        token=staff["supervisor1"],
+        expect=409,
+        body=api.body("award_pay", PAY),
+    )
     api.check(again.error.code == "award_wrong_status", f"award_pay: {again.error.code!r}")
     envy = awards[(2, "envy")]
     kept = api.call(

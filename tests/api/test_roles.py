@@ -56,7 +56,7 @@ STAFF_READ = {
 }
 AUDIT = {**STAFF_READ, "supervisor": 403}
 # An award that does not exist: whoever passes the rights check gets 404, or 400 for the
-# missing note or reason, which is read first.
+# missing note, reason or payment method, which is read first.
 SUPERVISE = {**STAFF_READ, "supervisor": 404, "auditor": 403, "admin": 404}
 SUPERVISE_TEXT = {**SUPERVISE, "supervisor": 400, "admin": 400}
 # A terminal posting an empty body to its own table passes the rights check and gets 400.
@@ -95,7 +95,13 @@ MATRIX = [
     ("get", "/api/v1/journal/verify", AUDIT),
     ("post", "/api/v1/awards/999999/verify", SUPERVISE_TEXT),
     ("post", "/api/v1/awards/999999/approve", SUPERVISE),
-    ("post", "/api/v1/awards/999999/pay", SUPERVISE),
+    ("post", "/api/v1/awards/999999/pay", SUPERVISE_TEXT),  # the method is required
+    ("get", "/api/v1/awards/999999/winner", {**AUDIT, "auditor": 404, "admin": 404}),
+    (
+        "get",
+        "/api/v1/awards/register?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z",
+        AUDIT,
+    ),
     ("post", "/api/v1/awards/999999/void", SUPERVISE_TEXT),
     ("post", "/api/v1/awards/999999/void/confirm", SUPERVISE),
     ("post", "/api/v1/awards/999999/void/cancel", SUPERVISE_TEXT),

@@ -196,6 +196,43 @@ SEMANTIC_REFUSALS = [
         operations=frozenset({"round_result", "rules_stud_settle"}),
         when=_message("cannot discard"),
     ),
+    Refusal(
+        400,
+        "invalid_request",
+        "a payment by cheque or bank transfer names its reference: required by another field's "
+        "value",
+        frozenset({"award_pay"}),
+        lambda error: error.get("param") == "reference",
+    ),
+    Refusal(
+        400,
+        "invalid_request",
+        "a date of birth between 1900-01-01 and yesterday: a bound that moves with today",
+        frozenset({"award_pay"}),
+        lambda error: (
+            error.get("param") == "winner.date_of_birth"
+            and "date of birth between" in str(error.get("message"))
+        ),
+    ),
+    Refusal(
+        400,
+        "invalid_parameter",
+        "the register's to after its from: a bound between two parameters",
+        frozenset({"award_register"}),
+        lambda error: error.get("param") == "to" and "after from" in str(error.get("message")),
+    ),
+    Refusal(
+        400,
+        "winner_identity_required",
+        "the winner's identity is required by the award's amount: the award's state",
+        frozenset({"award_pay"}),
+    ),
+    Refusal(
+        404,
+        "winner_not_identified",
+        "the award was paid without an identity, or is not paid: its state",
+        frozenset({"award_winner"}),
+    ),
     # The floor's configuration and state, which the schema does not know.
     Refusal(
         400,

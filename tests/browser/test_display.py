@@ -15,10 +15,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from jackpot.awards import award_approve, award_pay, award_verify
+from jackpot.awards import award_approve, award_verify
 from jackpot.models import Award, AwardKind
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
 from tests.live import LiveServer
+from tests.winners import pay_identified
 
 SEED_CENTS = 1_000_000
 WAIT_MS = 10_000  # the sign polls every second and gives up on a silent server after five
@@ -153,7 +154,7 @@ def test_a_royal_shows_jackpot_won_until_it_is_paid(live_service, floor, page, s
     award_verify(award_id=royal.pk, user=first, note="cards and video checked")
     award_approve(award_id=royal.pk, user=second)
     expect(hit).to_be_visible()  # approved is not paid yet
-    award_pay(award_id=royal.pk, user=first)
+    pay_identified(royal.pk, first)
     expect(hit).to_be_hidden(timeout=WAIT_MS)
     expect(winner).to_contain_text("Quinte flush royale")  # still among the last winners
     assert page.console_errors == []

@@ -2,7 +2,8 @@
 
 Two supervisors in two browser sessions: ana signs in and verifies a jackpot; her approve button
 is disabled with the reason beside it, and when clicked anyway the API's refusal is what the page
-shows; she voids another award with a reason; bob approves and pays; ana's page follows by
+shows; she voids another award with a reason; bob approves with a note and pays by cheque with
+the winner's identity (the jackpot is above the identification threshold); ana's page follows by
 itself; the slip prints (print media and Chromium's own PDF) and its server-side PDF downloads.
 Screenshots go to artifacts/browser/.
 """
@@ -17,11 +18,14 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
+from jackpot import winners
+from jackpot.awards import award_approve, award_verify
 from jackpot.models import Award
 from jackpot.services import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.pages.conftest import PASSWORD, play_hit
 from tests.staff import grant_roles
+from tests.winners import DOCUMENT, NAME, WINNER
 
 WAIT_MS = 10_000  # the queue polls every 2 s
 TABLET = {"width": 1180, "height": 820}  # a 10-inch tablet, landscape
@@ -69,6 +73,24 @@ def supervisor(browser, server, name):
     return page
 
 
+def pay_with_identity(page, card, label, *, method="cheque", reference="CHQ-771"):
+    """Pay from `card`'s button `label`: the method, a reference, a note, the winner's identity.
+    "OK" without the identity first: the browser keeps the dialog open and nothing is sent."""
+    card.get_by_role("button", name=label).click()
+    expect(page.locator("#pay")).to_be_visible()
+    page.select_option("#pay-method", method)
+    page.fill("#pay-reference", reference)
+    page.fill("#pay-note", "remis en main propre")
+    page.click("#pay-ok")  # the identity is required: the form refuses to close
+    expect(page.locator("#pay")).to_be_visible()
+    page.fill("#winner-name", NAME)
+    page.fill("#winner-birth", WINNER["date_of_birth"])
+    page.select_option("#winner-document-type", WINNER["document_type"])
+    page.fill("#winner-document-number", DOCUMENT)
+    page.fill("#winner-nationality", "fr")
+    page.click("#pay-ok")
+
+
 def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     live_service, floor, browser, artifacts
 ):
@@ -97,6 +119,7 @@ def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     # Clicked anyway (a page that lied, or an old one), the API refuses, and the page says so.
     approve.evaluate("button => { button.disabled = false; }")
     approve.click()
+    ana.click("#ask-ok")  # the approval's note is optional: sent without one
     expect(ana.locator("#message")).to_contain_text("Refusé : la même personne")
     assert Award.objects.get(pk=jackpot["id"]).status == "verified"
 
@@ -123,12 +146,21 @@ def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     bobs = bob.locator(f"#jackpot-list article[data-award='{jackpot['id']}']")
     expect(bobs.locator(".people")).to_contain_text("vérifié par ana")
     bobs.get_by_role("button", name="Approuver").click()
+    bob.fill("#ask-text", "responsable de salle présent")  # the approval's optional note
+    bob.click("#ask-ok")
     expect(bob.locator("#message")).to_have_text(f"Gain n°{jackpot['id']} approuvé.")
-    bobs.get_by_role("button", name="Payer").click()
+    assert Award.objects.get(pk=jackpot["id"]).approval_note == "responsable de salle présent"
+    # Paying: EUR 10,000 is above the identification threshold, so the identity is required.
+    pay_with_identity(bob, bobs, "Payer")
     expect(bob.locator("#message")).to_have_text(f"Gain n°{jackpot['id']} payé.")
     expect(bob.locator("#jackpot")).to_be_hidden()
     paid = bob.locator(f"#paid article[data-award='{jackpot['id']}']")
     expect(paid.locator(".people")).to_contain_text("payé par bob")
+    expect(paid.locator(".people")).to_contain_text("gagnant identifié")
+    expect(bob.locator("#pay-form input[name=name]")).to_have_value("")  # not kept in the form
+    done = Award.objects.get(pk=jackpot["id"])
+    assert (done.payment_method, done.payment_reference) == ("cheque", "CHQ-771")
+    assert winners.identities([done.pk])[done.pk]["name"] == NAME
 
     # ana's queue follows by itself: the jackpot leaves the top, paid.
     expect(ana.locator("#jackpot")).to_be_hidden(timeout=WAIT_MS)
@@ -139,6 +171,13 @@ def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     expect(bob.locator("#slip h1")).to_have_text(f"Bordereau de paiement · gain n° {jackpot['id']}")
     expect(bob.locator("tr[data-row='combination'] td")).to_have_text("Ah Kh Qh Jh Th")
     expect(bob.locator("tr[data-row='amount_words'] td")).to_contain_text("dix mille")
+    expect(bob.locator("tr[data-row='method'] td")).to_have_text("chèque")
+    expect(bob.locator("tr[data-row='reference'] td")).to_have_text("CHQ-771")
+    expect(bob.locator("tr[data-row='winner'] td")).to_have_text(NAME)
+    masked = "*" * (len(DOCUMENT) - 3) + DOCUMENT[-3:]
+    expect(bob.locator("tr[data-row='document'] td")).to_have_text(f"passeport n° {masked}")
+    expect(bob.locator("#slip")).not_to_contain_text(DOCUMENT)
+    expect(bob.locator("tr[data-row='approved'] td")).to_contain_text("responsable de salle")
     bob.emulate_media(media="print")
     expect(bob.locator(".slip-tools")).to_be_hidden()
     expect(bob.locator("header.bar")).to_be_hidden()
@@ -166,3 +205,41 @@ def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     expect(ana.locator("#paid article")).to_have_count(1, timeout=WAIT_MS)
     expect(ana.locator("h1")).to_have_text("Awards to handle")
     ana.screenshot(path=str(artifacts / "floor-queue-en.png"), full_page=True)
+
+
+def test_a_jackpot_above_the_threshold_is_paid_with_the_winners_identity_in_english(
+    live_service, floor, browser, artifacts
+):
+    """The jackpot verified by ana and approved by bob (their steps are the other test's); bob
+    pays it by bank transfer in English: the identity form says it is required, the payment
+    refused by the browser without it, then done with it; the identity is on the register, not
+    on the page."""
+    jackpot, _ = play_hit(floor.uth[0])
+    ana, bob = (get_user_model().objects.get(username=name) for name in ("ana", "bob"))
+    award_verify(award_id=jackpot["id"], user=ana, note="video checked")
+    award_approve(award_id=jackpot["id"], user=bob)
+    page = supervisor(browser, live_service, "bob")
+    page.goto(f"{live_service.url}/floor/awards/?lang=en")
+    card = page.locator(f"#jackpot-list article[data-award='{jackpot['id']}']")
+    expect(card).to_have_attribute("data-status", "approved", timeout=WAIT_MS)
+    posts = []
+    page.on("request", lambda request: request.method == "POST" and posts.append(request))
+    card.get_by_role("button", name="Pay").click()
+    expect(page.locator("#pay-winner-rule")).to_have_text(
+        "Required: an award of €2,000.00 or more (anti-money laundering)."
+    )
+    page.screenshot(path=str(artifacts / "floor-pay-en.png"))
+    page.keyboard.press("Escape")  # left: nothing is sent
+    expect(page.locator("#pay")).to_be_hidden()
+    pay_with_identity(page, card, "Pay", method="bank_transfer", reference="VIR-2026-12")
+    expect(page.locator("#message")).to_have_text(f"Award #{jackpot['id']} paid.")
+    assert len(posts) == 1
+    sent = posts[0].post_data_json
+    assert sent["method"] == "bank_transfer" and sent["reference"] == "VIR-2026-12"
+    assert sent["winner"] == {**WINNER, "name": NAME}  # nationality upper-cased by the page
+    paid = page.locator(f"#paid article[data-award='{jackpot['id']}']")
+    expect(paid.locator(".people")).to_contain_text("winner identified")
+    expect(page.locator("body")).not_to_contain_text(DOCUMENT)
+    record = winners.identity_of(jackpot["id"], reader="test")
+    assert (record.name, record.document_number, record.recorded_by) == (NAME, DOCUMENT, "bob")
+    assert page.console_errors == []

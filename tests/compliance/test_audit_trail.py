@@ -25,6 +25,7 @@ from jackpot.services import role_group, staff_token_issue
 from tables.models import Round
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles
+from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
 
@@ -57,7 +58,7 @@ def test_every_entry_carries_server_utc_time_sequence_actor_and_table(floor, dja
     for client, step, body in (
         (ana, "verify", {"note": "video checked"}),
         (bob, "approve", {}),
-        (ana, "pay", {}),
+        (ana, "pay", PAY),
     ):
         response = client.post(f"/api/v1/awards/{jackpot}/{step}", body, "application/json")
         assert response.status_code == 200, response.json()

@@ -29,6 +29,7 @@ from jackpot.models import UNITS_PER_CENT, Account, Award, Pool, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, make_floor
 from tests.staff import grant_roles
+from tests.winners import PAY
 
 U = UNITS_PER_CENT
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
@@ -166,7 +167,7 @@ def test_the_meter_goes_down_only_by_a_jackpot_and_never_below_the_seed(
                 else:
                     first.post(f"{url}/verify", {"note": "checked"}, "application/json")
                     second.post(f"{url}/approve", {}, "application/json")
-                    response = first.post(f"{url}/pay", {}, "application/json")
+                    response = first.post(f"{url}/pay", PAY, "application/json")
                 assert response.status_code == 200, response.json()
 
         after = units()

@@ -14,6 +14,7 @@ from jackpot.models import AuditEvent, Award
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
 from tests.staff import grant_roles
+from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
 
@@ -81,7 +82,7 @@ def test_verify_then_a_second_supervisor_approves_then_pay(hit, people):
     assert after_approval["awards_pending"] == 0
     assert after_approval["payable"] == amount + 50_000  # the envy was approved at once
 
-    paid = _post(people["ana"], jackpot["id"], "pay")
+    paid = _post(people["ana"], jackpot["id"], "pay", PAY)
     assert paid.json()["status"] == "paid"
     balances = _balances(floor)
     assert (balances["payable"], balances["paid"]) == (50_000, amount)
@@ -136,7 +137,7 @@ def test_steps_out_of_order_and_bad_input_change_nothing(hit, people):
     floor, jackpot, envy = hit
     before = _balances(floor)
     for client, step, body, status, code in [
-        (people["ana"], "pay", None, 409, "award_wrong_status"),  # pending, not approved
+        (people["ana"], "pay", PAY, 409, "award_wrong_status"),  # pending, not approved
         (people["ana"], "approve", None, 409, "award_wrong_status"),  # not verified yet
         (people["ana"], "verify", {"note": ""}, 400, "invalid_text"),
         (people["ana"], "verify", {"note": 5}, 400, "invalid_text"),

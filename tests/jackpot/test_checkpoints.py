@@ -15,7 +15,15 @@ from jackpot import checkpoints, rows, verification
 from jackpot.anchors import chain_keys as anchor_chain_keys
 from jackpot.anchors import read_anchors, write_anchor
 from jackpot.awards import award_pay
-from jackpot.models import AuditChain, AuditEvent, Award, AwardStatus, Checkpoint, Transfer
+from jackpot.models import (
+    AuditChain,
+    AuditEvent,
+    Award,
+    AwardStatus,
+    Checkpoint,
+    PaymentMethod,
+    Transfer,
+)
 from jackpot.services import role_group
 from tables.verification import keep_checkpoint, verify_full, verify_routine
 from tests.jackpot.tamper import play_rounds, superuser_sql
@@ -224,7 +232,7 @@ def test_an_award_approved_at_once_is_not_carried_and_its_payment_is_still_check
 
     cashier = django_user_model.objects.create(username="cashier")
     grant_roles(cashier, role_group("supervisor"))
-    award_pay(award_id=full_house.pk, user=cashier)
+    award_pay(award_id=full_house.pk, user=cashier, method=PaymentMethod.CASH)
     assert verify_routine().ok
     superuser_sql(
         "UPDATE jackpot_award SET paid_at = paid_at - interval '1 hour' WHERE id = %s",

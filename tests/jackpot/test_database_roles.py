@@ -267,7 +267,7 @@ result = terminal.post(f"{base}/app-1/result", {
 seen["result"] = result.status_code
 pending = [a for a in result.json()["awards"] if a["status"] == "pending"][0]["id"]
 for name, step, body in (("ana", "verify", {"note": "video checked"}), ("bob", "approve", {}),
-                         ("ana", "pay", {})):
+                         ("ana", "pay", {"method": "cash"})):
     seen[step] = staff_client(name).post(f"/api/v1/awards/{pending}/{step}", body,
                                          content_type="application/json").status_code
 seen["open-2"] = terminal.post(base, {"round_id": "app-2", "seats": [seat(1)]},

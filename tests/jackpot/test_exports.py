@@ -80,14 +80,15 @@ def test_export_rows_digest_and_event_hashes(played, django_user_model):
 
 
 def test_export_names_who_paid_and_when(played, django_user_model):
-    from jackpot.awards import award_approve, award_pay, award_verify
+    from jackpot.awards import award_approve, award_verify
     from jackpot.models import Award
+    from tests.winners import pay_identified
 
     ana, bob = (_user(django_user_model, name) for name in ("ana", "bob"))
     royal = Award.objects.get(kind="royal_flush")
     award_verify(award_id=royal.pk, user=ana, note="video checked")
     award_approve(award_id=royal.pk, user=bob)
-    award_pay(award_id=royal.pk, user=ana)
+    pay_identified(royal.pk, ana)
     auditor = _staff(django_user_model, "ida", "auditor")
     text = b"".join(auditor.get(f"{EXPORT}?{_around_now()}").streaming_content).decode()
     row = next(csv.DictReader(io.StringIO(text)))

@@ -50,6 +50,7 @@ from tables.verification import keep_checkpoint, verify_full
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
 from tests.staff import grant_roles
+from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
 
@@ -94,6 +95,8 @@ class Story:
 
     def step(self, who: str, round_id: str, kind: str, step: str, body: dict | None = None):
         award = self.awards[(round_id, kind)]
+        if step == "pay" and body is None:
+            body = PAY  # a jackpot is above the identification threshold: the winner identified
         answer = self.people[who].post(
             f"/api/v1/awards/{award}/{step}", body or {}, content_type="application/json"
         )

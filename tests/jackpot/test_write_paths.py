@@ -11,7 +11,6 @@ import pytest
 from jackpot import ledger
 from jackpot.awards import (
     award_approve,
-    award_pay,
     award_verify,
     award_void,
     award_void_confirm,
@@ -21,6 +20,7 @@ from jackpot.services import role_group
 from tables.models import Round
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
+from tests.winners import pay_identified
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +32,13 @@ def _normal(value: Any) -> Any:
     """`value` with database ids and times replaced, so two floors' rows can be compared."""
     if isinstance(value, dict):
         return {
-            key: "<id>" if key in IDS else "<time>" if key in TIMES else _normal(item)
+            key: "<id>"
+            if key in IDS
+            else "<time>"
+            if key in TIMES
+            else _normal(item)
+            if key != "winner_digest"  # a digest of the identity and the award's id
+            else "<digest>"
             for key, item in value.items()
         }
     if isinstance(value, list):
@@ -70,7 +76,7 @@ def _play(users) -> tuple[int, list[int]]:
     ).order_by("pk")
     award_verify(award_id=first.pk, user=users[0], note="video checked")
     award_approve(award_id=first.pk, user=users[1])
-    award_pay(award_id=first.pk, user=users[0])
+    pay_identified(first.pk, users[0])
     award_void(award_id=second.pk, user=users[0], reason="marked cards")
     award_void_confirm(award_id=second.pk, user=users[1])
     return floor.pool_id, [terminal.table_id for terminal in floor.uth]

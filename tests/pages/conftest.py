@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jackpot.awards import award_approve, award_pay, award_verify
+from jackpot.awards import award_approve, award_verify
 from jackpot.services import role_group
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles
+from tests.winners import pay_identified
 
 PASSWORD = "a long floor password"
 
@@ -50,5 +51,5 @@ def paid_jackpot(floor, people):
     jackpot, _ = play_hit(floor.uth[0])
     award_verify(award_id=jackpot["id"], user=people["ana"], note="video checked")
     award_approve(award_id=jackpot["id"], user=people["bob"])
-    award_pay(award_id=jackpot["id"], user=people["bob"])
+    pay_identified(jackpot["id"], people["bob"])
     return jackpot

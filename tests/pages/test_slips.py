@@ -12,6 +12,7 @@ from jackpot.models import AuditEvent, Award, Transfer, TransferCode
 from jackpot.selectors import NoSlip, payment_slip
 from tables.pages.slips import slip_pdf_bytes, slip_rows
 from tests.pages.conftest import play_hit, signed_in
+from tests.winners import DOCUMENT, NAME
 
 pytestmark = pytest.mark.django_db
 
@@ -134,3 +135,23 @@ def test_the_award_paid_event_is_the_one_on_the_slip(paid_jackpot):
     slip = payment_slip(paid_jackpot["id"])
     event = AuditEvent.objects.get(chain=slip.paid.chain, sequence=slip.paid.sequence)
     assert event.payload["award"] == paid_jackpot["id"] and event.actor == "user:bob"
+
+
+def test_the_slip_prints_the_payment_and_the_winner_with_the_document_masked(paid_jackpot):
+    """The method, the cashier, the notes and the winner's name and document type, the
+    number masked but its last three characters: the player signs it; the whole identity stays
+    with the auditors."""
+    masked = "*" * (len(DOCUMENT) - 3) + DOCUMENT[-3:]
+    html = signed_in("ana").get(f"/floor/awards/{paid_jackpot['id']}/slip/?lang=en")
+    text = html.content.decode()
+    for label, value in (
+        ("Payment method", "cash"),
+        ("Reference", "-"),
+        ("Winner", NAME),
+        ("Identity document", f"passport no. {masked}"),
+    ):
+        assert f'<th scope="row">{label}</th>\n        <td class="">{value}</td>' in text, label
+    assert DOCUMENT not in text
+    pdf = _pdf_text(signed_in("ana").get(f"/floor/awards/{paid_jackpot['id']}/slip.pdf").content)
+    assert NAME in pdf and masked in pdf and DOCUMENT not in pdf
+    assert "espèces" in pdf and "Pièce d'identité" in pdf

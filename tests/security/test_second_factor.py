@@ -7,6 +7,7 @@ statuses, tokens, passwords, devices and the audit chain.
 
 from __future__ import annotations
 
+import base64
 import logging
 import secrets
 import time
@@ -26,6 +27,7 @@ from jackpot.services import role_group
 from jackpot.staff import password_reset
 from tests.pages.conftest import play_hit
 from tests.staff import enroll, grant_roles
+from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
 
@@ -145,7 +147,7 @@ def test_a_password_alone_cannot_verify_approve_or_pay(floor):
     # A staff token counts as verified: only a verified session can issue one.
     token = signed_in(bob).post("/floor/account/", {"action": "token"}).context["token"]
     paid = Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
-        f"/api/v1/awards/{jackpot['id']}/pay", {}, content_type="application/json"
+        f"/api/v1/awards/{jackpot['id']}/pay", PAY, content_type="application/json"
     )
     assert paid.status_code == 200 and Award.objects.get(pk=jackpot["id"]).status == "paid"
 
@@ -378,6 +380,7 @@ def test_production_requires_the_second_factor_whatever_the_environment(python_s
         STAFF_SECOND_FACTOR_REQUIRED="0",
         SECRET_KEY=secrets.token_urlsafe(50),
         JOURNAL_HMAC_KEY=secrets.token_urlsafe(48),
+        WINNER_IDENTITY_KEYS=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         ALLOWED_HOSTS="jackpot.club.internal",
     )
     assert ran.returncode == 0, ran.stderr

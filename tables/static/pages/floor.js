@@ -114,6 +114,75 @@
     });
   }
 
+  // An optional note: "" when confirmed empty, null when the dialog was left.
+  function askOptional(label) {
+    var dialog = document.getElementById("ask");
+    var input = document.getElementById("ask-text");
+    document.getElementById("ask-label").textContent = label;
+    input.value = "";
+    dialog.returnValue = "";
+    return new Promise(function (resolve) {
+      dialog.addEventListener("close", function done() {
+        dialog.removeEventListener("close", done);
+        resolve(dialog.returnValue === "ok" ? input.value.trim() : null);
+      });
+      dialog.showModal();
+      input.focus();
+    });
+  }
+
+  // The payment: method, reference, note and the winner's identity (required at or above the
+  // identification threshold, sent below it only when a name is given). The identity is posted
+  // to the API and cleared from the form at once; it is never shown back.
+  function askPayment(award) {
+    var dialog = document.getElementById("pay");
+    var form = document.getElementById("pay-form");
+    var value = function (id) { return document.getElementById(id).value.trim(); };
+    var required = award.amount_cents >= config.identifyCents;
+    var threshold = money(config.identifyCents, award.pool);
+    form.reset();
+    document.getElementById("pay-title").textContent = say(text.pay_title, {
+      id: award.id, amount: money(award.amount_cents, award.pool),
+    });
+    document.getElementById("pay-winner-rule").textContent = say(
+      required ? text.winner_required : text.winner_optional, { amount: threshold }
+    );
+    ["winner-name", "winner-birth", "winner-document-number", "winner-nationality"].forEach(
+      function (id) { document.getElementById(id).required = required; }
+    );
+    var method = document.getElementById("pay-method");
+    var reference = document.getElementById("pay-reference");
+    method.onchange = function () { reference.required = method.value !== "cash"; };
+    method.onchange();
+    dialog.returnValue = "";
+    return new Promise(function (resolve) {
+      dialog.addEventListener("close", function done() {
+        dialog.removeEventListener("close", done);
+        if (dialog.returnValue !== "ok") {
+          form.reset();
+          resolve(null);
+          return;
+        }
+        var body = { method: method.value };
+        if (value("pay-reference")) body.reference = value("pay-reference");
+        if (value("pay-note")) body.note = value("pay-note");
+        if (required || value("winner-name")) {
+          body.winner = {
+            name: value("winner-name"),
+            date_of_birth: value("winner-birth"),
+            document_type: value("winner-document-type"),
+            document_number: value("winner-document-number"),
+            nationality: value("winner-nationality").toUpperCase(),
+          };
+        }
+        form.reset();
+        resolve(body);
+      });
+      dialog.showModal();
+      method.focus();
+    });
+  }
+
   function showMessage(message, kind) {
     var node = document.getElementById("message");
     node.textContent = message;
@@ -179,11 +248,15 @@
       });
     } else if (award.status === "verified") {
       button(box, text.approve, "primary", function () {
-        post(award, "approve", {}, "done_approve");
+        askOptional(text.ask_approve).then(function (note) {
+          if (note !== null) post(award, "approve", note ? { note: note } : {}, "done_approve");
+        });
       }, award.verified_by === me ? text.you_verified : null);
     } else if (award.status === "approved") {
       button(box, text.pay, "primary", function () {
-        post(award, "pay", {}, "done_pay");
+        askPayment(award).then(function (body) {
+          if (body) post(award, "pay", body, "done_pay");
+        });
       });
     }
     if (award.status === "pending" || award.status === "verified") {
@@ -223,6 +296,7 @@
     if (award.verified_by) who.push(say(text.verified_by, { user: award.verified_by }));
     if (award.approved_by) who.push(say(text.approved_by, { user: award.approved_by }));
     if (award.paid_by) who.push(say(text.paid_by, { user: award.paid_by }));
+    if (award.winner_identified) who.push(text.identified);
     if (award.void_requested_by) {
       who.push(say(text.void_requested_by, {
         user: award.void_requested_by, reason: award.void_request_reason,
