@@ -51,7 +51,7 @@ class OpenApi31(GenerateJsonSchema):
         return found
 
     def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
-        # A plain oneOf: OpenAPI 3.0's discriminator maps a tag to one component, which a nested
+        # A plain oneOf: OpenAPI's discriminator maps a tag to one component, which a nested
         # union (a UTH Play: one member per street) does not have. The members' enums already
         # make them exclusive, so a oneOf of every leaf says the same.
         found = super().tagged_union_schema(schema)
