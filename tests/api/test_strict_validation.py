@@ -336,6 +336,75 @@ def test_the_errors(api, staff):
     api.finish()
 
 
+def test_the_staff_steps_and_exports(api, staff, django_user_model):
+    """A supervisor's void of a stuck round and a jackpot's void cancelled; an admin's table,
+    terminals, a table's move and a pool's changes (two admins); the auditor's exports."""
+    floor = make_floor(uth_tables=2)
+    terminal, pool = floor.uth[0], floor.pool_id
+    table = f"/api/v1/tables/{terminal.table_id}"
+    admin = staff["admin"]
+    second = django_user_model.objects.create(username="admin2")
+    grant_roles(second, role_group("admin"))
+    admin2 = staff_token_issue(user=second, revoke_others=False, actor="test")
+
+    # A stuck round voided by a supervisor; a jackpot's void filed, then cancelled.
+    api.post(
+        f"{table}/rounds",
+        {"round_id": "t-1", "seats": [uth_seat(1)]},
+        token=terminal.token,
+        expect=201,
+    )
+    api.post(
+        f"{table}/rounds/t-1/supervisor-void",
+        {"reason": "terminal crashed"},
+        token=staff["supervisor1"],
+    )
+    api.post(
+        f"{table}/rounds",
+        {"round_id": "t-2", "seats": [uth_seat(1)]},
+        token=terminal.token,
+        expect=201,
+    )
+    royal = {"board": ROYAL_BOARD, "dealer": ["9s", "9d"], "seats": [uth_play(1, "Jh Th")]}
+    hit = api.post(f"{table}/rounds/t-2/result", royal, token=terminal.token)["awards"][0]
+    award = f"/api/v1/awards/{hit['id']}"
+    api.post(f"{award}/void", {"reason": "cheat?"}, token=staff["supervisor1"], expect=202)
+    api.post(f"{award}/void/cancel", {"reason": "video clean"}, token=staff["supervisor2"])
+
+    # The admin: the table, closed for play; its terminals; its move to no pool (two admins).
+    api.get(table, token=admin)
+    api.call("patch", table, body={"enabled": False}, token=admin)
+    api.get(f"{table}/terminals", token=admin)
+    issued = api.post(f"{table}/terminals", {"name": "spare"}, token=admin, expect=201)
+    api.post(f"{table}/terminals/{issued['id']}/revoke", token=admin)
+    move = api.post(f"{table}/moves", {"pool": None, "reason": "retired"}, token=admin, expect=201)
+    api.post(f"{table}/moves/{move['id']}/withdraw", token=admin)
+    move = api.post(f"{table}/moves", {"pool": None, "reason": "retired"}, token=admin, expect=201)
+    api.post(f"{table}/moves/{move['id']}/reject", {"note": "not yet"}, token=admin2)
+    move = api.post(f"{table}/moves", {"pool": None, "reason": "retired"}, token=admin, expect=201)
+    api.post(f"{table}/moves/{move['id']}/approve", {"note": "ok"}, token=admin2)
+
+    # A pool's parameters: proposed, withdrawn, rejected, listed with and without a status.
+    changes = f"/api/v1/pools/{pool}/changes"
+    proposal = {"reason": "a clearer name", "changes": {"name": "Club progressive"}}
+    change = api.post(changes, proposal, token=admin, expect=201)
+    api.post(f"{changes}/{change['id']}/withdraw", token=admin)
+    change = api.post(changes, proposal, token=admin, expect=201)
+    api.post(f"{changes}/{change['id']}/reject", {"note": "keep it"}, token=admin2)
+    api.get(changes, token=admin)
+    api.get(changes, token=admin, query={"status": "rejected"})
+
+    # The auditor's exports: the CSV at once, and one in the background (no worker: queued).
+    auditor = staff["auditor"]
+    window = {"from": "2026-01-01T00:00:00+00:00", "to": "2026-01-20T00:00:00+00:00"}
+    api.get("/api/v1/awards/export.csv", token=auditor, query=window)
+    job = api.post("/api/v1/awards/exports", {"pool": pool}, token=auditor, expect=202)
+    api.get(f"/api/v1/awards/exports/{job['id']}", token=auditor)
+    api.get(f"/api/v1/awards/exports/{job['id']}/download", token=auditor, expect=409)
+    api.get(f"/api/v1/pools/{pool}/history.csv", token=auditor, query={"chart": "meter"})
+    api.finish()
+
+
 # The validation can fail ------------------------------------------------------------------------
 
 
