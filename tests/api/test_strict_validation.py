@@ -317,6 +317,15 @@ def test_the_errors(api, staff):
         expect=400,
         request_valid=False,
     )
+    # A NUL in a filter (PostgreSQL's text cannot hold one: it was a 500).
+    nul = api.get(
+        "/api/v1/notifications",
+        token=staff["admin"],
+        query={"url": "\x00"},
+        expect=400,
+        request_valid=False,
+    )
+    api.check(nul["error"]["code"] == "invalid_parameter", f"NUL: {nul}")
     # 401: no token, and an unknown one.
     api.get(f"{rounds}/r-404", expect=401, request_valid=False)
     api.get("/api/v1/journal", token="staff_unknown", expect=401)
