@@ -1,12 +1,20 @@
-"""How the schema is produced: drf-spectacular's views, and our pydantic bodies in OpenAPI 3.0.
+"""How the schema is produced: drf-spectacular's views, and our pydantic bodies in OpenAPI 3.1.
+
+The schema is OpenAPI 3.1 (`SPECTACULAR_SETTINGS['OAS_VERSION']`), whose schemas are JSON Schema
+2020-12, pydantic's own dialect: a field that may be null is `anyOf: [X, {type: 'null'}]` (or
+`type: [X, 'null']`), which every validator reads the same. OpenAPI 3.0's `nullable` meant nothing
+beside a lone `$ref` (3.0.3), so strict validators (openapi-core) refused the nulls the service
+really answers; tests/api/test_strict_validation.py holds every answer of the flows to the schema.
 
 Importing this module (config.urls does) registers three extensions with drf-spectacular:
 
 - `BodySchema`: a pydantic model given to `extend_schema(request=..., responses=...)` becomes a
-  component from its own JSON schema, with pydantic's 2020-12 idioms said the OpenAPI 3.0 way
-  (`nullable` rather than a `null` member, `enum` rather than `const`, no `propertyNames`, a
-  tagged union as a plain `oneOf`). It
-  replaces drf_spectacular.contrib.pydantic, whose schema the 3.0 validator refuses.
+  component from its own JSON schema, kept to what the schema's consumers (openapi-python-client,
+  schemathesis, Swagger UI) read alike: `enum` rather than `const`, no `propertyNames`, a tagged
+  union as a plain `oneOf`. A query string (`config.wire.Query`, given to `parameters=`) becomes
+  one parameter per field, and a parameter is absent or has a value: never null, so its schema
+  has no null member and no `default: null` (openapi-core would validate a missing one as null).
+  It replaces drf_spectacular.contrib.pydantic, which has none of this.
 - `TerminalTokenScheme`, `StaffTokenScheme`: the two bearer-token authenticators (drf-spectacular
   warns about, and leaves out, authenticators it cannot describe).
 """
@@ -24,26 +32,11 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, model_json_schema
 from pydantic_core import core_schema
 
+from config.wire import Query
 
-class OpenApi30(GenerateJsonSchema):
-    """Pydantic's JSON schema, in the dialect of OpenAPI 3.0."""
 
-    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
-        inner = self.generate_inner(schema["schema"])
-        if "$ref" in inner:
-            return {"allOf": [inner], "nullable": True}
-        return {**inner, "nullable": True}
-
-    def union_schema(self, schema: core_schema.UnionSchema) -> JsonSchemaValue:
-        found = super().union_schema(schema)
-        members = found.get("anyOf", [])
-        if any(member.get("type") == "null" for member in members):
-            rest = [member for member in members if member.get("type") != "null"]
-            found = rest[0] if len(rest) == 1 else {"anyOf": rest}
-            if "$ref" in found:
-                found = {"allOf": [found]}
-            found["nullable"] = True
-        return found
+class OpenApi31(GenerateJsonSchema):
+    """Pydantic's JSON schema (2020-12, OpenAPI 3.1's dialect), as the consumers read it."""
 
     def literal_schema(self, schema: core_schema.LiteralSchema) -> JsonSchemaValue:
         found = super().literal_schema(schema)
@@ -58,7 +51,7 @@ class OpenApi30(GenerateJsonSchema):
         return found
 
     def tagged_union_schema(self, schema: core_schema.TaggedUnionSchema) -> JsonSchemaValue:
-        # A plain oneOf: OpenAPI 3.0's discriminator maps a tag to one component, which a nested
+        # A plain oneOf: OpenAPI's discriminator maps a tag to one component, which a nested
         # union (a UTH Play: one member per street) does not have. The members' enums already
         # make them exclusive, so a oneOf of every leaf says the same.
         found = super().tagged_union_schema(schema)
@@ -86,7 +79,7 @@ class BodySchema(PydanticExtension):
         schema = model_json_schema(
             self.target,
             ref_template="#/components/schemas/{model}",
-            schema_generator=OpenApi30,
+            schema_generator=OpenApi31,
             mode=mode,
         )
         for name, sub_schema in schema.pop("$defs", {}).items():
@@ -94,7 +87,26 @@ class BodySchema(PydanticExtension):
                 name=name, type=ResolvedComponent.SCHEMA, object=name, schema=sub_schema
             )
             auto_schema.registry.register_on_missing(component)
+        if issubclass(self.target, Query):
+            schema["properties"] = {
+                name: _never_null(field) for name, field in schema.get("properties", {}).items()
+            }
         return schema
+
+
+def _never_null(schema: JsonSchemaValue) -> JsonSchemaValue:
+    """A query parameter's schema without its null: an absent parameter is not a null one."""
+    found = dict(schema)
+    if found.get("default", ...) is None:
+        del found["default"]
+    members = found.pop("anyOf", None)
+    if members is not None:
+        rest = [member for member in members if member.get("type") != "null"]
+        if len(rest) == 1:
+            found = {**rest[0], **found}
+        else:
+            found["anyOf"] = rest
+    return found
 
 
 class TerminalTokenScheme(OpenApiAuthenticationExtension):

@@ -61,7 +61,7 @@ ERROR_SCHEMA = {
                     "description": "docs/api.md, 'Error codes', says what each one means",
                 },
                 "message": {"type": "string"},
-                "param": {"type": "string", "nullable": True},
+                "param": {"type": ["string", "null"]},
             },
         }
     },

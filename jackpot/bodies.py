@@ -698,8 +698,14 @@ class ExportJob(Body):
 
 class NotificationQuery(Query):
     status: DeliveryStatus | None = None
+    # Without NUL: PostgreSQL's text cannot hold one, so the lookup would fail (a 500).
     url: Annotated[
-        str | None, Field(max_length=500, description="a receiver's URL (WEBHOOK_RECEIVERS)")
+        str | None,
+        Field(
+            max_length=500,
+            pattern=r"^[^\u0000]*$",
+            description="a receiver's URL (WEBHOOK_RECEIVERS)",
+        ),
     ] = None
     limit: Annotated[int, Field(ge=1, le=200, description="1 to 200 (default 50)"), DIGITS] = 50
     offset: Offset = 0

@@ -13,6 +13,7 @@ import socket
 import threading
 from typing import Any
 
+from django.contrib.staticfiles.handlers import StaticFilesHandler
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
@@ -40,10 +41,12 @@ class _Server(ThreadedWSGIServer):
 
 
 class LiveServer:
-    def __init__(self, port: int = 0) -> None:
-        """Serve on `port` (0: any free port; a stopped server's port brings it back)."""
+    def __init__(self, port: int = 0, *, static: bool = False) -> None:
+        """Serve on `port` (0: any free port; a stopped server's port brings it back); with
+        `static`, also /static/ from the apps' files, as collectstatic would gather them (Django's
+        own LiveServerTestCase does the same)."""
         self._server = _Server(port)
-        self._server.set_app(WSGIHandler())
+        self._server.set_app(StaticFilesHandler(WSGIHandler()) if static else WSGIHandler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         host, port = self._server.server_address[:2]

@@ -492,6 +492,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Ultimate Texas Hold'em and Stud Poker rules engine and the progressive ledger.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # JSON Schema 2020-12, pydantic's dialect: a null is said as strict validators read it
+    # (config/openapi.py; OpenAPI 3.0's `nullable` beside a lone `$ref` meant nothing).
+    "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.schema.add_error_responses",

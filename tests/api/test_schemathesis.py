@@ -144,7 +144,7 @@ class Refusal:
     """A refusal of schema-valid input that is allowed: the schema cannot express its rule."""
 
     status: int
-    code: str
+    code: str | None  # None: whatever code the field declares
     reason: str
     operations: frozenset[str] | None = None  # None: any operation
     when: Callable[[dict[str, Any]], bool] = lambda error: True
@@ -152,7 +152,7 @@ class Refusal:
     def allows(self, operation_id: str, status: int, error: dict[str, Any]) -> bool:
         return (
             status == self.status
-            and error.get("code") == self.code
+            and self.code in (None, error.get("code"))
             and (self.operations is None or operation_id in self.operations)
             and self.when(error)
         )
@@ -232,6 +232,16 @@ SEMANTIC_REFUSALS = [
         "winner_not_identified",
         "the award was paid without an identity, or is not paid: its state",
         frozenset({"award_winner"}),
+    ),
+    # The JSON text, which JSON Schema does not see.
+    Refusal(
+        400,
+        None,
+        "a whole number written with a fraction (`2.0`): JSON Schema 2020-12 (OpenAPI 3.1) counts"
+        " it as the integer 2, the service takes an integer's JSON as written (docs/api.md 7)",
+        when=_message(
+            r"(valid integer|must be an integer)(, got float)?, got -?[0-9.]+(e[+-]?[0-9]+)?$"
+        ),
     ),
     # The floor's configuration and state, which the schema does not know.
     Refusal(
