@@ -18,6 +18,10 @@ marked with who asked, when and why), a different one confirms it (`award.void`,
 moves) or anyone cancels the request (`award.void_cancelled`). While a void is requested the
 award can be neither verified nor approved: the request is settled first.
 
+While the pool is suspended (`jackpot.lifecycle`), nothing of it is claimable: approve, pay and
+a jackpot's confirmed void are refused (409 `pool_suspended`, naming the suspension); verify,
+a fixed award's void and a void's request or cancellation go on (they pay no one).
+
 Invariants: the approver is never the verifier, the confirmer of a jackpot's void never its
 requester (checked here, 403 `four_eyes`, and by database constraints); only `pending` and
 `verified` awards can be voided; nothing is deleted or edited in place but the award's status and
@@ -68,10 +72,12 @@ def _take_step(
     move: Callable[[Award, datetime], tuple[tuple[Posting, ...], dict[str, object]]] = (
         lambda award, now: ((), {})
     ),
+    needs_active: str | None = None,
 ) -> Award:
     """Move one award from one of `allowed` to `to` (None: it keeps its status), as the audit
     event `kind` (default `award.<to>`): `check` may refuse; `move` gives the money movement
-    (`jackpot.movements`) and what the event records of it; `changes` the award's new fields."""
+    (`jackpot.movements`) and what the event records of it; `changes` the award's new fields;
+    `needs_active` (what the step does) refuses it while the pool is suspended or stopped."""
     with transaction.atomic():
         award = locks.award_row(award_id)
         if award is None:
@@ -85,8 +91,10 @@ def _take_step(
         check(award)
         now = timezone.now()
         status = to or AwardStatus(award.status)
+        meter.bump_award_version(pool_id=award.pool_id)  # the pool row lock: its status holds
+        if needs_active is not None:
+            movements.refuse_unless_active(award.pool_id, param="award", doing=needs_active)
         postings, moved = move(award, now)
-        meter.bump_award_version(pool_id=award.pool_id)
         display.awards_changed(award.pool_id)
         ledger.record(
             chain=ledger.pool_chain(award.pool_id),
@@ -177,6 +185,7 @@ def award_approve(*, award_id: int, user: User) -> Award:
         to=AwardStatus.APPROVED,
         payload={},
         check=four_eyes,
+        needs_active=f"no award of it is approved (award {award_id})",
         move=lambda award, now: (movements.approve_award(award), {}),
         changes=lambda award, now: {"approved_by": user, "approved_at": now},
     )
@@ -190,6 +199,7 @@ def award_pay(*, award_id: int, user: User) -> Award:
         allowed=(AwardStatus.APPROVED,),
         to=AwardStatus.PAID,
         payload={},
+        needs_active=f"no award of it is paid (award {award_id})",
         move=lambda award, now: (movements.pay_award(award), {}),
         changes=lambda award, now: {"paid_by": user, "paid_at": now},
     )
@@ -274,6 +284,9 @@ def award_void_confirm(*, award_id: int, user: User) -> Award:
         payload={},
         check=four_eyes,
         move=_back,
+        # A voided jackpot goes back on the meter, which stands still while the pool is not
+        # active; the void waits for the resumption.
+        needs_active=f"no jackpot of it goes back on its meter (award {award_id})",
         changes=lambda award, now: {
             "voided_by": user,
             "voided_at": now,

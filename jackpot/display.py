@@ -101,23 +101,28 @@ def _redis() -> redis.Redis | None:
 # pg_restore gets another) and the server's start time (a physical restore, a failover or a
 # copied data directory starts the server anew); the token tells a database emptied and
 # migrated anew in place.
+# A stopped pool's meter was moved out (jackpot.lifecycle): it has no floor, so its "seed" here
+# is 0; the status itself is in the signed meter part, whose version every status change bumps.
+_SEED = "CASE WHEN p.status = 'stopped' THEN 0 ELSE p.seed_cents END"
 _COMMITTED = {
     "postgresql": (
         "SELECT p.meter_version, p.award_version, i.token::text,"
         " (SELECT oid FROM pg_database WHERE datname = current_database())::text"
-        " || '@' || extract(epoch FROM pg_postmaster_start_time())::text, p.seed_cents"
-        " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
+        " || '@' || extract(epoch FROM pg_postmaster_start_time())::text, "
+        + _SEED
+        + " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
     ),
     "sqlite": (
-        "SELECT p.meter_version, p.award_version, i.token, '', p.seed_cents"
-        " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
+        "SELECT p.meter_version, p.award_version, i.token, '', "
+        + _SEED
+        + " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
     ),
 }
 
 
 def _committed(pool_id: int) -> tuple[int, int, str, int] | None:
-    """(meter_version, award_version, the database's identity, seed_cents) of a pool; None: no
-    such pool."""
+    """(meter_version, award_version, the database's identity, seed_cents: 0 once stopped) of a
+    pool; None: no such pool."""
     sql = _COMMITTED.get(connection.vendor, _COMMITTED["sqlite"])
     with connection.cursor() as cursor:
         cursor.execute(sql, [pool_id])

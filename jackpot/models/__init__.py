@@ -24,17 +24,25 @@ from jackpot.models.checkpoints import (
 )
 from jackpot.models.exports import ExportJob, ExportStatus
 from jackpot.models.identity import CommitProbe, DatabaseIdentity
-from jackpot.models.ledger import AWARD_GRANTED_BY, Account, AccountKind, Transfer, TransferCode
+from jackpot.models.ledger import (
+    AWARD_GRANTED_BY,
+    REPEATABLE_CODES,
+    Account,
+    AccountKind,
+    Transfer,
+    TransferCode,
+)
 from jackpot.models.outbox import (
     DeliveryStatus,
     OutboxMessage,
     OutboxStatus,
     WebhookDelivery,
 )
-from jackpot.models.pool import UNITS_PER_CENT, Pool
+from jackpot.models.pool import UNITS_PER_CENT, Pool, PoolStatus
 
 __all__ = [
     "AWARD_GRANTED_BY",
+    "REPEATABLE_CODES",
     "STAFF_KINDS",
     "UNITS_PER_CENT",
     "Account",
@@ -56,6 +64,7 @@ __all__ = [
     "OutboxStatus",
     "ParameterChange",
     "Pool",
+    "PoolStatus",
     "SealedTOTPDevice",
     "StaffSecurity",
     "StaffToken",
