@@ -336,3 +336,39 @@ def test_a_stop_names_a_valid_disposition(staff):
             field,
         )
     assert not ParameterChange.objects.exists()
+
+
+def test_checkpoints_reconciliation_and_the_report_understand_a_stop(staff):
+    """The routine run from a checkpoint taken before the stop, the scheduled reconciliation and
+    each pool's report (the meter identity) after it; a status edited behind the journal's back
+    is found."""
+    from tables import reconciliation
+    from tables.verification import keep_checkpoint, verify_full, verify_routine
+    from tests.jackpot.tamper import superuser_sql
+
+    stopped, heir = make_floor(), make_floor()
+    _play(stopped, 2)
+    assert keep_checkpoint(verify_full()) is not None
+    _set_tables(staff["ana"], stopped.pool_id, enabled=False)
+    change = _propose_stop(staff["ana"], stopped.pool_id, to="pool", to_pool=heir.pool_id)
+    path = f"/pools/{stopped.pool_id}/changes/{change['id']}/approve"
+    assert _post(staff["bob"], path).status_code == 200
+    _play(heir, 1)
+
+    routine = verify_routine()
+    assert routine.ok and not routine.full, routine.problems
+    stored = reconciliation.reconcile()
+    assert stored.ok, stored.problems
+    for pool in (stopped.pool_id, heir.pool_id):
+        report = staff["ana"].get(f"/api/v1/pools/{pool}/report")
+        assert report.status_code == 200, report.json()
+        identity = report.json()["meter_identity"]
+        assert identity["holds"], identity
+
+    superuser_sql("UPDATE jackpot_pool SET status = 'active' WHERE id = %s", [stopped.pool_id])
+    found = verify_full()
+    assert not found.ok
+    assert any(
+        f"pool {stopped.pool_id}: status is 'active', the journal says 'stopped'" in problem
+        for problem in found.problems
+    ), found.problems
