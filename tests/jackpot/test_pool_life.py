@@ -372,3 +372,26 @@ def test_checkpoints_reconciliation_and_the_report_understand_a_stop(staff):
         f"pool {stopped.pool_id}: status is 'active', the journal says 'stopped'" in problem
         for problem in found.problems
     ), found.problems
+
+
+def test_the_pool_page_and_the_sign_page_say_the_status_in_french_and_english(floor: Floor):
+    from tests.staff import person, signed_in
+
+    auditor = signed_in(person("aude", "auditor"))
+    page = auditor.get(f"/audit/pools/{floor.pool_id}/").content.decode()
+    assert 'data-status="active"' in page and "État\u00a0: actif" in page
+    from jackpot.lifecycle import pool_suspend
+
+    pool_suspend(pool_id=floor.pool_id, reason="panne du compteur", user=person("ana", "admin"))
+    page = auditor.get(f"/audit/pools/{floor.pool_id}/").content.decode()
+    assert 'data-status="suspended"' in page
+    assert "État\u00a0: suspendu depuis le" in page and "panne du compteur" in page
+    english = auditor.get(f"/audit/pools/{floor.pool_id}/?lang=en").content.decode()
+    assert "Status: suspended since" in english
+
+    sign = Client().get(f"/display/{floor.pool_id}/").content.decode()
+    assert '"suspended": "SUSPENDU"' in sign
+    assert (
+        '"suspended": "SUSPENDED"'
+        in Client().get(f"/display/{floor.pool_id}/?lang=en").content.decode()
+    )
