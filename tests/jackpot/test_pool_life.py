@@ -395,3 +395,19 @@ def test_the_pool_page_and_the_sign_page_say_the_status_in_french_and_english(fl
         '"suspended": "SUSPENDED"'
         in Client().get(f"/display/{floor.pool_id}/?lang=en").content.decode()
     )
+
+
+def test_a_cached_meter_of_another_status_is_never_served(staff, floor: Floor):
+    """A meter part signed under the committed version but saying `suspended` for an active pool
+    (a leaked key, a publisher's bug) is a forgery: the sign gets the database's status."""
+    from jackpot import display
+
+    truth = _meter(floor.pool_id)
+    assert truth["status"] == "active"
+    committed = display._committed(floor.pool_id)
+    assert committed is not None
+    key = display._key(committed[2], floor.pool_id)
+    meter_part = {name: truth[name] for name in ("pool", "amount_cents", "currency", "sequence")}
+    lying = {**meter_part, "as_of": truth["as_of"], "status": "suspended"}
+    display._redis().hset(key, "meter", display._signed(key, "meter", truth["sequence"], lying))
+    assert _meter(floor.pool_id) == truth
