@@ -243,6 +243,16 @@ def pool_stop_approve(
             "meter_cents": stopped.meter_cents,
             "reserve_cents": stopped.reserve_cents,
         }
+        # Every pool row is written before the first chain's head is taken (jackpot.locks).
+        received = None
+        if heir is not None:
+            received = meter.receive(
+                pool_id=heir.pk,
+                meter_cents=stopped.meter_cents,
+                reserve_cents=stopped.reserve_cents,
+                now=now,
+            )
+            assert received is not None  # locked above, active
         disposition: dict[str, Any] = (
             {"to": "orphan"} if heir is None else {"to": "pool", "to_pool": heir.pk}
         )
@@ -264,13 +274,7 @@ def pool_stop_approve(
         )
         display.meter_changed(pool_id, pool_meter(pool_id=pool_id))
         if heir is not None:
-            received = meter.receive(
-                pool_id=heir.pk,
-                meter_cents=stopped.meter_cents,
-                reserve_cents=stopped.reserve_cents,
-                now=now,
-            )
-            assert received is not None  # locked above, active
+            assert received is not None
             ledger.record(
                 chain=ledger.pool_chain(heir.pk),
                 kind="pool.liability_received",
