@@ -28,7 +28,8 @@ Invariants:
   `pool_awards_unpaid`): an award is a debt to a seat that has its own two-person steps (verify,
   approve, pay, void, a jackpot's void back on the meter), which only its own pool's accounts
   route; the club settles each award first, so the awards' accounts are empty at the stop and
-  the liability that moves is the meter and the reserve (docs/accounting.md, "Stopping a pool");
+  the liability that moves is the meter and the reserve (docs/accounting.md, "Suspending and
+  stopping a pool");
 - on approval, in one transaction, the meter's and the reserve's whole cents leave the pool by
   transfers that reference the change in their event: to its `orphan` account
   (`stop_meter_orphan`, `stop_reserve_orphan`), or out through its `moved` account
