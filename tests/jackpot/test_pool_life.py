@@ -286,6 +286,12 @@ def test_a_stop_moves_the_liability_to_another_pool_exactly(staff):
         staff["ana"], f"/pools/{a}/changes", {"changes": {"stake_cents": 1000}, "reason": "x"}
     )
     assert changed.status_code == 409 and changed.json()["error"]["code"] == "pool_stopped"
+    # Nor is a table linked to it again.
+    _set_tables(staff["ana"], heir.pool_id, enabled=False)
+    relinked = _post(
+        staff["ana"], f"/tables/{heir.uth[1].table_id}/moves", {"pool": a, "reason": "back"}
+    )
+    assert relinked.status_code == 409 and relinked.json()["error"]["code"] == "pool_stopped"
     assert_journal_ok()
 
 
