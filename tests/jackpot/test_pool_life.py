@@ -75,7 +75,9 @@ def _set_tables(admin: Client, pool: int, *, enabled: bool) -> None:
         assert response.status_code == 200, response.json()
 
 
-def test_a_suspended_pool_refuses_stakes_plays_on_and_resumes_unchanged(staff, floor: Floor):
+def test_a_suspended_pool_refuses_stakes_plays_on_and_resumes_unchanged(
+    staff, floor: Floor, caplog
+):
     terminal = floor.uth[0]
     assert terminal.post("/rounds", {"round_id": "r1", "seats": [uth_seat(1)]}).status_code == 201
     before_meter = _meter(floor.pool_id)
@@ -90,7 +92,14 @@ def test_a_suspended_pool_refuses_stakes_plays_on_and_resumes_unchanged(staff, f
 
     # A progressive stake: 409 naming the suspension, nothing written.
     other = floor.uth[1]
-    refused = other.post("/rounds", {"round_id": "r2", "seats": [uth_seat(1), uth_seat(2)]})
+    with caplog.at_level("WARNING", logger="jackpot.security"):
+        refused = other.post("/rounds", {"round_id": "r2", "seats": [uth_seat(1), uth_seat(2)]})
+    # A significant event in the security log, as any refused stake (requirement 13).
+    assert any(
+        "progressive stake refused" in record.getMessage() and "meter fault" in record.getMessage()
+        for record in caplog.records
+        if record.name == "jackpot.security"
+    )
     assert refused.status_code == 409, refused.json()
     error = refused.json()["error"]
     assert error["code"] == "pool_suspended"
