@@ -296,3 +296,15 @@ def pool_stop_approve(
             )
             display.meter_changed(heir.pk, pool_meter(pool_id=heir.pk))
         return change
+
+
+def pool_change_approve(
+    *, pool_id: int, change_id: int, user: User, note: str = ""
+) -> ParameterChange:
+    """Approve any two-person change of a pool (`POST .../changes/{change}/approve`): its stop
+    here, its parameters by `jackpot.changes.change_approve` (which answers for a missing one)."""
+    kind = ParameterChange.objects.filter(pk=change_id, pool_id=pool_id).values_list(
+        "kind", flat=True
+    )
+    approve = pool_stop_approve if kind.first() == ChangeKind.POOL_STOP else changes.change_approve
+    return approve(pool_id=pool_id, change_id=change_id, user=user, note=note)

@@ -17,7 +17,7 @@ from config.wire import read, read_query
 from jackpot import bodies, changes, lifecycle
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
-from jackpot.models import ChangeKind, ParameterChange, Pool, PoolStatus
+from jackpot.models import Pool, PoolStatus
 from jackpot.render import change_body
 from jackpot.selectors import change_list
 
@@ -71,13 +71,7 @@ class PoolChangeApproveView(StaffView):
     )
     def post(self, request: Request, pool: int, change: int) -> Response:
         approval = read(bodies.ChangeApproval, request.data if request.data else {})
-        kind = ParameterChange.objects.filter(pk=change, pool_id=pool).values_list("kind")
-        approve = (
-            lifecycle.pool_stop_approve
-            if kind.first() == (ChangeKind.POOL_STOP,)
-            else changes.change_approve
-        )
-        applied = approve(
+        applied = lifecycle.pool_change_approve(
             pool_id=_pool(pool).pk,
             change_id=change,
             user=self.staff(request),
