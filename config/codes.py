@@ -68,6 +68,12 @@ class ErrorCode(StrEnum):
     NO_CHANGE = "no_change"
     INVALID_CHANGE = "invalid_change"
     NOT_THE_PROPOSER = "not_the_proposer"
+    # A pool's life: suspended by one admin, stopped for good by two (jackpot.lifecycle)
+    POOL_SUSPENDED = "pool_suspended"
+    POOL_STOPPED = "pool_stopped"
+    POOL_NOT_SUSPENDED = "pool_not_suspended"
+    POOL_AWARDS_UNPAID = "pool_awards_unpaid"
+    INVALID_DISPOSITION = "invalid_disposition"
     # The auditors' background exports
     EXPORT_NOT_FOUND = "export_not_found"
     RECONCILIATION_NOT_FOUND = "reconciliation_not_found"
@@ -167,6 +173,26 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.NO_CHANGE: (400, "the proposal changes nothing: the pool has these values"),
     ErrorCode.INVALID_CHANGE: (400, "a value the pool cannot take (a bound, the shares, a name)"),
     ErrorCode.NOT_THE_PROPOSER: (403, "only the admin who proposed a change may withdraw it"),
+    ErrorCode.POOL_SUSPENDED: (
+        409,
+        "the pool is suspended (its reason and since when in the message): no progressive "
+        "stake, no award approved or paid, until an admin resumes it",
+    ),
+    ErrorCode.POOL_STOPPED: (
+        409,
+        "the pool was stopped for good: it takes no stake and is never suspended, resumed or "
+        "changed again",
+    ),
+    ErrorCode.POOL_NOT_SUSPENDED: (409, "only a suspended pool is resumed"),
+    ErrorCode.POOL_AWARDS_UNPAID: (
+        409,
+        "a pool is stopped only once every award of it is paid or void",
+    ),
+    ErrorCode.INVALID_DISPOSITION: (
+        400,
+        "a stop's disposition names another active pool of the same currency, or the orphan "
+        "account",
+    ),
     ErrorCode.EXPORT_NOT_FOUND: (404, "no such export"),
     ErrorCode.RECONCILIATION_NOT_FOUND: (404, "no such reconciliation report"),
     ErrorCode.VERIFICATION_NOT_FOUND: (404, "no such verification run"),

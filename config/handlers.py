@@ -122,9 +122,14 @@ def _is_stake_refusal(exc: RulesError) -> bool:
     return exc.code == "invalid_bet" and (exc.param or "").endswith(".progressive_cents")
 
 
-def _log_stake_refusal(exc: RulesError, context: dict[str, Any]) -> None:
-    """A contribution the pool does not take (requirement 13): a significant event, logged with
-    the terminal (its actor names it, and the URL its table) and where it came from."""
+#: A pool that takes no stake now (jackpot.lifecycle): the round's progressive stakes refused.
+_POOL_NOT_TAKING = frozenset({"pool_suspended", "pool_stopped"})
+
+
+def _log_stake_refusal(exc: RulesError | ApiError, context: dict[str, Any]) -> None:
+    """A contribution the pool does not take (requirement 13; a suspended or stopped pool's
+    too): a significant event, logged with the terminal (its actor names it, and the URL its
+    table) and where it came from."""
     caller = _caller(context)
     if caller is None:
         return
@@ -214,6 +219,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     ) or (isinstance(exc, ApiError) and exc.status_code == status.HTTP_403_FORBIDDEN):
         _log_refusal(exc, context)
     if isinstance(exc, ApiError):
+        if exc.code in _POOL_NOT_TAKING and exc.param == "seats":
+            _log_stake_refusal(exc, context)
         body = error_body(exc.error_type, exc.code, exc.message, exc.param)
         return Response(body, status=exc.status_code)
     if isinstance(exc, RulesError):

@@ -26,6 +26,7 @@ _STAKES, _METER, _RESERVE, _HOUSE = (
     AccountKind.HOUSE,
 )
 _PENDING, _PAYABLE, _PAID = AccountKind.AWARDS_PENDING, AccountKind.PAYABLE, AccountKind.PAID
+_ORPHAN, _MOVED = AccountKind.ORPHAN, AccountKind.MOVED
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,15 @@ ROUTES: Mapping[TransferCode, Route] = MappingProxyType(
         TransferCode.AWARD_VOID_HOUSE: Route(_PENDING, _HOUSE),
         TransferCode.VOID_RESET_RESERVE: Route(_METER, _RESERVE),
         TransferCode.VOID_RESET_HOUSE: Route(_METER, _HOUSE),
+        # A pool stopped for good (jackpot.lifecycle): its meter and reserve go to its own orphan
+        # account, or out through its `moved` account into another pool's `moved`, meter and
+        # reserve (the two `moved` accounts sum to zero across the two pools).
+        TransferCode.STOP_METER_ORPHAN: Route(_METER, _ORPHAN),
+        TransferCode.STOP_RESERVE_ORPHAN: Route(_RESERVE, _ORPHAN),
+        TransferCode.STOP_METER_OUT: Route(_METER, _MOVED),
+        TransferCode.STOP_RESERVE_OUT: Route(_RESERVE, _MOVED),
+        TransferCode.STOP_METER_IN: Route(_MOVED, _METER),
+        TransferCode.STOP_RESERVE_IN: Route(_MOVED, _RESERVE),
     }
 )
 

@@ -2,6 +2,9 @@
 roles, and read-only views of awards, transfers and audit events.
 
 Compliance 17, 36, 40, 47. One admin configures nothing that decides money or power alone:
+- a pool is suspended or resumed by one admin (actions: a technical fault needs speed), and its
+  stop for good is an action that files a `pool.stop` proposal (to its orphan account; to
+  another pool through the API), approved by another admin like any change (`jackpot.lifecycle`);
 - a pool's form files a proposal (its parameters, or a new pool) that another admin approves in
   "Parameter changes", the list of every two-person change (`jackpot.changes`); the staff's
   changes are approved there too; a table's move is approved from the tables' list (its module,
@@ -41,7 +44,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from config.errors import ApiError, Forbidden
 from config.throttling import client_address
-from jackpot import staff
+from jackpot import lifecycle, staff
 from jackpot.api.authentication import has_role
 from jackpot.changes import (
     CREATE_FIELDS,
@@ -182,8 +185,13 @@ class PoolAdmin(FilesProposals):
         "seed_cents",
         "verification_threshold_cents",
         "paytable_version",
+        "status",
     )
+    actions = ["suspend", "resume", "propose_stop_to_orphan"]
     readonly_fields = (
+        "status",
+        "status_reason",
+        "status_since",
         "currency",
         "meter_units",
         "reserve_units",
@@ -225,6 +233,54 @@ class PoolAdmin(FilesProposals):
             user=staff_user(request),
         )
 
+    def _life(
+        self, request: HttpRequest, queryset: QuerySet[Pool], run: Callable[[Pool, str], Any]
+    ) -> None:
+        """Run a pool's life step on each selected pool, saying who did it in the admin."""
+        for pool in queryset.order_by("pk"):
+            try:
+                run(pool, f"in the admin by {request.user.get_username()}")
+            except ApiError as refusal:
+                self.message_user(request, f"{pool}: {refusal.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"{pool}: done", messages.SUCCESS)
+
+    @admin.action(description="Suspend (a technical fault): no progressive stake, nothing paid")
+    def suspend(self, request: HttpRequest, queryset: QuerySet[Pool]) -> None:
+        user = staff_user(request)
+        self._life(
+            request,
+            queryset,
+            lambda pool, who: lifecycle.pool_suspend(
+                pool_id=pool.pk, reason=f"suspended {who}", user=user
+            ),
+        )
+
+    @admin.action(description="Resume a suspended pool")
+    def resume(self, request: HttpRequest, queryset: QuerySet[Pool]) -> None:
+        user = staff_user(request)
+        self._life(
+            request,
+            queryset,
+            lambda pool, who: lifecycle.pool_resume(
+                pool_id=pool.pk, reason=f"resumed {who}", user=user
+            ),
+        )
+
+    @admin.action(
+        description="Propose to stop for good, its liability to its orphan account (another "
+        "admin approves; to another pool: POST /api/v1/pools/{pool}/stop)"
+    )
+    def propose_stop_to_orphan(self, request: HttpRequest, queryset: QuerySet[Pool]) -> None:
+        user = staff_user(request)
+        self._life(
+            request,
+            queryset,
+            lambda pool, who: lifecycle.pool_stop_propose(
+                pool_id=pool.pk, to="orphan", to_pool=None, reason=f"proposed {who}", user=user
+            ),
+        )
+
 
 #: How a change of each kind is approved here. A table's move is approved from the tables' list.
 APPROVE: dict[str, Callable[[ParameterChange, User], Any]] = {
@@ -233,6 +289,9 @@ APPROVE: dict[str, Callable[[ParameterChange, User], Any]] = {
     ),
     ChangeKind.POOL_CREATE: lambda change, user: pool_create_approve(
         change_id=change.pk, user=user
+    ),
+    ChangeKind.POOL_STOP: lambda change, user: lifecycle.pool_stop_approve(
+        pool_id=int(change.pool_id or 0), change_id=change.pk, user=user
     ),
     **dict.fromkeys(
         STAFF_KINDS,

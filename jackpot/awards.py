@@ -22,6 +22,10 @@ marked with who asked, when and why), a different one confirms it (`award.void`,
 moves) or anyone cancels the request (`award.void_cancelled`). While a void is requested the
 award can be neither verified nor approved: the request is settled first.
 
+While the pool is suspended (`jackpot.lifecycle`), nothing of it is claimable: approve, pay and
+a jackpot's confirmed void are refused (409 `pool_suspended`, naming the suspension); verify,
+a fixed award's void and a void's request or cancellation go on (they pay no one).
+
 Invariants: the approver is never the verifier, the confirmer of a jackpot's void never its
 requester (checked here, 403 `four_eyes`, and by database constraints); only `pending` and
 `verified` awards can be voided; nothing is deleted or edited in place but the award's status and
@@ -72,10 +76,12 @@ def _take_step(
     move: Callable[[Award, datetime], tuple[tuple[Posting, ...], dict[str, object]]] = (
         lambda award, now: ((), {})
     ),
+    needs_active: str | None = None,
 ) -> Award:
     """Move one award from one of `allowed` to `to` (None: it keeps its status), as the audit
     event `kind` (default `award.<to>`): `check` may refuse; `move` gives the money movement
-    (`jackpot.movements`) and what the event records of it; `changes` the award's new fields."""
+    (`jackpot.movements`) and what the event records of it; `changes` the award's new fields;
+    `needs_active` (what the step does) refuses it while the pool is suspended or stopped."""
     with transaction.atomic():
         award = locks.award_row(award_id)
         if award is None:
@@ -89,8 +95,10 @@ def _take_step(
         check(award)
         now = timezone.now()
         status = to or AwardStatus(award.status)
+        meter.bump_award_version(pool_id=award.pool_id)  # the pool row lock: its status holds
+        if needs_active is not None:
+            movements.refuse_unless_active(award.pool_id, param="award", doing=needs_active)
         postings, moved = move(award, now)
-        meter.bump_award_version(pool_id=award.pool_id)
         display.awards_changed(award.pool_id)
         ledger.record(
             chain=ledger.pool_chain(award.pool_id),
@@ -183,6 +191,7 @@ def award_approve(*, award_id: int, user: User, note: str | None = None) -> Awar
         to=AwardStatus.APPROVED,
         payload={"note": text} if text else {},
         check=four_eyes,
+        needs_active=f"no award of it is approved (award {award_id})",
         move=lambda award, now: (movements.approve_award(award), {}),
         changes=lambda award, now: {"approved_by": user, "approved_at": now, "approval_note": text},
     )
@@ -225,6 +234,7 @@ def award_pay(
         to=AwardStatus.PAID,
         payload={"method": method.value, "reference": ref, "note": text},
         check=lambda award: winners.required(award, winner),
+        needs_active=f"no award of it is paid (award {award_id})",
         move=paid,
         changes=lambda award, now: {
             "paid_by": user,
@@ -315,6 +325,9 @@ def award_void_confirm(*, award_id: int, user: User) -> Award:
         payload={},
         check=four_eyes,
         move=_back,
+        # A voided jackpot goes back on the meter, which stands still while the pool is not
+        # active; the void waits for the resumption.
+        needs_active=f"no jackpot of it goes back on its meter (award {award_id})",
         changes=lambda award, now: {
             "voided_by": user,
             "voided_at": now,

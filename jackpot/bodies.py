@@ -28,6 +28,7 @@ from jackpot.models import (
     DocumentType,
     ExportStatus,
     PaymentMethod,
+    PoolStatus,
     TransferCode,
     VerificationStatus,
     VerificationTrigger,
@@ -54,6 +55,11 @@ class Meter(Body):
     currency: Currency
     sequence: Annotated[int, Field(ge=0)]
     as_of: Instant | None
+    status: PoolStatus = Field(
+        default=PoolStatus.ACTIVE,
+        description="active; suspended (a technical fault: no progressive stake, nothing "
+        "payable, the sign says so instead of the amount); stopped (for good: its meter moved out)",
+    )
 
 
 class Hit(Body):
@@ -551,7 +557,7 @@ class ParameterChange(Body):
     null: unlinked)."""
 
     id: Id
-    kind: Literal["pool.parameters", "table.move"]
+    kind: Literal["pool.parameters", "pool.stop", "table.move"]
     pool: Id | None
     status: ChangeStatus
     changes: dict[str, ParameterValue]
@@ -562,6 +568,31 @@ class ParameterChange(Body):
     decided_by: str | None = Field(description="who approved, rejected or withdrew it")
     decided_at: Instant | None
     decision_note: str
+
+
+class PoolStatusChange(Body):
+    """A pool suspended (a technical fault) or resumed: why."""
+
+    reason: Note
+
+
+class PoolLife(Body):
+    """A pool's status: what it is, why and since when (UTC; null: active since its creation)."""
+
+    pool: Id
+    status: PoolStatus
+    reason: str
+    since: Instant | None
+
+
+class PoolStopProposal(Body):
+    """A pool stopped for good, proposed by one admin, approved by another: where its liability
+    (meter and reserve) goes: `pool` (another active pool, `to_pool`) or `orphan` (the stopped
+    pool's orphan account, unclaimed progressive money)."""
+
+    to: Literal["pool", "orphan"]
+    to_pool: Id | None = None
+    reason: Note
 
 
 class ParameterChangePage(Body):

@@ -62,7 +62,7 @@ from django.utils import timezone
 
 from config.errors import ApiError, Conflict, Forbidden, NotFound
 from jackpot import ledger, locks
-from jackpot.models import ChangeKind, ChangeStatus, ParameterChange, Pool
+from jackpot.models import ChangeKind, ChangeStatus, ParameterChange, Pool, PoolStatus
 from jackpot.services import PoolChangeRefused, check_seed, pool_insert
 from tables.rules.errors import RulesError
 from tables.rules.paytables import get_progressive_paytable
@@ -156,9 +156,14 @@ def check_change(pool: Pool, changes: Mapping[str, Any]) -> dict[str, Any]:
     return changed
 
 
+#: The kinds written on their pool's own chain.
+POOL_CHAIN_KINDS = (ChangeKind.POOL_PARAMETERS, ChangeKind.POOL_STOP)
+
+
 def change_chain(change: ParameterChange) -> str:
-    """A pool's parameters change on the pool's chain; every other kind on the `admin` chain."""
-    if change.kind == ChangeKind.POOL_PARAMETERS and change.pool_id is not None:
+    """A pool's parameters and its stop change on the pool's chain; every other kind on the
+    `admin` chain."""
+    if change.kind in POOL_CHAIN_KINDS and change.pool_id is not None:
         return ledger.pool_chain(change.pool_id)
     return ledger.ADMIN_CHAIN
 
@@ -218,6 +223,12 @@ def change_propose(
     """File a proposal to change `pool_id`'s parameters: the new values, the current ones (its
     `before`), who and why. Nothing about the pool changes until another admin approves."""
     pool = _pool(pool_id)
+    if pool.status == PoolStatus.STOPPED:
+        raise Conflict(
+            "pool_stopped",
+            f"pool {pool_id} was stopped for good: its parameters never change again",
+            param="pool",
+        )
     changed = check_change(pool, changes)
     before = {field: getattr(pool, field) for field in changed}
     return propose(
@@ -290,46 +301,62 @@ def applied(change: ParameterChange, user: User, note: str, now: datetime) -> di
     }
 
 
+def lock_pool_tables(pool_id: int) -> list[tuple[str, bool]]:
+    """Lock the pool's tables (`Lock.TABLE`, exclusive, in id order: none opens until the caller
+    commits); their (name, open for play)."""
+    return list(
+        Pool(pk=pool_id).tables.select_for_update().order_by("pk").values_list("name", "enabled")
+    )
+
+
+def refuse_unless_at_rest(pool_id: int, tables: list[tuple[str, bool]], *, doing: str) -> None:
+    """409 while a table of the pool (`tables`, locked by `lock_pool_tables`) is open for play
+    (`pool_tables_open`) or a round of the pool is open, even at a closed table
+    (`pool_round_open`). `doing` names what waits for it."""
+    open_tables = [name for name, enabled in tables if enabled]
+    if open_tables:
+        raise Conflict(
+            "pool_tables_open",
+            f"pool {pool_id}'s {doing} only while its tables are closed for play; "
+            f"open now: {', '.join(open_tables)}. Close them (PATCH /api/v1/tables/{{table}} "
+            '{"enabled": false}) and approve again',
+            param="change",
+        )
+    # A round settles with the terms it opened with, and none of the pool's is open across a
+    # change: with every table of the pool closed and locked above, none opens before the
+    # caller commits (a table moves to another pool only without an open round).
+    open_rounds = list(
+        Pool(pk=pool_id)
+        .rounds.filter(state="open")  # tables.models.RoundState.OPEN, as the column holds it
+        .order_by("table_id")
+        .values_list("table__name", "round_id")[:10]
+    )
+    if open_rounds:
+        named = ", ".join(f"{table} round {round_id!r}" for table, round_id in open_rounds)
+        raise Conflict(
+            "pool_round_open",
+            f"pool {pool_id}'s {doing} only while none of its rounds is open; open "
+            f"now: {named}. Their terminals post their results or void them (a closed table "
+            "still may), then approve again",
+            param="change",
+        )
+
+
 @locks.retried
 def change_approve(*, pool_id: int, change_id: int, user: User, note: str = "") -> ParameterChange:
     """A second admin approves a proposed change: it is applied to the pool, now, if the pool's
     tables are all closed for play and the pool still holds the values the proposal saw."""
     with transaction.atomic():
         # Lock.TABLE before Lock.POOL: a table of the pool cannot open until this commits.
-        tables = list(
-            Pool(pk=pool_id)
-            .tables.select_for_update()
-            .order_by("pk")
-            .values_list("name", "enabled")
-        )
+        tables = lock_pool_tables(pool_id)
         pool = _pool(pool_id, lock=True)
         change = proposed(change_id, kinds=(ChangeKind.POOL_PARAMETERS,), pool_id=pool_id)
         four_eyes(change, user)
-        open_tables = [name for name, enabled in tables if enabled]
-        if open_tables:
+        refuse_unless_at_rest(pool_id, tables, doing="parameters change")
+        if pool.status == PoolStatus.STOPPED:
             raise Conflict(
-                "pool_tables_open",
-                f"pool {pool_id}'s parameters change only while its tables are closed for play; "
-                f"open now: {', '.join(open_tables)}. Close them (PATCH /api/v1/tables/{{table}} "
-                '{"enabled": false}) and approve again',
-                param="change",
-            )
-        # A round settles with the terms it opened with, and none of the pool's is open while its
-        # parameters change: with every table of the pool closed and locked above, none opens
-        # before this commits (a table moves to another pool only without an open round).
-        open_rounds = list(
-            Pool(pk=pool_id)
-            .rounds.filter(state="open")  # tables.models.RoundState.OPEN, as the column holds it
-            .order_by("table_id")
-            .values_list("table__name", "round_id")[:10]
-        )
-        if open_rounds:
-            named = ", ".join(f"{table} round {round_id!r}" for table, round_id in open_rounds)
-            raise Conflict(
-                "pool_round_open",
-                f"pool {pool_id}'s parameters change only while none of its rounds is open; open "
-                f"now: {named}. Their terminals post their results or void them (a closed table "
-                "still may), then approve again",
+                "pool_stopped",
+                f"pool {pool_id} was stopped for good: its parameters never change again",
                 param="change",
             )
         now_values = {field: getattr(pool, field) for field in change.before}
@@ -384,7 +411,7 @@ def _close(
 ) -> ParameterChange:
     """Reject or withdraw a proposed change; of a pool's parameters when `pool_id` is named, of
     any kind otherwise (the admin's list of changes)."""
-    kinds = (ChangeKind.POOL_PARAMETERS,) if pool_id is not None else tuple(ChangeKind)
+    kinds = POOL_CHAIN_KINDS if pool_id is not None else tuple(ChangeKind)
     with transaction.atomic():
         change = proposed(change_id, kinds=kinds, pool_id=pool_id)
         if status == ChangeStatus.WITHDRAWN and change.proposed_by_id != user.pk:

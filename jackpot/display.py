@@ -101,23 +101,29 @@ def _redis() -> redis.Redis | None:
 # pg_restore gets another) and the server's start time (a physical restore, a failover or a
 # copied data directory starts the server anew); the token tells a database emptied and
 # migrated anew in place.
+# A stopped pool's meter was moved out (jackpot.lifecycle): it has no floor, so its "seed" here
+# is 0. The status itself is in the signed meter part (every status change bumps its version),
+# and is read here too: a cached meter saying another status than the pool's is not served.
+_SEED = "CASE WHEN p.status = 'stopped' THEN 0 ELSE p.seed_cents END, p.status"
 _COMMITTED = {
     "postgresql": (
         "SELECT p.meter_version, p.award_version, i.token::text,"
         " (SELECT oid FROM pg_database WHERE datname = current_database())::text"
-        " || '@' || extract(epoch FROM pg_postmaster_start_time())::text, p.seed_cents"
-        " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
+        " || '@' || extract(epoch FROM pg_postmaster_start_time())::text, "
+        + _SEED
+        + " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
     ),
     "sqlite": (
-        "SELECT p.meter_version, p.award_version, i.token, '', p.seed_cents"
-        " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
+        "SELECT p.meter_version, p.award_version, i.token, '', "
+        + _SEED
+        + " FROM jackpot_pool p LEFT JOIN jackpot_databaseidentity i ON i.id = 1 WHERE p.id = %s"
     ),
 }
 
 
-def _committed(pool_id: int) -> tuple[int, int, str, int] | None:
-    """(meter_version, award_version, the database's identity, seed_cents) of a pool; None: no
-    such pool."""
+def _committed(pool_id: int) -> tuple[int, int, str, int, str] | None:
+    """(meter_version, award_version, the database's identity, seed_cents: 0 once stopped,
+    status) of a pool; None: no such pool."""
     sql = _COMMITTED.get(connection.vendor, _COMMITTED["sqlite"])
     with connection.cursor() as cursor:
         cursor.execute(sql, [pool_id])
@@ -128,9 +134,9 @@ def _committed(pool_id: int) -> tuple[int, int, str, int] | None:
             row = cursor.fetchone()
     if row is None:
         return None
-    meter_version, award_version, token, server, seed_cents = row
+    meter_version, award_version, token, server, seed_cents, status = row
     identity = hashlib.sha256(f"{token}|{server}".encode()).hexdigest()[:16]
-    return int(meter_version), int(award_version), identity, int(seed_cents)
+    return int(meter_version), int(award_version), identity, int(seed_cents), str(status)
 
 
 def _key(identity: str, pool_id: int) -> str:
@@ -335,14 +341,15 @@ def refresh_all() -> int:
 
 
 def _from_cache(
-    held: dict[bytes, bytes], key: str, committed: tuple[int, int, str, int]
+    held: dict[bytes, bytes], key: str, committed: tuple[int, int, str, int, str]
 ) -> tuple[str, tuple[dict[str, Any], dict[str, Any]] | None]:
     """What the hash read from Redis is worth: ("hit", (meter, awards)) when both parts hold the
     committed versions, their tags verify and the meter is at or above the seed; ("miss", None)
     when a part is missing or at another version (Redis lost it, or is behind or ahead: a
     publisher's business); ("forged", None) for anything else under the committed versions: a
-    bad tag, a meter below the seed, a version that is not a number."""
-    meter_version, award_version, _, seed_cents = committed
+    bad tag, a meter below the seed (a stopped pool's has none), a status other than the pool's,
+    a version that is not a number."""
+    meter_version, award_version, _, seed_cents, status = committed
     if b"meter" not in held or b"awards" not in held:
         return "miss", None
     try:
@@ -354,6 +361,8 @@ def _from_cache(
     meter = _verified(key, "meter", meter_version, held[b"meter"])
     awards = _verified(key, "awards", award_version, held[b"awards"])
     if meter is None or awards is None or meter["amount_cents"] < seed_cents:
+        return "forged", None
+    if meter.get("status", "active") != status:  # a meter part of another status: not this one
         return "forged", None
     return "hit", (meter, awards)
 

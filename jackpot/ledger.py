@@ -46,6 +46,11 @@ SECURITY_KINDS = frozenset(
         "pool.change_proposed",
         "pool.change_rejected",
         "pool.change_withdrawn",
+        # A pool's life (jackpot.lifecycle): a suspension, a resumption, a stop and its heir.
+        "pool.suspended",
+        "pool.resumed",
+        "pool.stopped",
+        "pool.liability_received",
         "table.created",
         "table.changed",
         "terminal.issued",

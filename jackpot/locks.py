@@ -39,6 +39,10 @@ higher one.
 - create a pool, propose a change of its parameters: POOL_CHAIN (creation: POOL first);
 - approve a change: TABLE (each of the pool's tables, exclusive, in id order), POOL, the change's
   row, POOL_CHAIN; reject or withdraw it: the change's row, POOL_CHAIN;
+- suspend or resume a pool: POOL, POOL_CHAIN; approve its stop (`jackpot.lifecycle`): TABLE (the
+  stopped pool's, exclusive, in id order), POOL (the stopped pool's row and its heir's, in id
+  order, in one statement), the change's row, POOL_CHAIN (the stopped pool's, then the heir's:
+  both pool rows are held, so no other transaction holds either chain's head waiting for them);
 - issue a token or a table: ADMIN_CHAIN;
 - propose a table move, a pool's creation or a staff change: ADMIN_CHAIN; reject or withdraw
   one: the change's row, ADMIN_CHAIN;

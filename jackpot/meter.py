@@ -23,7 +23,7 @@ from django.db import connection
 from jackpot import rows
 from jackpot.bodies import Meter
 from jackpot.models import UNITS_PER_CENT as U
-from jackpot.models import Pool
+from jackpot.models import Pool, PoolStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,8 @@ def crossed_cents(after_units: int, added_units: int) -> int:
 def add_stakes(*, pool_id: int, stakes: int, stake_cents: int, now: datetime) -> Split | None:
     """Add `stakes` progressive stakes of `stake_cents` to the meter and the reserve and return
     the split; None, changing nothing, when the pool's stake is no longer `stake_cents` (the
-    stake the round was validated and recorded with: the row refuses a stale one).
+    stake the round was validated and recorded with: the row refuses a stale one) or the pool is
+    not active (suspended or stopped: `jackpot.lifecycle`), as the locked row says.
 
     The meter gains exactly `stakes * stake_cents * meter_share_bp` units and the reserve
     likewise; each journal account gains the whole cents its counter crossed. The house gets the
@@ -82,7 +83,7 @@ def add_stakes(*, pool_id: int, stakes: int, stake_cents: int, now: datetime) ->
             " meter_units = meter_units + %s * stake_cents * meter_share_bp,"
             " reserve_units = reserve_units + %s * stake_cents * reserve_share_bp,"
             " meter_version = meter_version + 1, meter_changed_at = %s"
-            " WHERE id = %s AND stake_cents = %s"
+            " WHERE id = %s AND stake_cents = %s AND status = 'active'"
             " RETURNING meter_units, reserve_units, meter_share_bp, reserve_share_bp,"
             " meter_version",
             [stakes, stakes, now, pool_id, stake_cents],
@@ -179,6 +180,79 @@ def void_jackpot(
     return meter_units // U, meter_version
 
 
+def set_status(
+    *, pool_id: int, status: str, reason: str, now: datetime, allowed: tuple[str, ...]
+) -> int | None:
+    """Suspend or resume a pool, in one statement under its row lock: its status, why and since
+    when, and a new meter version (the signs show the status with the meter). Returns the meter
+    version; None, changing nothing, when the pool's status is not one of `allowed`. No figure
+    moves."""
+    placeholders = ", ".join(["%s"] * len(allowed))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE jackpot_pool SET status = %s, status_reason = %s, status_since = %s,"
+            " meter_version = meter_version + 1"
+            f" WHERE id = %s AND status IN ({placeholders}) RETURNING meter_version",
+            [status, reason, now, pool_id, *allowed],
+        )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """What a stop took off a pool: the whole cents of its meter and reserve (the sub-cent
+    remainders stay on the counters: the house already holds them in the journal)."""
+
+    meter_cents: int
+    reserve_cents: int
+    meter_version: int
+
+
+def stop_counters(*, pool_id: int, reason: str, now: datetime) -> Stopped | None:
+    """Stop a pool for good: its meter and reserve, in whole cents, taken off its counters and
+    its status `stopped`, under its row lock (`SELECT ... FOR UPDATE`, then one relative
+    `UPDATE`). None, changing nothing, when it is already stopped."""
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    meter_units, reserve_units, stopped = _one_row(
+        "SELECT meter_units, reserve_units, CASE WHEN status = 'stopped' THEN 1 ELSE 0 END"
+        f" FROM jackpot_pool WHERE id = %s{lock}",
+        [pool_id],
+    )
+    if stopped:
+        return None
+    meter_cents, reserve_cents = meter_units // U, reserve_units // U
+    (version,) = _one_row(
+        "UPDATE jackpot_pool SET meter_units = meter_units - %s,"
+        " reserve_units = reserve_units - %s,"
+        " status = 'stopped', status_reason = %s, status_since = %s,"
+        " meter_version = meter_version + 1, meter_changed_at = %s"
+        " WHERE id = %s RETURNING meter_version",
+        [meter_cents * U, reserve_cents * U, reason, now, now, pool_id],
+    )
+    return Stopped(meter_cents, reserve_cents, version)
+
+
+def receive(
+    *, pool_id: int, meter_cents: int, reserve_cents: int, now: datetime
+) -> tuple[int, int] | None:
+    """A stopped pool's meter and reserve added to this active pool's, in one statement under
+    its row lock. Returns (meter after in cents, meter version); None, changing nothing, when
+    the pool is not active."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE jackpot_pool SET meter_units = meter_units + %s,"
+            " reserve_units = reserve_units + %s,"
+            " meter_version = meter_version + 1, meter_changed_at = %s"
+            " WHERE id = %s AND status = 'active' RETURNING meter_units, meter_version",
+            [meter_cents * U, reserve_cents * U, now, pool_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return int(row[0]) // U, int(row[1])
+
+
 def next_award_numbers(*, pool_id: int, count: int) -> range:
     """Take `count` consecutive award numbers (`Award.sequence`) in commit order, under the lock."""
     (last,) = _one_row(
@@ -203,7 +277,13 @@ def bump_award_version(*, pool_id: int) -> int:
 
 
 def meter_body(
-    *, pool_id: int, currency: str, meter_cents: int, meter_version: int, as_of: datetime | None
+    *,
+    pool_id: int,
+    currency: str,
+    meter_cents: int,
+    meter_version: int,
+    as_of: datetime | None,
+    status: str = PoolStatus.ACTIVE,
 ) -> Meter:
     """The meter as displays and terminals see it (`jackpot.bodies.Meter`): whole cents, its
     version and time.
@@ -217,6 +297,7 @@ def meter_body(
         currency=currency,
         sequence=meter_version,
         as_of=as_of,
+        status=PoolStatus(status),
     )
 
 
@@ -231,7 +312,7 @@ def pool_meter(*, pool_id: int) -> Meter:
         "id = %s",
         [pool_id],
         for_update=False,
-        only=("currency", "meter_units", "meter_version", "meter_changed_at"),
+        only=("currency", "meter_units", "meter_version", "meter_changed_at", "status"),
     )
     if pool is None:
         raise Pool.DoesNotExist(pool_id)
@@ -241,4 +322,5 @@ def pool_meter(*, pool_id: int) -> Meter:
         meter_cents=pool.meter_cents,
         meter_version=pool.meter_version,
         as_of=pool.meter_changed_at,
+        status=pool.status,
     )

@@ -40,7 +40,15 @@ from jackpot import display, meter
 from jackpot.accounting import Posting
 from jackpot.bodies import Meter
 from jackpot.meter import meter_body, pool_meter
-from jackpot.models import Award, AwardKind, AwardStatus, Pool, Transfer, TransferCode
+from jackpot.models import (
+    Award,
+    AwardKind,
+    AwardStatus,
+    Pool,
+    PoolStatus,
+    Transfer,
+    TransferCode,
+)
 from tables.rules.paytables import CURRENT, PaytableSet, get_progressive_paytable
 from tables.rules.progressive import ENVY, ProgressiveAward, RoundAward, fixed_award_cents
 
@@ -77,7 +85,9 @@ def paytables(terms: Terms) -> PaytableSet:
     return PaytableSet(progressive=paytable)
 
 
-def _meter_changed(pool: Pool, meter_cents: int, meter_version: int, now: datetime) -> Meter:
+def _meter_changed(
+    pool: Pool, meter_cents: int, meter_version: int, now: datetime, status: str
+) -> Meter:
     """The meter after a change, as the answer shows it; the signs get it after commit."""
     body = meter_body(
         pool_id=pool.pk,
@@ -85,9 +95,34 @@ def _meter_changed(pool: Pool, meter_cents: int, meter_version: int, now: dateti
         meter_cents=meter_cents,
         meter_version=meter_version,
         as_of=now,
+        status=status,
     )
     display.meter_changed(pool.pk, body)
     return body
+
+
+def refuse_unless_active(pool_id: int, *, param: str | None, doing: str) -> None:
+    """409 `pool_suspended` (naming the suspension: its reason and since when) or `pool_stopped`
+    when the pool is not active, as its row reads now (`jackpot.lifecycle`); `doing` says what
+    was refused."""
+    found = Pool.objects.filter(pk=pool_id).values_list("status", "status_reason", "status_since")
+    row = found.first()
+    if row is None or row[0] == PoolStatus.ACTIVE:
+        return
+    status, reason, since = row
+    when = since.isoformat() if since is not None else "?"
+    if status == PoolStatus.SUSPENDED:
+        raise Conflict(
+            "pool_suspended",
+            f"pool {pool_id} is suspended since {when} ({reason}): {doing}; nothing was written. "
+            "It plays on without the progressive until an admin resumes it",
+            param=param,
+        )
+    raise Conflict(
+        "pool_stopped",
+        f"pool {pool_id} was stopped for good on {when} ({reason}): {doing}; nothing was written",
+        param=param,
+    )
 
 
 def _count_after_commit(count: Callable[[], None]) -> None:
@@ -137,9 +172,12 @@ def take_stakes(
 ) -> StakesTaken:
     """Raise the meter and the reserve by `stakes` stakes of `stake_cents`, the stake the round
     was validated and recorded with (the pool row lock, held to commit), and say where each cent
-    went. A 409 `stake_changed` when the pool's stake changed since: nothing is taken."""
+    went. A 409 `stake_changed` when the pool's stake changed since, `pool_suspended` or
+    `pool_stopped` when the pool is no longer active (the row's own check, under its lock):
+    nothing is taken."""
     split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents, now=now)
     if split is None:
+        refuse_unless_active(pool.pk, param="seats", doing="it takes no progressive stake")
         raise Conflict(
             "stake_changed",
             f"pool {pool.pk}'s progressive stake is no longer {stake_cents} cents; nothing was "
@@ -160,7 +198,7 @@ def take_stakes(
             Posting(TransferCode.CONTRIBUTION_RESERVE, split.reserve_cents - carry, round_pk),
             Posting(TransferCode.SUB_CENT_CARRY, carry, round_pk),
         ]
-    body = _meter_changed(pool, split.meter_after_cents, split.meter_version, now)
+    body = _meter_changed(pool, split.meter_after_cents, split.meter_version, now, "active")
     _count_after_commit(lambda: _count_stakes(pool.pk, stakes, stake_cents))
     return StakesTaken(
         stakes=stakes,
@@ -249,7 +287,10 @@ def grant_awards(
             postings.append(Posting(code, award.amount_cents, round_pk, award.pk, pending))
     if hit is None:
         return AwardsGranted(tuple(awards), tuple(postings), pool_meter(pool_id=pool.pk), None)
-    body = _meter_changed(pool, hit.meter_after_cents, hit.meter_version, now)
+    # A round opened before a suspension settles on its terms (compliance 48): its hit is won,
+    # and the sign keeps saying the pool is suspended (read under the row lock the hit holds).
+    status = Pool.objects.filter(pk=pool.pk).values_list("status", flat=True).get()
+    body = _meter_changed(pool, hit.meter_after_cents, hit.meter_version, now, status)
     return AwardsGranted(tuple(awards), tuple(postings), body, hit.meter_version)
 
 

@@ -53,6 +53,9 @@ from jackpot.ledger import ADMIN_CHAIN, pool_chain
 from jackpot.models import AWARD_GRANTED_BY, Award, AwardStatus, Pool, Transfer
 from jackpot.staff_records import ACCOUNT_KINDS, RECORDED, StaffRecords
 
+#: The events that set a pool's status (`jackpot.lifecycle`), each saying the new one.
+LIFE_KINDS = frozenset({"pool.suspended", "pool.resumed", "pool.stopped"})
+
 #: What an award step records of its user, by the status it moves the award to.
 STEP_FIELDS = {
     AwardStatus.VERIFIED: ("verified_by", "verified_at"),
@@ -301,6 +304,11 @@ class Projections:
             )
             seen.chains.add(event.chain)
             self.pools[int(payload["pool"])] = seen
+        elif event.kind in LIFE_KINDS:
+            pool = self.pools.get(int(payload.get("pool", 0)))
+            if pool is not None:
+                pool.fields["status"] = payload.get("status")
+                pool.said(event)
         elif event.kind == "pool.changed":
             pool = self.pools.get(int(payload.get("pool", 0)))
             if pool is not None:
@@ -504,7 +512,7 @@ class Projections:
 
     def _pool_problems(self, broken_chains: set[str]) -> list[Problem]:
         found = []
-        for row in Pool.objects.order_by("pk").values("pk", *POOL_FIELDS):
+        for row in Pool.objects.order_by("pk").values("pk", "status", *POOL_FIELDS):
             seen = self.pools.get(row["pk"])
             if seen is None:
                 found.append(
@@ -513,12 +521,15 @@ class Projections:
                 continue
             if seen.chains & broken_chains:
                 continue
-            for name in POOL_FIELDS:
-                if row[name] != seen.fields[name]:
+            # A pool's status as its life's events say (jackpot.lifecycle); active from its
+            # creation, and in a checkpoint made before the status existed.
+            expected = {"status": "active", **seen.fields}
+            for name in (*POOL_FIELDS, "status"):
+                if row[name] != expected[name]:
                     found.append(
                         Problem(
                             f"pool {row['pk']}: {name} is {_show(row[name])}, the journal says "
-                            f"{_show(seen.fields[name])} "
+                            f"{_show(expected[name])} "
                             f"(chain {seen.chain} sequence {seen.sequence})",
                             seen.chain,
                             seen.sequence,

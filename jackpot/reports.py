@@ -4,9 +4,9 @@ The meter identity recomputes the meter counter from first principles, independe
 counter itself: every stake ever taken adds exactly `stake_cents * meter_share_bp` units (voided
 rounds included: the meter keeps its share), and the only other movements are the seed and the
 resets (in), voided jackpots (in), jackpots won (out) and the resets voided jackpots give back
-(out), all in whole cents. It holds to the
-unit while the pool's stake and shares have not changed since its creation, which the admin
-guarantees while tables are open.
+(out), a stop's meter moved out (out) or a stopped pool's received (in), all in whole cents. It
+holds to the unit while the pool's stake and shares have not changed since its creation, which
+the admin guarantees while tables are open.
 
 The figures come from a verification's walk (`jackpot.verification.Report.state`: the newest
 checkpoint's, plus what was added since), never from a sum over the whole journal: the balances,
@@ -78,11 +78,23 @@ def pool_report(
 
     cents_in = sum(
         by_code.get(code, 0)
-        for code in (Code.POOL_SEED, Code.RESET_RESERVE, Code.RESET_HOUSE, Code.AWARD_VOID_METER)
+        for code in (
+            Code.POOL_SEED,
+            Code.RESET_RESERVE,
+            Code.RESET_HOUSE,
+            Code.AWARD_VOID_METER,
+            Code.STOP_METER_IN,
+        )
     )
     cents_out = sum(
         by_code.get(code, 0)
-        for code in (Code.JACKPOT_HIT, Code.VOID_RESET_RESERVE, Code.VOID_RESET_HOUSE)
+        for code in (
+            Code.JACKPOT_HIT,
+            Code.VOID_RESET_RESERVE,
+            Code.VOID_RESET_HOUSE,
+            Code.STOP_METER_ORPHAN,
+            Code.STOP_METER_OUT,
+        )
     )
     expected_units = (cents_in - cents_out) * UNITS_PER_CENT + (
         stakes_count * pool.stake_cents * pool.meter_share_bp
@@ -114,8 +126,8 @@ def pool_report(
         hit_count=awards[AwardKind.ROYAL_FLUSH].count if AwardKind.ROYAL_FLUSH in awards else 0,
         last_hits=[_hit(hit) for hit in hits.order_by("-created_at", "-sequence")[:LAST_HITS]],
         meter_identity=MeterIdentity.model_construct(
-            formula="units = (seed + resets + voided jackpots - jackpots won"
-            " - voided jackpots' resets) x 10,000"
+            formula="units = (seed + resets + voided jackpots + meters received - jackpots won"
+            " - voided jackpots' resets - meter stopped) x 10,000"
             " + stakes x stake_cents x meter_share_bp",
             expected_units=expected_units,
             meter_units=pool.meter_units,

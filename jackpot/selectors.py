@@ -285,7 +285,8 @@ def change_list(*, pool: Pool, query: ParameterChangeQuery) -> ParameterChangePa
     """A page of the pool's changes (its parameters, the tables moved to it), newest first, of
     one status if asked."""
     changes = ParameterChange.objects.filter(
-        pool=pool, kind__in=[ChangeKind.POOL_PARAMETERS, ChangeKind.TABLE_MOVE]
+        pool=pool,
+        kind__in=[ChangeKind.POOL_PARAMETERS, ChangeKind.POOL_STOP, ChangeKind.TABLE_MOVE],
     ).select_related("proposed_by", "decided_by")
     if query.status is not None:
         changes = changes.filter(status=query.status)

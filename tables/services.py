@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from config.errors import ApiError, Conflict, NotFound
 from jackpot import changes, ledger, locks
-from jackpot.models import ChangeKind, ParameterChange, Pool
+from jackpot.models import ChangeKind, ParameterChange, Pool, PoolStatus
 from jackpot.tokens import issue_token
 from tables.models import Game, Round, RoundState, Table, Terminal
 
@@ -145,6 +145,7 @@ def table_move_propose(
         )
     if table.pool_id == (pool and pool.pk):
         raise ApiError("no_change", f"table {table_id} already feeds this pool", param="pool")
+    _refuse_a_stopped_pool(pool.pk if pool is not None else None)
     return changes.propose(
         kind=ChangeKind.TABLE_MOVE,
         pool=pool,
@@ -178,6 +179,7 @@ def table_move_approve(*, change_id: int, user: User, note: str = "") -> Paramet
                 param="change",
             )
         _check_move(table)
+        _refuse_a_stopped_pool(change.changes["pool"])
         table.pool_id = change.changes["pool"]
         table.full_clean()
         table.save(update_fields=["pool"])
@@ -195,6 +197,16 @@ def table_move_approve(*, change_id: int, user: User, note: str = "") -> Paramet
             },
         )
         return change
+
+
+def _refuse_a_stopped_pool(pool_id: int | None) -> None:
+    """409 `pool_stopped`: no table is linked to a pool stopped for good (jackpot.lifecycle)."""
+    if pool_id is not None and Pool.objects.filter(pk=pool_id, status=PoolStatus.STOPPED).exists():
+        raise Conflict(
+            "pool_stopped",
+            f"pool {pool_id} was stopped for good: no table is linked to it again",
+            param="pool",
+        )
 
 
 def _check_move(table: Table) -> None:

@@ -1,7 +1,8 @@
-"""A pool's parameter changes for admins: propose, list, approve, reject, withdraw.
+"""A pool's parameter changes for admins: propose, list, approve, reject, withdraw; and its life:
+suspend, resume, and the stop proposed by one admin (approved as any of its changes).
 
 Thin: the rules (four eyes, tables closed, a stale proposal) and the audit events are
-`jackpot.changes`'s; the list is `jackpot.selectors.change_list`'s.
+`jackpot.changes`'s and `jackpot.lifecycle`'s; the list is `jackpot.selectors.change_list`'s.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from rest_framework.response import Response
 from config.errors import NotFound
 from config.openapi import query_parameters
 from config.wire import read, read_query
-from jackpot import bodies, changes
+from jackpot import bodies, changes, lifecycle
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
-from jackpot.models import Pool
+from jackpot.models import Pool, PoolStatus
 from jackpot.render import change_body
 from jackpot.selectors import change_list
 
@@ -65,12 +66,12 @@ class PoolChangeApproveView(StaffView):
         operation_id="pool_change_approve",
         request=bodies.ChangeApproval,
         responses={200: bodies.ParameterChange},
-        summary="Approve and apply a proposed change: another admin than its proposer, with the "
-        "pool's tables closed (admins)",
+        summary="Approve and apply a proposed change (parameters, or the pool's stop): another "
+        "admin than its proposer, with the pool's tables closed (admins)",
     )
     def post(self, request: Request, pool: int, change: int) -> Response:
         approval = read(bodies.ChangeApproval, request.data if request.data else {})
-        applied = changes.change_approve(
+        applied = lifecycle.pool_change_approve(
             pool_id=_pool(pool).pk,
             change_id=change,
             user=self.staff(request),
@@ -114,3 +115,69 @@ class PoolChangeWithdrawView(StaffView):
             note=withdrawal.note or "",
         )
         return Response(change_body(withdrawn).model_dump(mode="json"))
+
+
+def _life(pool: Pool) -> bodies.PoolLife:
+    return bodies.PoolLife.model_construct(
+        pool=pool.pk,
+        status=PoolStatus(pool.status),
+        reason=pool.status_reason,
+        since=pool.status_since,
+    )
+
+
+class PoolSuspendView(StaffView):
+    permission_classes = ADMINS
+
+    @extend_schema(
+        operation_id="pool_suspend",
+        request=bodies.PoolStatusChange,
+        responses={200: bodies.PoolLife},
+        summary="Suspend a pool (a technical fault): tables play on without the progressive, "
+        "nothing is payable, the sign says suspended (one admin)",
+    )
+    def post(self, request: Request, pool: int) -> Response:
+        asked = read(bodies.PoolStatusChange, request.data if request.data else {})
+        done = lifecycle.pool_suspend(
+            pool_id=_pool(pool).pk, reason=asked.reason, user=self.staff(request)
+        )
+        return Response(_life(done).model_dump(mode="json"))
+
+
+class PoolResumeView(StaffView):
+    permission_classes = ADMINS
+
+    @extend_schema(
+        operation_id="pool_resume",
+        request=bodies.PoolStatusChange,
+        responses={200: bodies.PoolLife},
+        summary="Resume a suspended pool: stakes and payments again, no figure changed (one admin)",
+    )
+    def post(self, request: Request, pool: int) -> Response:
+        asked = read(bodies.PoolStatusChange, request.data if request.data else {})
+        done = lifecycle.pool_resume(
+            pool_id=_pool(pool).pk, reason=asked.reason, user=self.staff(request)
+        )
+        return Response(_life(done).model_dump(mode="json"))
+
+
+class PoolStopView(StaffView):
+    permission_classes = ADMINS
+
+    @extend_schema(
+        operation_id="pool_stop_propose",
+        request=bodies.PoolStopProposal,
+        responses={201: bodies.ParameterChange},
+        summary="Propose to stop a pool for good, naming where its liability goes; another admin "
+        "approves it (POST .../changes/{change}/approve) (admins)",
+    )
+    def post(self, request: Request, pool: int) -> Response:
+        proposal = read(bodies.PoolStopProposal, request.data if request.data else {})
+        change = lifecycle.pool_stop_propose(
+            pool_id=_pool(pool).pk,
+            to=proposal.to,
+            to_pool=proposal.to_pool,
+            reason=proposal.reason,
+            user=self.staff(request),
+        )
+        return Response(change_body(change).model_dump(mode="json"), status=201)

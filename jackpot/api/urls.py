@@ -12,6 +12,9 @@ urlpatterns = [
         name="pool-liability",
     ),
     path("pools/<int:pool>/changes", changes.PoolChangesView.as_view(), name="pool-changes"),
+    path("pools/<int:pool>/suspend", changes.PoolSuspendView.as_view(), name="pool-suspend"),
+    path("pools/<int:pool>/resume", changes.PoolResumeView.as_view(), name="pool-resume"),
+    path("pools/<int:pool>/stop", changes.PoolStopView.as_view(), name="pool-stop"),
     path(
         "pools/<int:pool>/changes/<int:change>/approve",
         changes.PoolChangeApproveView.as_view(),

@@ -24,18 +24,26 @@ from jackpot.models.checkpoints import (
 )
 from jackpot.models.exports import ExportJob, ExportStatus
 from jackpot.models.identity import CommitProbe, DatabaseIdentity
-from jackpot.models.ledger import AWARD_GRANTED_BY, Account, AccountKind, Transfer, TransferCode
+from jackpot.models.ledger import (
+    AWARD_GRANTED_BY,
+    REPEATABLE_CODES,
+    Account,
+    AccountKind,
+    Transfer,
+    TransferCode,
+)
 from jackpot.models.outbox import (
     DeliveryStatus,
     OutboxMessage,
     OutboxStatus,
     WebhookDelivery,
 )
-from jackpot.models.pool import UNITS_PER_CENT, Pool
+from jackpot.models.pool import UNITS_PER_CENT, Pool, PoolStatus
 from jackpot.models.winners import DocumentType, WinnerIdentity
 
 __all__ = [
     "AWARD_GRANTED_BY",
+    "REPEATABLE_CODES",
     "STAFF_KINDS",
     "UNITS_PER_CENT",
     "Account",
@@ -59,6 +67,7 @@ __all__ = [
     "ParameterChange",
     "PaymentMethod",
     "Pool",
+    "PoolStatus",
     "SealedTOTPDevice",
     "StaffSecurity",
     "StaffToken",

@@ -4,6 +4,8 @@ Compliance 16, 17, 36, 40 and 47. Each `kind` is something one admin must not do
 - `pool.parameters`: what a pool pays and takes (stake, shares, seed, paytable), its name and its
   verification threshold, applied while none of the pool's tables is open for play;
 - `pool.create`: a new pool (`pool` is set when it is applied);
+- `pool.stop`: a pool stopped for good (`pool`), its disposition in `changes` (`to`: `pool` with
+  `to_pool`, or `orphan`), applied by `jackpot.lifecycle`;
 - `table.move`: a table linked to a pool, moved to another or unlinked (`pool` is the pool it
   goes to, None to unlink);
 - `staff.create`, `staff.access` (roles, `is_staff`, `is_superuser`, reactivation) and
@@ -36,6 +38,7 @@ class ChangeStatus(models.TextChoices):
 class ChangeKind(models.TextChoices):
     POOL_PARAMETERS = "pool.parameters", "A pool's parameters"
     POOL_CREATE = "pool.create", "A new pool"
+    POOL_STOP = "pool.stop", "A pool stopped for good, its liability moved (its disposition)"
     TABLE_MOVE = "table.move", "A table linked to a pool, moved or unlinked"
     STAFF_CREATE = "staff.create", "A new staff account"
     STAFF_ACCESS = "staff.access", "A staff account's roles, flags or reactivation"
@@ -101,7 +104,8 @@ class ParameterChange(models.Model):
             # A pool's parameters name their pool; a staff change other than a creation names its
             # subject from the start, a creation once applied.
             models.CheckConstraint(
-                condition=~Q(kind=ChangeKind.POOL_PARAMETERS) | Q(pool__isnull=False),
+                condition=~Q(kind__in=[ChangeKind.POOL_PARAMETERS, ChangeKind.POOL_STOP])
+                | Q(pool__isnull=False),
                 name="change_parameters_pool",
             ),
             models.CheckConstraint(

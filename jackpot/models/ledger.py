@@ -18,6 +18,8 @@ class AccountKind(models.TextChoices):
     AWARDS_PENDING = "awards_pending", "Awards awaiting verification"
     PAYABLE = "payable", "Awards approved, owed to players"
     PAID = "paid", "Awards paid to players"
+    ORPHAN = "orphan", "A stopped pool's liability owed to no pool: unclaimed progressive money"
+    MOVED = "moved", "Liability moved between pools by a stop: + in the stopped pool, - in its heir"
 
 
 class TransferCode(models.TextChoices):
@@ -38,7 +40,17 @@ class TransferCode(models.TextChoices):
     AWARD_VOID_HOUSE = "award_void_house", "Voided fixed award back to the house"
     VOID_RESET_RESERVE = "void_reset_reserve", "Voided jackpot: its reset back to the reserve"
     VOID_RESET_HOUSE = "void_reset_house", "Voided jackpot: its reset back to the house"
+    STOP_METER_ORPHAN = "stop_meter_orphan", "Pool stopped: its meter to the orphan account"
+    STOP_RESERVE_ORPHAN = "stop_reserve_orphan", "Pool stopped: its reserve to the orphan account"
+    STOP_METER_OUT = "stop_meter_out", "Pool stopped: its meter moved to another pool"
+    STOP_RESERVE_OUT = "stop_reserve_out", "Pool stopped: its reserve moved to another pool"
+    STOP_METER_IN = "stop_meter_in", "A stopped pool's meter received on this pool's meter"
+    STOP_RESERVE_IN = "stop_reserve_in", "A stopped pool's reserve received on this reserve"
     CORRECTION = "correction", "Correction by a new entry"
+
+
+#: Codes a pool may receive more than once with no round nor award (one per pool stopped into it).
+REPEATABLE_CODES = ("correction", "stop_meter_in", "stop_reserve_in")
 
 
 # The transfers that grant an award (its audit event is the award's birth certificate).
@@ -87,7 +99,7 @@ class Transfer(models.Model):
                 F("code"),
                 Coalesce(F("round"), Value(0)),
                 Coalesce(F("award"), Value(0)),
-                condition=~Q(code="correction"),
+                condition=~Q(code__in=REPEATABLE_CODES),
                 name="transfer_once_per_round_code_award",
             ),
         ]

@@ -3,7 +3,13 @@
 Invariants (CHECK constraints): the stake is positive; the seed is at least one cent (a jackpot
 wins the whole meter, which a hit resets to the seed and only a hit lowers, so no jackpot is ever
 0 cents); meter and reserve shares are basis points that add up to at most 10,000 (the house keeps
-the rest); the hot counters never go negative.
+the rest); the hot counters never go negative; the status is one of `PoolStatus`.
+
+The status (`jackpot.lifecycle`, compliance 36): `active` takes stakes and pays awards;
+`suspended` (a technical fault, one admin) takes no progressive stake and makes nothing payable
+until resumed; `stopped` (decommissioned, two admins) takes no stake ever again, its meter and
+reserve moved out by journal entries. It changes only by a single `UPDATE` under the pool row
+lock (`jackpot.meter.set_status`, `stop_counters`), never from `stopped`.
 """
 
 from django.core.validators import MinValueValidator
@@ -15,6 +21,12 @@ from tables.rules.paytables import CURRENT as CURRENT_PAYTABLES
 # The meter and the reserve keep sub-cent precision: a share of `stake_cents * share_bp / 10_000`
 # cents is exactly `stake_cents * share_bp` units, so no fraction of a cent is ever dropped.
 UNITS_PER_CENT = 10_000
+
+
+class PoolStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    SUSPENDED = "suspended", "Suspended (a technical fault): no progressive stake, nothing payable"
+    STOPPED = "stopped", "Stopped for good: its liability moved out"
 
 
 class Pool(models.Model):
@@ -53,6 +65,13 @@ class Pool(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # The pool's life (jackpot.lifecycle): what it is, why and since when.
+    status = models.CharField(
+        max_length=10, choices=PoolStatus.choices, default=PoolStatus.ACTIVE, db_default="active"
+    )
+    status_reason = models.CharField(max_length=500, blank=True, default="", db_default="")
+    status_since = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(stake_cents__gt=0), name="pool_stake_positive"),
@@ -67,6 +86,10 @@ class Pool(models.Model):
             ),
             models.CheckConstraint(condition=Q(meter_units__gte=0), name="pool_meter_nonneg"),
             models.CheckConstraint(condition=Q(reserve_units__gte=0), name="pool_reserve_nonneg"),
+            models.CheckConstraint(
+                condition=Q(status__in=["active", "suspended", "stopped"]),
+                name="pool_status_known",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -103,6 +103,11 @@ _WORDS: dict[str, dict[str, str]] = {
         "alarm": "alerte",
         "voids_in_shift": "dans l'équipe",
         "voids_in_window": "sur la période",
+        "life": "État\u00a0:",
+        "life_active": "actif",
+        "life_suspended": "suspendu",
+        "life_stopped": "arrêté",
+        "life_since": "depuis le",
     },
     "en": {
         "locale": "en-GB",
@@ -169,6 +174,11 @@ _WORDS: dict[str, dict[str, str]] = {
         "alarm": "alarm",
         "voids_in_shift": "in the shift",
         "voids_in_window": "over the window",
+        "life": "Status:",
+        "life_active": "active",
+        "life_suspended": "suspended",
+        "life_stopped": "stopped",
+        "life_since": "since",
     },
 }
 
@@ -244,7 +254,12 @@ def audit_pool(request: HttpRequest, pool: int) -> HttpResponse:
     return staff_page(
         request,
         "pages/audit_pool.html",
-        {"pool": found, "days": days, "liability": _liability_links(pool, lang)},
+        {
+            "pool": found,
+            "days": days,
+            "liability": _liability_links(pool, lang),
+            "life": TEXT[lang][f"life_{found.status}"],
+        },
         lang=lang,
         text=TEXT[lang],
         script="audit.js",

@@ -345,6 +345,28 @@ SEMANTIC_REFUSALS = [
     Refusal(409, "change_wrong_status", "the change was already decided"),
     Refusal(409, "void_requested", "the jackpot's void is requested: the award's state"),
     Refusal(409, "void_not_requested", "no void is requested: the award's state"),
+    # A pool's life (jackpot.lifecycle): its status, which a generated suspension sets.
+    Refusal(409, "pool_suspended", "the pool is suspended: the pool's state, not the body's"),
+    Refusal(409, "pool_stopped", "the pool was stopped for good: the pool's state"),
+    Refusal(
+        409,
+        "pool_not_suspended",
+        "only a suspended pool is resumed: the pool's state",
+        operations=frozenset({"pool_resume"}),
+    ),
+    Refusal(
+        409,
+        "pool_awards_unpaid",
+        "a stop waits for the pool's awards to be paid or void: their state",
+        operations=frozenset({"pool_change_approve"}),
+    ),
+    Refusal(
+        400,
+        "invalid_disposition",
+        "a stop names another active pool with `to` pool, none with `to` orphan: a cross-field "
+        "rule, and other pools' state",
+        operations=frozenset({"pool_stop_propose"}),
+    ),
 ]
 
 

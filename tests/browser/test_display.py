@@ -214,3 +214,24 @@ def test_english_and_nothing_fetched_from_elsewhere(live_service, floor, page, s
     screenshot("display-english")
     assert requested and all(url.startswith(live_service.url) for url in requested)
     assert page.console_errors == []
+
+
+def test_a_suspended_pool_says_so_instead_of_the_amount(live_service, floor, page, screenshot):
+    from jackpot.lifecycle import pool_resume, pool_suspend
+
+    admin = get_user_model().objects.create(username="ana")
+    open_sign(page, live_service, floor.pool_id)
+    amount = page.locator("#amount")
+    expect(amount).to_have_attribute("data-cents", str(SEED_CENTS))
+
+    pool_suspend(pool_id=floor.pool_id, reason="meter fault", user=admin)
+    expect(page.locator("body")).to_have_attribute("data-pool", "suspended", timeout=WAIT_MS)
+    expect(amount).to_have_text("SUSPENDU")
+    expect(page.locator("#status")).to_contain_text("sans mise progressive")
+    assert not re.search(r"\d", amount.inner_text()), "no figure while suspended"
+    screenshot("display-suspended")
+
+    pool_resume(pool_id=floor.pool_id, reason="fixed", user=admin)
+    expect(page.locator("body")).to_have_attribute("data-pool", "active", timeout=WAIT_MS)
+    expect(amount).to_have_attribute("data-cents", str(SEED_CENTS))
+    expect(page.locator("#status")).to_have_text("")

@@ -117,3 +117,24 @@ def test_a_path_that_went_back_to_an_earlier_lock_would_be_caught():
         _lock_of("UPDATE jackpot_auditchain SET sequence = sequence + 1 WHERE key = 'pool-3'")
         == Lock.POOL_CHAIN
     )
+
+
+def test_a_pools_suspension_and_its_stop_take_their_locks_in_the_one_order(django_user_model):
+    from jackpot.lifecycle import pool_stop_approve, pool_stop_propose, pool_suspend
+
+    stopped, heir = make_floor(), make_floor()
+    ana, bob = (django_user_model.objects.create(username=n) for n in ("ana", "bob"))
+    with CaptureQueriesContext(connection) as suspending:
+        pool_suspend(pool_id=stopped.pool_id, reason="a fault", user=ana)
+    for terminal in stopped.uth:
+        table_update(table_id=terminal.table_id, changes={"enabled": False}, actor="test")
+    change = pool_stop_propose(
+        pool_id=stopped.pool_id, to="pool", to_pool=heir.pool_id, reason="closing", user=ana
+    )
+    with CaptureQueriesContext(connection) as approving:
+        pool_stop_approve(pool_id=stopped.pool_id, change_id=change.pk, user=bob)
+    assert _locks(suspending) == [Lock.POOL, Lock.POOL_CHAIN]
+    locks = _locks(approving)
+    assert sorted(set(locks)) == [Lock.TABLE, Lock.POOL, Lock.POOL_CHAIN]
+    assert locks.count(Lock.POOL_CHAIN) == 2  # the stopped pool's chain, then its heir's
+    assert _in_order(locks), locks

@@ -232,7 +232,7 @@ def test_a_pool_added_in_the_admin_gets_its_accounts_and_seed(admin_client, djan
     proposal = ParameterChange.objects.get(kind="pool.create")
     pool_create_approve(change_id=proposal.pk, user=_admin(django_user_model, "root2"))
     pool = Pool.objects.get(name="Second pool")
-    assert pool.meter_cents == 250_000 and pool.accounts.count() == 7
+    assert pool.meter_cents == 250_000 and pool.accounts.count() == 9
     from tests.conftest import assert_journal_ok
 
     assert assert_journal_ok()["balances"][str(pool.pk)]["meter"] == 250_000

@@ -142,5 +142,7 @@ def test_the_ledger_matches_an_independent_model(
             "awards_pending": pending,
             "payable": payable,
             "paid": 0,
+            "orphan": 0,
+            "moved": 0,
         }
     assert Award.objects.filter(pool_id=floor.pool_id).count() == awards_expected

@@ -17,7 +17,7 @@ from tests.workers import wait_for
 
 
 def _cached_versions(pool_id: int) -> tuple[int, int] | None:
-    _, _, identity, _ = display._committed(pool_id) or (0, 0, "", 0)
+    _, _, identity, *_ = display._committed(pool_id) or (0, 0, "", 0, "")
     held = redis_client().hgetall(display._key(identity, pool_id))
     if b"meter:version" not in held or b"awards:version" not in held:
         return None
@@ -34,7 +34,7 @@ def test_beat_republishes_the_signs_figures_from_postgresql(celery_worker):
     terminal = floor.uth[0]
     assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code == 201
     # Redis lost the sign's key (evicted, restarted empty, or down when the round committed).
-    _, _, identity, _ = display._committed(floor.pool_id)
+    _, _, identity, *_ = display._committed(floor.pool_id)
     redis_client().delete(display._key(identity, floor.pool_id))
     assert _cached_versions(floor.pool_id) is None
 
@@ -50,7 +50,7 @@ def test_beat_republishes_the_signs_figures_from_postgresql(celery_worker):
 @pytest.mark.django_db
 def test_a_refresh_never_puts_an_older_figure_over_a_newer_one():
     floor = make_floor(uth_tables=1)
-    _, _, identity, _ = display._committed(floor.pool_id)
+    _, _, identity, *_ = display._committed(floor.pool_id)
     key = display._key(identity, floor.pool_id)
     meter_version, award_version = _committed_versions(floor.pool_id)
     # A publisher already wrote a newer meter than this refresh reads (it committed after).

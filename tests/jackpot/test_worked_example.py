@@ -73,6 +73,8 @@ def test_worked_example_every_account_after_every_step():
         "awards_pending": 0,
         "payable": 0,
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
 
     # --- Step 1: round R1 opens at table A with 3 progressive stakes -------------------------
@@ -109,6 +111,8 @@ def test_worked_example_every_account_after_every_step():
         "awards_pending": 0,
         "payable": 0,
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
 
     # --- Step 2: round R2 opens at table B with 2 progressive stakes -------------------------
@@ -141,6 +145,8 @@ def test_worked_example_every_account_after_every_step():
         "awards_pending": 0,
         "payable": 0,
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
 
     # --- Step 3: R1 settles: a full house and a four of a kind, both under the threshold -----
@@ -173,6 +179,8 @@ def test_worked_example_every_account_after_every_step():
         "awards_pending": 0,
         "payable": 55_000,  # 5,000 + 50,000
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
     assert _awards(pool_id) == [
         (1, "R1", 1, "full_house", 5_000, "approved"),
@@ -216,6 +224,8 @@ def test_worked_example_every_account_after_every_step():
         "awards_pending": 100_312,  # the jackpot waits for a supervisor
         "payable": 105_000,  # 55,000 + 50,000
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
     assert _awards(pool_id)[2:] == [
         (3, "R2", 1, "royal_flush", 100_312, "pending"),
@@ -247,6 +257,8 @@ def test_worked_example_every_account_after_every_step():
         "awards_pending": 100_312,
         "payable": 105_000,
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
 
     # --- Step 6: R3 is voided (misdeal): the house refunds the stake, the meter keeps its share -
@@ -265,6 +277,8 @@ def test_worked_example_every_account_after_every_step():
         "awards_pending": 100_312,
         "payable": 105_000,
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
 
     # --- Step 7: R4 opens at table B with 3 stakes (seat 4 plays without the progressive) -----
@@ -304,6 +318,8 @@ def test_worked_example_every_account_after_every_step():
         "awards_pending": 100_312,
         "payable": 105_000,
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
 
     # --- Step 8: R4 settles with a royal flush on the board: the community royal ---------------
@@ -339,6 +355,8 @@ def test_worked_example_every_account_after_every_step():
         "awards_pending": 1_600_312,  # 100,312 + 1,500,000
         "payable": 105_000,
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
     assert _awards(pool_id) == [
         (1, "R1", 1, "full_house", 5_000, "approved"),

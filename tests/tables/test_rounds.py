@@ -53,6 +53,8 @@ def test_open_locks_bets_and_raises_the_meter(floor):
         "awards_pending": 0,
         "payable": 0,
         "paid": 0,
+        "orphan": 0,
+        "moved": 0,
     }
 
 

@@ -3,7 +3,8 @@
    answer, "live" while answers come, "offline" when none has come for offlineAfterMs, or at once
    when the service answers 503 (the progressive is closed: its database cannot be reached, so no
    figure is committed to show); then the amount is taken off the screen until the next full
-   answer. Money stays in integer cents: it is
+   answer. A pool suspended or stopped (the meter's `status`) shows that word instead of the
+   amount (body data-pool). Money stays in integer cents: it is
    formatted digit by digit, never divided into a float. */
 (function () {
   "use strict";
@@ -121,10 +122,26 @@
   }
 
   // --- rendering an answer ----------------------------------------------------------------------
+  // A pool that is not active (suspended by a fault, or stopped for good) shows its status in
+  // place of the amount: no figure is offered as a jackpot that takes no stake.
   function renderMeter(answer) {
     meter = answer;
     setState("live");
-    countTo(answer.amount_cents);
+    var status = answer.status || "active";
+    var was = body.dataset.pool;
+    body.dataset.pool = status;
+    if (status !== "active") {
+      if (animation) cancelAnimationFrame(animation);
+      animation = null;
+      shownCents = null;
+      delete amountEl.dataset.cents;
+      amountEl.textContent = text[status];
+      statusEl.textContent = text[status + "_detail"];
+      fitAmount();
+    } else {
+      if (was && was !== "active") statusEl.textContent = "";
+      countTo(answer.amount_cents);
+    }
     renderHits(answer.recent_hits || (answer.last_hit ? [answer.last_hit] : []));
     renderPending(answer);
   }
