@@ -182,6 +182,7 @@ class PoolAdmin(FilesProposals):
         "seed_cents",
         "verification_threshold_cents",
         "paytable_version",
+        "surveillance_required",
     )
     readonly_fields = (
         "currency",

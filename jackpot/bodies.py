@@ -25,13 +25,18 @@ from jackpot.models import (
     ChangeStatus,
     DeliveryStatus,
     ExportStatus,
+    ReferralOutcome,
     TransferCode,
+    Verdict,
     VerificationStatus,
     VerificationTrigger,
 )
 from tables.rules import paytables as rules
 
 MAX_TEXT = 500  # a note's or a reason's characters
+
+# An enum in a JSON body is its value as text (strict models would want the enum object itself).
+_Text = Field(strict=False)
 
 Cents = int  # integer euro cents, everywhere
 Id = Annotated[int, Field(ge=1)]
@@ -79,9 +84,37 @@ class DisplayMeter(SignAwards, Meter):  # the meter's fields first (pydantic: th
 # --- awards -----------------------------------------------------------------------------------
 
 
+class ReferralDecided(Body):
+    """A manager's decision on a referral: clear (on to approval) or void (the void started)."""
+
+    outcome: ReferralOutcome
+    decided_by: str
+    decided_at: Instant
+    reason: str
+
+
+class Review(Body):
+    """Surveillance's latest video review of an award: who, when, the camera and the footage
+    range (UTC), the verdict, and for a referral its reason and the manager's decision."""
+
+    model_config = ConfigDict(serialize_by_alias=True)  # `from` in answers too
+
+    id: Id
+    reviewer: str
+    reviewed_at: Instant
+    camera: str
+    from_: Annotated[Instant, Field(alias="from", description="the footage reviewed, from")]
+    to: Annotated[Instant, Field(description="the footage reviewed, to")]
+    verdict: Verdict
+    reason: str = Field(description="why it was referred (empty for a confirmation)")
+    note: str
+    decision: ReferralDecided | None = Field(description="a referral's decision; null: none yet")
+
+
 class Award(Body):
     """An award and its way to payment: who verified, approved, paid or voided it, and when; for
-    a jackpot whose void is requested and not yet confirmed, who requested it, when and why."""
+    a jackpot whose void is requested and not yet confirmed, who requested it, when and why;
+    surveillance's latest review, and whether one is required before approval."""
 
     id: Id
     pool: Id
@@ -118,6 +151,10 @@ class Award(Body):
     )
     void_requested_at: Instant | None
     void_request_reason: str
+    surveillance_required: bool = Field(
+        description="a jackpot of a pool requiring it: approved only after a confirmed review"
+    )
+    review: Review | None = Field(description="surveillance's latest review; null: none")
 
 
 class AwardPage(Body):
@@ -144,6 +181,26 @@ class AwardReason(Body):
 
 class NoBody(Body):
     """An empty object (or no body at all)."""
+
+
+class AwardReview(Body):
+    """A surveillance officer's video review: the camera, the footage range reviewed (ISO 8601
+    times with their offset, `from` before `to`), the verdict, a referral's reason (required
+    then) and an optional note."""
+
+    camera: Annotated[NonBlank, Field(max_length=80), Refusal(ErrorCode.INVALID_TEXT)]
+    from_: Annotated[TimeText, Field(alias="from", description="the footage reviewed, from")]
+    to: Annotated[TimeText, Field(description="the footage reviewed, to (after from)")]
+    verdict: Annotated[Verdict, _Text]
+    reason: Note | None = Field(default=None, description="required when referred")
+    note: Note | None = None
+
+
+class AwardReferral(Body):
+    """A manager's decision on surveillance's referral, and why."""
+
+    decision: Annotated[ReferralOutcome, _Text]
+    reason: Note
 
 
 # --- the journal ------------------------------------------------------------------------------
@@ -291,6 +348,9 @@ class PoolConfiguration(Body):
     house_share_bp: Annotated[int, Field(ge=0, le=10_000)]
     seed_cents: Cents
     verification_threshold_cents: Cents
+    surveillance_required: bool = Field(
+        description="a jackpot is approved only after surveillance confirmed it on video"
+    )
     paytable: ProgressivePaytable
     tables: list[Id]
 
@@ -423,6 +483,7 @@ class PoolParameters(Body):
     seed_cents: Annotated[int, Field(ge=0, le=2**62)] | None = None
     verification_threshold_cents: Annotated[int, Field(ge=0, le=2**62)] | None = None
     paytable_version: Annotated[NonBlank, Field(max_length=40)] | None = None
+    surveillance_required: bool | None = None
 
 
 class ChangeProposal(Body):
@@ -444,7 +505,7 @@ class ChangeRejection(Body):
     note: Note
 
 
-ParameterValue = int | str | None
+ParameterValue = bool | int | str | None
 
 
 class ParameterChange(Body):
@@ -516,8 +577,6 @@ class ParameterChangeQuery(Query):
 
 # --- background exports -----------------------------------------------------------------------
 
-# An enum in a JSON body is its value as text (strict models would want the enum object itself).
-_Text = Field(strict=False)
 FilterId = Annotated[int, Field(ge=0, le=2**62)]  # as in the query string (QueryId)
 
 

@@ -13,7 +13,9 @@ An award row and a pool's parameters are projections of events: the rows are not
   `after` (however a change was approved, its application is a `pool.changed` event).
 A user renamed in the admin (`staff.changed`, on the admin chain) keeps their earlier names.
 Staff accounts' powers and live staff tokens are compared with the admin chain's events too
-(`jackpot.staff_records`), unless that chain broke.
+(`jackpot.staff_records`), unless that chain broke, and surveillance's reviews of awards and the
+decisions on its referrals with their events on the pools' chains (`jackpot.surveillance_records`;
+those events change no award's status).
 
 Each problem names the award or pool and the chain and sequence of its last event, so a row
 edited by direct SQL is reported at the point of the chain it contradicts.
@@ -43,11 +45,14 @@ from typing import Any
 from django.db.models import Q
 
 from jackpot.changes import (
+    FIELD_DEFAULTS,
     POOL_FIELDS,  # as `pool.created` records them, `pool.changed` changes them
 )
 from jackpot.ledger import ADMIN_CHAIN, pool_chain
 from jackpot.models import AWARD_GRANTED_BY, Award, AwardStatus, Pool, Transfer
 from jackpot.staff_records import ACCOUNT_KINDS, RECORDED, StaffRecords
+from jackpot.surveillance_records import KINDS as REVIEW_KINDS
+from jackpot.surveillance_records import SurveillanceRecords
 
 #: What an award step records of its user, by the status it moves the award to.
 STEP_FIELDS = {
@@ -239,6 +244,7 @@ class Projections:
         self.totals = Totals()
         self.touched: set[int] = set()  # awards created or stepped by the events observed
         self.staff = StaffRecords()
+        self.surveillance = SurveillanceRecords()
 
     @classmethod
     def resume(cls, carried: dict[str, Any]) -> Projections:
@@ -249,6 +255,8 @@ class Projections:
         projections.renames = [(before, after) for before, after in carried["renames"]]
         projections.totals = Totals(carried["totals"])
         projections.staff = StaffRecords(carried["staff"])
+        # A checkpoint stored before the journal covered surveillance carries none (none existed).
+        projections.surveillance = SurveillanceRecords(carried.get("surveillance"))
         return projections
 
     def carried(self) -> dict[str, Any]:
@@ -264,12 +272,17 @@ class Projections:
             "renames": [list(pair) for pair in self.renames],
             "totals": self.totals.carried(),
             "staff": self.staff.carried(),
+            "surveillance": self.surveillance.carried(),
         }
 
     def observe(self, event: Event) -> None:
         """Take in one event of a chain whose links were verified."""
         payload = event.payload if isinstance(event.payload, dict) else {}
-        if event.kind == "round.settled":
+        if event.kind in REVIEW_KINDS:  # the award keeps its status: no step of its own
+            self.surveillance.observe(
+                event.kind, event.chain, event.sequence, event.at, event.actor, payload
+            )
+        elif event.kind == "round.settled":
             for award in payload.get("awards") or ():
                 seen = _created(event, payload, award)
                 pk = int(award.get("id"))
@@ -282,7 +295,9 @@ class Projections:
             self.steps.append(event)
         elif event.kind == "pool.created":
             seen = Seen(
-                {name: payload.get(name) for name in POOL_FIELDS}, event.chain, event.sequence
+                {name: payload.get(name, FIELD_DEFAULTS.get(name)) for name in POOL_FIELDS},
+                event.chain,
+                event.sequence,
             )
             seen.chains.add(event.chain)
             self.pools[int(payload["pool"])] = seen
@@ -392,6 +407,10 @@ class Projections:
         found += self._pool_problems(broken_chains)
         if ADMIN_CHAIN not in broken_chains:  # else the accounts' last events may be unread
             found += [Problem(message, None, None) for message in self.staff.problems()]
+        found += [
+            Problem(message, chain, sequence)
+            for message, chain, sequence in self.surveillance.problems(broken_chains, self._names)
+        ]
         return found
 
     def _award_problems(

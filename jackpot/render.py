@@ -22,6 +22,9 @@ from jackpot.models import (
     ExportJob,
     ExportStatus,
     ParameterChange,
+    ReferralOutcome,
+    SurveillanceReview,
+    Verdict,
     Verification,
     VerificationStatus,
     VerificationTrigger,
@@ -51,9 +54,49 @@ def winning_five(award: Award, cards: list[str], board: list[str]) -> list[str]:
     return [str(card) for card in hand.best_five]
 
 
+def review_body(review: SurveillanceReview) -> bodies.Review:
+    """A surveillance review as the API shows it, with a referral's decision."""
+    decision = getattr(review, "decision", None)  # the reverse one-to-one: absent without one
+    return bodies.Review.model_construct(
+        id=review.pk,
+        reviewer=review.reviewer.get_username(),
+        reviewed_at=review.reviewed_at,
+        camera=review.camera,
+        from_=review.footage_from,
+        to=review.footage_to,
+        verdict=Verdict(review.verdict),
+        reason=review.reason,
+        note=review.note,
+        decision=None
+        if decision is None
+        else bodies.ReferralDecided.model_construct(
+            outcome=ReferralOutcome(decision.outcome),
+            decided_by=decision.decided_by.get_username(),
+            decided_at=decision.decided_at,
+            reason=decision.reason,
+        ),
+    )
+
+
+#: What `award_body` reads of an award beyond its row, for a list to prefetch
+#: (`prefetch_related(*AWARD_PREFETCH)` with `select_related(*AWARD_RELATED)`).
+AWARD_RELATED = (
+    "pool",
+    "round__table",
+    "verified_by",
+    "approved_by",
+    "paid_by",
+    "voided_by",
+    "void_requested_by",
+)
+AWARD_PREFETCH = ("reviews__reviewer", "reviews__decision__decided_by")
+
+
 def award_body(award: Award) -> bodies.Award:
-    """An award as the API shows it (select_related its round and table, and the five users,
-    when listing many)."""
+    """An award as the API shows it (select_related `AWARD_RELATED` and prefetch
+    `AWARD_PREFETCH` when listing many): with surveillance's latest review."""
+    reviews = list(award.reviews.all())  # prefetched in lists; few (one a jackpot, mostly)
+    latest = max(reviews, key=lambda review: review.pk) if reviews else None
     cards, board = dealt_cards(award)
     return bodies.Award.model_construct(
         id=award.pk,
@@ -85,6 +128,9 @@ def award_body(award: Award) -> bodies.Award:
         void_requested_by=_who(award.void_requested_by),
         void_requested_at=award.void_requested_at,
         void_request_reason=award.void_request_reason,
+        surveillance_required=award.kind == AwardKind.ROYAL_FLUSH
+        and award.pool.surveillance_required,
+        review=None if latest is None else review_body(latest),
     )
 
 

@@ -1,7 +1,7 @@
 """The progressive's data: pools, the double-entry journal, awards, the audit chain, the
 checkpoints of its verification and the verification runs, the two-person changes, staff tokens
 and the staff's forced password changes, the auditors' export
-jobs, the outbox and its webhook deliveries.
+jobs, the outbox and its webhook deliveries, surveillance's reviews of awards.
 
 Design (see docs/accounting.md):
 - A pool's money lives in its accounts; an account's balance is the sum of the transfers that
@@ -32,6 +32,12 @@ from jackpot.models.outbox import (
     WebhookDelivery,
 )
 from jackpot.models.pool import UNITS_PER_CENT, Pool
+from jackpot.models.surveillance import (
+    ReferralDecision,
+    ReferralOutcome,
+    SurveillanceReview,
+    Verdict,
+)
 
 __all__ = [
     "AWARD_GRANTED_BY",
@@ -56,11 +62,15 @@ __all__ = [
     "OutboxStatus",
     "ParameterChange",
     "Pool",
+    "ReferralDecision",
+    "ReferralOutcome",
     "SealedTOTPDevice",
     "StaffSecurity",
     "StaffToken",
+    "SurveillanceReview",
     "Transfer",
     "TransferCode",
+    "Verdict",
     "Verification",
     "VerificationStatus",
     "VerificationTrigger",
