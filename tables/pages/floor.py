@@ -140,8 +140,8 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "verdict_referred": "signalé à un responsable",
         "review_reason": "Motif du signalement (obligatoire s'il est signalé)",
         "review_note": "Note (facultative)",
-        "reviewed": "revue vidéo {verdict} par {user} le {at}, caméra {camera}, images de {from} à "
-        "{to}",
+        "reviewed": "revue vidéo de {user} le {at} : gain {verdict}, caméra {camera}, images de "
+        "{from} à {to}",
         "review_reason_shown": "motif : {reason}",
         "review_needed": "En attente de la revue vidéo de la surveillance.",
         "referral_open": "Signalé par la surveillance : un responsable doit décider.",
@@ -224,7 +224,7 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "verdict_referred": "referred to a manager",
         "review_reason": "Why it is referred (required when referred)",
         "review_note": "Note (optional)",
-        "reviewed": "video review {verdict} by {user} on {at}, camera {camera}, footage {from} to "
+        "reviewed": "video review by {user} on {at}: {verdict}, camera {camera}, footage {from} to "
         "{to}",
         "review_reason_shown": "reason: {reason}",
         "review_needed": "Waiting for surveillance's video review.",

@@ -73,9 +73,8 @@ def test_a_surveillance_officer_reviews_a_jackpot_on_the_queue(
     expect(sam.locator("#message")).to_have_text(
         f"Revue vidéo du gain n°{jackpot['id']} enregistrée."
     )
-    expect(card.locator(".review")).to_contain_text(
-        "signalé à un responsable par sam", timeout=WAIT_MS
-    )
+    expect(card.locator(".review")).to_contain_text("revue vidéo de sam le", timeout=WAIT_MS)
+    expect(card.locator(".review")).to_contain_text("gain signalé à un responsable")
     expect(card.locator("button.review")).to_have_count(0)  # a manager decides now
     expect(bobs.locator(".why")).to_have_text(
         "Signalé par la surveillance : un responsable doit décider.", timeout=WAIT_MS
