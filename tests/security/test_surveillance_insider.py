@@ -21,6 +21,7 @@ from jackpot.models import (
     SurveillanceReview,
     Verdict,
 )
+from tables.verification import keep_checkpoint, verify_full, verify_routine
 from tests.conftest import uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql, verify
 from tests.staff import person, signed_in
@@ -142,3 +143,21 @@ def test_a_decision_forged_in_the_database_is_reported(root, jackpot):
     status, problems = verify()
     assert status != 0
     assert any(f"referral decision {decision.pk}: no event recorded it" in p for p in problems)
+
+
+def test_a_review_edited_after_a_checkpoint_is_reported_by_the_routine_run(root, jackpot):
+    """The start-up gate and the scheduled reconciliation walk from the newest checkpoint: the
+    reviews it carries are compared again with their rows."""
+    _, review = _review(jackpot, person("sam", "surveillance"), Verdict.REFERRED, "chips moved")
+    report = verify_routine()
+    assert report.ok, report.problems
+    keep_checkpoint(report)
+    assert verify_routine().ok
+    superuser_sql(
+        "UPDATE jackpot_surveillancereview SET verdict = 'confirmed', reason = '' WHERE id = %s",
+        [review.pk],
+    )
+    for run in (verify_routine, verify_full):
+        found = run()
+        assert not found.ok
+        assert any(f"review {review.pk}: the row's verdict, reason" in p for p in found.problems)
