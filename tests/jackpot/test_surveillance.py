@@ -139,6 +139,7 @@ def test_only_surveillance_reviews_and_it_takes_no_other_step(people, jackpot):
     ("body", "param", "code"),
     [
         ({**REVIEW, "to": REVIEW["from"]}, "from", "invalid_footage_range"),
+        ({**REVIEW, "from": "0001-01-01T00:00:00+05:00"}, "from", "invalid_request"),  # no UTC
         ({**REVIEW, "verdict": "referred"}, "reason", "invalid_text"),
         ({**REVIEW, "verdict": "maybe"}, "verdict", "invalid_request"),
         ({**REVIEW, "camera": " "}, "camera", "invalid_text"),
