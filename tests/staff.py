@@ -69,10 +69,11 @@ def signed_in(user: User) -> Client:
 OFFICER = "sam"
 
 
-def surveilled(award_id: int, *, by: str = OFFICER) -> None:
+def surveilled(award_id: int, *, by: str = OFFICER, referral: str | None = None) -> None:
     """Surveillance's confirmed video review of `award_id`, recorded as the service records it
     (`jackpot.awards.award_review`): what a jackpot of a pool requiring it needs before its
-    approval. `by` is a surveillance officer, made with the role when missing."""
+    approval. `by` is a surveillance officer, made with the role when missing. With `referral`
+    (its reason), the review refers the award to a manager instead (`referred`)."""
     officer = User.objects.filter(username=by).first() or person(by, "surveillance")
     now = timezone.now()
     award_review(
@@ -81,7 +82,12 @@ def surveilled(award_id: int, *, by: str = OFFICER) -> None:
         camera="table camera",
         footage_from=now - timedelta(minutes=10),
         footage_to=now,
-        verdict=Verdict.CONFIRMED,
-        reason=None,
+        verdict=Verdict.CONFIRMED if referral is None else Verdict.REFERRED,
+        reason=referral,
         note=None,
     )
+
+
+def referred(award_id: int, *, by: str = OFFICER) -> None:
+    """Surveillance refers `award_id` to a manager (`surveilled` with a reason)."""
+    surveilled(award_id, by=by, referral="the footage shows the dealer's hand over the deck")
