@@ -165,6 +165,19 @@ SEMANTIC_REFUSALS = [
     # Cross-field and cross-item rules.
     Refusal(
         400,
+        "invalid_footage_range",
+        "a video review's footage from at or after its to: JSON Schema cannot compare two fields",
+        operations=frozenset({"award_review"}),
+    ),
+    Refusal(
+        400,
+        "invalid_text",
+        "a video review that refers the award needs a reason: a field required by another's value",
+        operations=frozenset({"award_review"}),
+        when=lambda error: error.get("param") == "reason",
+    ),
+    Refusal(
+        400,
         "range_too_large",
         "export.csv's from and to at most EXPORT_SYNC_MAX_DAYS apart, both required: a bound"
         " between two parameters (the 400 the operation declares says so)",
