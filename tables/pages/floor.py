@@ -151,6 +151,7 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "referral_void": "Annuler le gain",
         "ask_referral": "Motif de la décision :",
         "you_reviewed": "Vous avez fait la revue vidéo de ce gain : un autre décide.",
+        "you_checked": "Vous avez vérifié ou approuvé ce gain : un autre en fait la revue vidéo.",
         "done_review": "Revue vidéo du gain n°{id} enregistrée.",
         "done_referral": "Décision sur le signalement du gain n°{id} enregistrée.",
         "read_only_surveillance": "Surveillance : vous enregistrez les revues vidéo des gains "
@@ -235,6 +236,7 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "referral_void": "Void the award",
         "ask_referral": "Reason for the decision:",
         "you_reviewed": "You reviewed this award's video: someone else decides.",
+        "you_checked": "You verified or approved this award: someone else reviews its video.",
         "done_review": "Video review of award #{id} recorded.",
         "done_referral": "Decision on the referral of award #{id} recorded.",
         "read_only_surveillance": "Surveillance: you record the video reviews of waiting awards.",

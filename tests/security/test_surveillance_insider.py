@@ -131,7 +131,7 @@ def test_a_referrer_cannot_clear_their_own_referral(root, jackpot):
 
 
 def test_a_decision_forged_in_the_database_is_reported(root, jackpot):
-    (review,) = [_review(jackpot, root, Verdict.REFERRED, "chip movement")[1]]
+    _, review = _review(jackpot, root, Verdict.REFERRED, "chip movement")
     assert verify()[0] == 0
     # The insider writes a "clear" decision of their own referral, around the triggers.
     superuser_sql(

@@ -212,7 +212,7 @@
         askReview(award).then(function (body) {
           if (body) post(award, "review", body, "done_review");
         });
-      }, mine ? text.you_verified : null);
+      }, mine ? text.you_checked : null);
     }
     if (config.canDecide && referralOpen(award)) {
       var reviewer = award.review.reviewer === me ? text.you_reviewed : null;
