@@ -58,6 +58,10 @@ class ErrorCode(StrEnum):
     METER_WOULD_GO_NEGATIVE = "meter_would_go_negative"
     WINNER_IDENTITY_REQUIRED = "winner_identity_required"
     WINNER_NOT_IDENTIFIED = "winner_not_identified"
+    SURVEILLANCE_REVIEW_REQUIRED = "surveillance_review_required"
+    SURVEILLANCE_REFERRED = "surveillance_referred"
+    REFERRAL_NOT_OPEN = "referral_not_open"
+    INVALID_FOOTAGE_RANGE = "invalid_footage_range"
     # A pool's parameters: proposed by one admin, approved by another
     CHANGE_NOT_FOUND = "change_not_found"
     CHANGE_WRONG_STATUS = "change_wrong_status"
@@ -138,6 +142,7 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.FOUR_EYES: (
         403,
         "one person took both steps of a two-person control: verify and approve an award, "
+        "review it on video and verify or approve it, refer it and decide the referral, "
         "request and confirm a jackpot's void, propose and approve a change (a pool's, a "
         "table's move, a staff account's), or approve a change of their own account",
     ),
@@ -155,6 +160,17 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
         "an award at or above the identification threshold is paid with the winner's identity",
     ),
     ErrorCode.WINNER_NOT_IDENTIFIED: (404, "the award's payment recorded no winner's identity"),
+    ErrorCode.SURVEILLANCE_REVIEW_REQUIRED: (
+        409,
+        "the pool requires surveillance to confirm a jackpot on video before its approval",
+    ),
+    ErrorCode.SURVEILLANCE_REFERRED: (
+        409,
+        "surveillance referred the award: no approval, payment or new review until a manager "
+        "clears it",
+    ),
+    ErrorCode.REFERRAL_NOT_OPEN: (409, "the award has no referral awaiting a manager's decision"),
+    ErrorCode.INVALID_FOOTAGE_RANGE: (400, "a review's footage range: from is not before to"),
     ErrorCode.CHANGE_NOT_FOUND: (
         404,
         "the pool has no such parameter change, or the table no such move",

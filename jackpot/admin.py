@@ -186,6 +186,7 @@ class PoolAdmin(FilesProposals):
         "verification_threshold_cents",
         "paytable_version",
         "status",
+        "surveillance_required",
     )
     actions = ["suspend", "resume", "propose_stop_to_orphan"]
     readonly_fields = (

@@ -16,6 +16,12 @@ transfers do:
               meter -> reserve, meter -> house (void_reset_reserve, void_reset_house: and the
                                                 reset its hit paid goes back where it came from)
 
+Surveillance before payment (`jackpot.surveillance` states the rules, checked here under the
+award's row lock): a surveillance officer records a video review of a `pending` or `verified`
+award (`award.reviewed`, or `award.referred` for a referral, with the review's row in the same
+transaction); a manager decides a referral (`award.referral_decided`: clear, or void, which
+requests the award's void in the same transaction as the decision).
+
 A fixed award or envy is voided by one supervisor. A jackpot's void takes two (compliance 24):
 one requests it with a reason (`award.void_requested`: the award keeps its status and its money,
 marked with who asked, when and why), a different one confirms it (`award.void`, the money
@@ -36,17 +42,26 @@ chain head, in the order `jackpot.locks` states.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
 from config.errors import ApiError, Conflict, Forbidden, NotFound
-from jackpot import bodies, display, ledger, locks, meter, movements, winners
+from jackpot import bodies, display, ledger, locks, meter, movements, surveillance, winners
 from jackpot.accounting import Posting
 from jackpot.bodies import MAX_TEXT
-from jackpot.models import Award, AwardKind, AwardStatus, PaymentMethod
+from jackpot.models import (
+    Award,
+    AwardKind,
+    AwardStatus,
+    PaymentMethod,
+    ReferralDecision,
+    ReferralOutcome,
+    SurveillanceReview,
+    Verdict,
+)
 
 
 def _text(value: object, *, param: str) -> str:
@@ -147,6 +162,16 @@ def _void_requested(award: Award) -> None:
         )
 
 
+def _both(first: Callable[[Award], None], then: Callable[[Award], None]) -> Callable[[Award], None]:
+    """Two checks of a step, in order."""
+
+    def check(award: Award) -> None:
+        first(award)
+        then(award)
+
+    return check
+
+
 def _who(user_id: int | None) -> str | None:
     found = User.objects.filter(pk=user_id).first() if user_id is not None else None
     return None if found is None else found.get_username()
@@ -161,7 +186,7 @@ def award_verify(*, award_id: int, user: User, note: object) -> Award:
         allowed=(AwardStatus.PENDING,),
         to=AwardStatus.VERIFIED,
         payload={"note": text},
-        check=_no_void_requested,
+        check=_both(_no_void_requested, lambda award: surveillance.check_verifier(award, user)),
         changes=lambda award, now: {
             "verified_by": user,
             "verified_at": now,
@@ -183,6 +208,7 @@ def award_approve(*, award_id: int, user: User, note: str | None = None) -> Awar
                 "the supervisor who verified an award cannot also approve it",
                 param="award",
             )
+        surveillance.check_approval(award, user)
 
     return _take_step(
         award_id,
@@ -221,6 +247,10 @@ def award_pay(
         )
     text = "" if note is None else _text(note, param="note")
 
+    def payable(award: Award) -> None:
+        surveillance.check_payment(award)
+        winners.required(award, winner)
+
     def paid(award: Award, now: datetime) -> tuple[tuple[Posting, ...], dict[str, object]]:
         identified: dict[str, object] = {"winner_identified": False}
         if winner is not None:
@@ -233,7 +263,7 @@ def award_pay(
         allowed=(AwardStatus.APPROVED,),
         to=AwardStatus.PAID,
         payload={"method": method.value, "reference": ref, "note": text},
-        check=lambda award: winners.required(award, winner),
+        check=payable,
         needs_active=f"no award of it is paid (award {award_id})",
         move=paid,
         changes=lambda award, now: {
@@ -362,3 +392,116 @@ def award_void_cancel(*, award_id: int, user: User, reason: object) -> Award:
             "void_request_reason": "",
         },
     )
+
+
+#: The statuses in which surveillance reviews an award, and a manager decides a referral.
+REVIEWABLE = (AwardStatus.PENDING, AwardStatus.VERIFIED)
+
+
+def award_review(
+    *,
+    award_id: int,
+    user: User,
+    camera: str,
+    footage_from: datetime,
+    footage_to: datetime,
+    verdict: Verdict,
+    reason: str | None,
+    note: str | None,
+) -> tuple[Award, SurveillanceReview]:
+    """A surveillance officer records what the footage of `award_id`'s win shows: the review's
+    row and its audit event (`award.reviewed`, or `award.referred`), the award unchanged. The
+    footage range and a referral's reason are checked (400 naming the field) before anything is
+    locked; `reason` is kept only for a referral."""
+    camera_text = _text(camera, param="camera")
+    footage_from, footage_to = footage_from.astimezone(UTC), footage_to.astimezone(UTC)
+    if footage_from >= footage_to:
+        raise ApiError("invalid_footage_range", "from must be before to (UTC times)", param="from")
+    reason_text = _text(reason, param="reason") if verdict == Verdict.REFERRED else ""
+    note_text = "" if note is None else _text(note, param="note")
+    made: list[SurveillanceReview] = []
+
+    def record(award: Award, now: datetime) -> tuple[tuple[Posting, ...], dict[str, object]]:
+        review = SurveillanceReview.objects.create(
+            award=award,
+            reviewer=user,
+            reviewed_at=now,
+            camera=camera_text,
+            footage_from=footage_from,
+            footage_to=footage_to,
+            verdict=verdict,
+            reason=reason_text,
+            note=note_text,
+        )
+        made.append(review)
+        return (), review_facts(review)
+
+    award = _take_step(
+        award_id,
+        user,
+        allowed=REVIEWABLE,
+        to=None,
+        kind="award.referred" if verdict == Verdict.REFERRED else "award.reviewed",
+        payload={},
+        check=_both(_no_void_requested, lambda award: surveillance.check_review(award, user)),
+        move=record,
+        changes=lambda award, now: {},
+    )
+    return award, made[-1]
+
+
+def review_facts(review: SurveillanceReview) -> dict[str, object]:
+    """What a review's audit event records of it (`jackpot.surveillance_records` compares the
+    row with these): the reviewer and the time are the event's actor and time."""
+    return {
+        "review": review.pk,
+        "camera": review.camera,
+        "footage_from": review.footage_from.isoformat(),
+        "footage_to": review.footage_to.isoformat(),
+        "verdict": str(review.verdict),
+        "reason": review.reason,
+        "note": review.note,
+    }
+
+
+@locks.retried
+def award_referral_decide(
+    *, award_id: int, user: User, outcome: ReferralOutcome, reason: str
+) -> Award:
+    """A manager (an admin, never the referral's reviewer) decides surveillance's referral of
+    `award_id`: `clear` lets it go on to approval; `void` also starts its void in the same
+    transaction (`award_void`: a jackpot's void requested, which a second supervisor confirms;
+    a fixed award or envy void at once)."""
+    text = _text(reason, param="reason")
+    with transaction.atomic():
+        found: list[SurveillanceReview] = []
+
+        def decide(award: Award, now: datetime) -> tuple[tuple[Posting, ...], dict[str, object]]:
+            review = found[-1]
+            decision = ReferralDecision.objects.create(
+                review=review, decided_by=user, decided_at=now, outcome=outcome, reason=text
+            )
+            return (), {
+                "review": review.pk,
+                "decision": decision.pk,
+                "outcome": str(outcome),
+                "reason": text,
+            }
+
+        award = _take_step(
+            award_id,
+            user,
+            allowed=REVIEWABLE,
+            to=None,
+            kind="award.referral_decided",
+            payload={},
+            check=_both(
+                _no_void_requested,
+                lambda award: found.append(surveillance.check_referral(award, user)),
+            ),
+            move=decide,
+            changes=lambda award, now: {},
+        )
+        if outcome == ReferralOutcome.VOID:
+            award = award_void(award_id=award_id, user=user, reason=text)
+        return award

@@ -29,7 +29,9 @@ from jackpot.models import (
     ExportStatus,
     PaymentMethod,
     PoolStatus,
+    ReferralOutcome,
     TransferCode,
+    Verdict,
     VerificationStatus,
     VerificationTrigger,
 )
@@ -37,6 +39,9 @@ from jackpot.significant import EventCode
 from tables.rules import paytables as rules
 
 MAX_TEXT = 500  # a note's or a reason's characters
+
+# An enum in a JSON body is its value as text (strict models would want the enum object itself).
+_Text = Field(strict=False)
 
 Cents = int  # integer euro cents, everywhere
 Id = Annotated[int, Field(ge=1)]
@@ -89,9 +94,37 @@ class DisplayMeter(SignAwards, Meter):  # the meter's fields first (pydantic: th
 # --- awards -----------------------------------------------------------------------------------
 
 
+class ReferralDecided(Body):
+    """A manager's decision on a referral: clear (on to approval) or void (the void started)."""
+
+    outcome: ReferralOutcome
+    decided_by: str
+    decided_at: Instant
+    reason: str
+
+
+class Review(Body):
+    """Surveillance's latest video review of an award: who, when, the camera and the footage
+    range (UTC), the verdict, and for a referral its reason and the manager's decision."""
+
+    model_config = ConfigDict(serialize_by_alias=True)  # `from` in answers too
+
+    id: Id
+    reviewer: str
+    reviewed_at: Instant
+    camera: str
+    from_: Annotated[Instant, Field(alias="from", description="the footage reviewed, from")]
+    to: Annotated[Instant, Field(description="the footage reviewed, to")]
+    verdict: Verdict
+    reason: str = Field(description="why it was referred (empty for a confirmation)")
+    note: str
+    decision: ReferralDecided | None = Field(description="a referral's decision; null: none yet")
+
+
 class Award(Body):
     """An award and its way to payment: who verified, approved, paid or voided it, and when; for
-    a jackpot whose void is requested and not yet confirmed, who requested it, when and why."""
+    a jackpot whose void is requested and not yet confirmed, who requested it, when and why;
+    surveillance's latest review, and whether one is required before approval."""
 
     id: Id
     pool: Id
@@ -136,6 +169,10 @@ class Award(Body):
         description="the winner's identity is on the register (auditors and admins read it: "
         "GET /api/v1/awards/{id}/winner); the identity itself is never in this body"
     )
+    surveillance_required: bool = Field(
+        description="a jackpot of a pool requiring it: approved only after a confirmed review"
+    )
+    review: Review | None = Field(description="surveillance's latest review; null: none")
 
 
 class AwardPage(Body):
@@ -247,6 +284,26 @@ class RegisterQuery(Query):
 
 class NoBody(Body):
     """An empty object (or no body at all)."""
+
+
+class AwardReview(Body):
+    """A surveillance officer's video review: the camera, the footage range reviewed (ISO 8601
+    times with their offset, `from` before `to`), the verdict, a referral's reason (required
+    then) and an optional note."""
+
+    camera: Annotated[NonBlank, Field(max_length=80), Refusal(ErrorCode.INVALID_TEXT)]
+    from_: Annotated[TimeText, Field(alias="from", description="the footage reviewed, from")]
+    to: Annotated[TimeText, Field(description="the footage reviewed, to (after from)")]
+    verdict: Annotated[Verdict, _Text]
+    reason: Note | None = Field(default=None, description="required when referred")
+    note: Note | None = None
+
+
+class AwardReferral(Body):
+    """A manager's decision on surveillance's referral, and why."""
+
+    decision: Annotated[ReferralOutcome, _Text]
+    reason: Note
 
 
 # --- the journal ------------------------------------------------------------------------------
@@ -394,6 +451,9 @@ class PoolConfiguration(Body):
     house_share_bp: Annotated[int, Field(ge=0, le=10_000)]
     seed_cents: Cents
     verification_threshold_cents: Cents
+    surveillance_required: bool = Field(
+        description="a jackpot is approved only after surveillance confirmed it on video"
+    )
     paytable: ProgressivePaytable
     tables: list[Id]
 
@@ -526,6 +586,7 @@ class PoolParameters(Body):
     seed_cents: Annotated[int, Field(ge=0, le=2**62)] | None = None
     verification_threshold_cents: Annotated[int, Field(ge=0, le=2**62)] | None = None
     paytable_version: Annotated[NonBlank, Field(max_length=40)] | None = None
+    surveillance_required: bool | None = None
 
 
 class ChangeProposal(Body):
@@ -547,7 +608,7 @@ class ChangeRejection(Body):
     note: Note
 
 
-ParameterValue = int | str | None
+ParameterValue = bool | int | str | None
 
 
 class ParameterChange(Body):
@@ -681,8 +742,6 @@ class SignificantEventPage(Body):
 
 # --- background exports -----------------------------------------------------------------------
 
-# An enum in a JSON body is its value as text (strict models would want the enum object itself).
-_Text = Field(strict=False)
 FilterId = Annotated[int, Field(ge=0, le=2**62)]  # as in the query string (QueryId)
 
 

@@ -12,8 +12,9 @@ audit event `<pool|table|staff>.change_proposed`, a rejection `.change_rejected`
 chain; all are in the security log (`jackpot.ledger.SECURITY_KINDS`). The approver is neither the
 proposer nor the change's subject (403 `four_eyes`, and the row's CHECK `change_four_eyes`).
 
-What a pool pays and takes (stake, meter and reserve shares, seed, paytable), its name and its
-verification threshold are changed only here:
+What a pool pays and takes (stake, meter and reserve shares, seed, paytable), its name, its
+verification threshold and whether surveillance confirms a jackpot before its approval
+(`surveillance_required`) are changed only here:
 
     propose   (an admin)                      -> proposed   `pool.change_proposed`
     approve   (another admin)   proposed      -> applied    `pool.changed` (before, after, both)
@@ -77,9 +78,16 @@ POOL_FIELDS = (
     "seed_cents",
     "verification_threshold_cents",
     "paytable_version",
+    "surveillance_required",
 )
-#: A new pool's parameters (its paytable is the model's default; a change sets another).
-CREATE_FIELDS = tuple(field for field in POOL_FIELDS if field != "paytable_version")
+#: A new pool's parameters (its paytable and its surveillance are the model's defaults; a change
+#: sets others).
+CREATE_FIELDS = tuple(
+    field for field in POOL_FIELDS if field not in ("paytable_version", "surveillance_required")
+)
+#: What a pool's parameter was before an event recorded it: the value migration jackpot 0018
+#: gave the pools that existed then (their `pool.created` events do not name it).
+FIELD_DEFAULTS: dict[str, object] = {"surveillance_required": True}
 _COUNTERS = [
     "meter_units",
     "reserve_units",

@@ -29,8 +29,17 @@ from psycopg import sql
 ALL = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
 READ_APPEND = frozenset({"SELECT", "INSERT"})
 #: The journal and its verification's checkpoints: read and append only (the triggers of
-#: migrations jackpot/0003_append_only and 0013_checkpoints).
-APPEND_ONLY = frozenset({"jackpot_transfer", "jackpot_auditevent", "jackpot_checkpoint"})
+#: migrations jackpot/0003_append_only, 0013_checkpoints, 0020_surveillance_review).
+APPEND_ONLY = frozenset(
+    {
+        "jackpot_transfer",
+        "jackpot_auditevent",
+        "jackpot_checkpoint",
+        # surveillance's reviews and referral decisions (migration jackpot/0020)
+        "jackpot_surveillancereview",
+        "jackpot_referraldecision",
+    }
+)
 #: A table not named below.
 DEFAULT = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE"})
 #: Tables the code never deletes from (or never changes), given less than the default.

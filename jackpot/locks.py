@@ -35,6 +35,10 @@ higher one.
 - settle a round: ROUND, TABLE_CHAIN, POOL (only when it grants awards);
 - void a round: ROUND, TABLE_CHAIN;
 - an award's step: AWARD, POOL (the award version; a voided jackpot's return), POOL_CHAIN;
+  surveillance's review of an award and a manager's decision on its referral are award steps
+  (their rows, `jackpot_surveillancereview` and `jackpot_referraldecision`, are inserted, never
+  locked); a referral decided `void` takes the void's step again in the same transaction (its
+  locks already held);
 - change a table: TABLE (exclusive), ADMIN_CHAIN;
 - create a pool, propose a change of its parameters: POOL_CHAIN (creation: POOL first);
 - approve a change: TABLE (each of the pool's tables, exclusive, in id order), POOL, the change's

@@ -13,10 +13,12 @@ An award row and a pool's parameters are projections of events: the rows are not
   `after` (however a change was approved, its application is a `pool.changed` event).
 A user renamed in the admin (`staff.changed`, on the admin chain) keeps their earlier names.
 Staff accounts' powers and live staff tokens are compared with the admin chain's events too
-(`jackpot.staff_records`), unless that chain broke; and every winner's identity row with the
-digest its payment's event recorded (`jackpot.winners.problems`), on every walk, and every
-payment the walk read that identified a winner with its row (a row deleted before its purge: the
-next walk from the first event's to find, when its payment was before the checkpoint).
+(`jackpot.staff_records`), unless that chain broke; surveillance's reviews of awards and the
+decisions on its referrals with their events on the pools' chains (`jackpot.surveillance_records`;
+those events change no award's status); and every winner's identity row with the digest its
+payment's event recorded (`jackpot.winners.problems`), on every walk, and every payment the walk
+read that identified a winner with its row (a row deleted before its purge: the next walk from the
+first event's to find, when its payment was before the checkpoint).
 
 Each problem names the award or pool and the chain and sequence of its last event, so a row
 edited by direct SQL is reported at the point of the chain it contradicts.
@@ -47,11 +49,14 @@ from django.db.models import Q
 
 from jackpot import winners
 from jackpot.changes import (
+    FIELD_DEFAULTS,
     POOL_FIELDS,  # as `pool.created` records them, `pool.changed` changes them
 )
 from jackpot.ledger import ADMIN_CHAIN, pool_chain
 from jackpot.models import AWARD_GRANTED_BY, Award, AwardStatus, Pool, Transfer
 from jackpot.staff_records import ACCOUNT_KINDS, RECORDED, StaffRecords
+from jackpot.surveillance_records import KINDS as REVIEW_KINDS
+from jackpot.surveillance_records import SurveillanceRecords
 
 #: The events that set a pool's status (`jackpot.lifecycle`), each saying the new one.
 LIFE_KINDS = frozenset({"pool.suspended", "pool.resumed", "pool.stopped"})
@@ -257,6 +262,7 @@ class Projections:
         # Payments that identified a winner, and identities purged, among the events walked.
         self.identified: set[int] = set()
         self.purged: set[int] = set()
+        self.surveillance = SurveillanceRecords()
 
     @classmethod
     def resume(cls, carried: dict[str, Any]) -> Projections:
@@ -267,6 +273,8 @@ class Projections:
         projections.renames = [(before, after) for before, after in carried["renames"]]
         projections.totals = Totals(carried["totals"])
         projections.staff = StaffRecords(carried["staff"])
+        # A checkpoint stored before the journal covered surveillance carries none (none existed).
+        projections.surveillance = SurveillanceRecords(carried.get("surveillance"))
         return projections
 
     def carried(self) -> dict[str, Any]:
@@ -282,12 +290,17 @@ class Projections:
             "renames": [list(pair) for pair in self.renames],
             "totals": self.totals.carried(),
             "staff": self.staff.carried(),
+            "surveillance": self.surveillance.carried(),
         }
 
     def observe(self, event: Event) -> None:
         """Take in one event of a chain whose links were verified."""
         payload = event.payload if isinstance(event.payload, dict) else {}
-        if event.kind == "round.settled":
+        if event.kind in REVIEW_KINDS:  # the award keeps its status: no step of its own
+            self.surveillance.observe(
+                event.kind, event.chain, event.sequence, event.at, event.actor, payload
+            )
+        elif event.kind == "round.settled":
             for award in payload.get("awards") or ():
                 seen = _created(event, payload, award)
                 pk = int(award.get("id"))
@@ -300,7 +313,9 @@ class Projections:
             self.steps.append(event)
         elif event.kind == "pool.created":
             seen = Seen(
-                {name: payload.get(name) for name in POOL_FIELDS}, event.chain, event.sequence
+                {name: payload.get(name, FIELD_DEFAULTS.get(name)) for name in POOL_FIELDS},
+                event.chain,
+                event.sequence,
             )
             seen.chains.add(event.chain)
             self.pools[int(payload["pool"])] = seen
@@ -429,6 +444,10 @@ class Projections:
         found += [
             Problem(message, None, None)
             for message in winners.problems(identified=self.identified, purged=self.purged)
+        ]
+        found += [
+            Problem(message, chain, sequence)
+            for message, chain, sequence in self.surveillance.problems(broken_chains, self._names)
         ]
         return found
 

@@ -23,6 +23,9 @@ from jackpot.models import (
     ExportStatus,
     ParameterChange,
     PaymentMethod,
+    ReferralOutcome,
+    SurveillanceReview,
+    Verdict,
     Verification,
     VerificationStatus,
     VerificationTrigger,
@@ -53,9 +56,51 @@ def winning_five(award: Award, cards: list[str], board: list[str]) -> list[str]:
     return [str(card) for card in hand.best_five]
 
 
+def review_body(review: SurveillanceReview) -> bodies.Review:
+    """A surveillance review as the API shows it, with a referral's decision."""
+    decision = getattr(review, "decision", None)  # the reverse one-to-one: absent without one
+    return bodies.Review.model_construct(
+        id=review.pk,
+        reviewer=review.reviewer.get_username(),
+        reviewed_at=review.reviewed_at,
+        camera=review.camera,
+        from_=review.footage_from,
+        to=review.footage_to,
+        verdict=Verdict(review.verdict),
+        reason=review.reason,
+        note=review.note,
+        decision=None
+        if decision is None
+        else bodies.ReferralDecided.model_construct(
+            outcome=ReferralOutcome(decision.outcome),
+            decided_by=decision.decided_by.get_username(),
+            decided_at=decision.decided_at,
+            reason=decision.reason,
+        ),
+    )
+
+
+#: What `award_body` reads of an award beyond its row, for a list to prefetch
+#: (`prefetch_related(*AWARD_PREFETCH)` with `select_related(*AWARD_RELATED)`).
+AWARD_RELATED = (
+    "pool",
+    "round__table",
+    "verified_by",
+    "approved_by",
+    "paid_by",
+    "voided_by",
+    "void_requested_by",
+    "winner_identity",
+)
+AWARD_PREFETCH = ("reviews__reviewer", "reviews__decision__decided_by")
+
+
 def award_body(award: Award) -> bodies.Award:
-    """An award as the API shows it (select_related its round and table, the five users and its
-    winner's identity row, when listing many): whether its winner is identified, never who."""
+    """An award as the API shows it (select_related `AWARD_RELATED` and prefetch
+    `AWARD_PREFETCH` when listing many): with surveillance's latest review, and whether its
+    winner is identified, never who."""
+    reviews = list(award.reviews.all())  # prefetched in lists; few (one a jackpot, mostly)
+    latest = max(reviews, key=lambda review: review.pk) if reviews else None
     cards, board = dealt_cards(award)
     return bodies.Award.model_construct(
         id=award.pk,
@@ -92,6 +137,9 @@ def award_body(award: Award) -> bodies.Award:
         payment_reference=award.payment_reference,
         payment_note=award.payment_note,
         winner_identified=_identified(award),
+        surveillance_required=award.kind == AwardKind.ROYAL_FLUSH
+        and award.pool.surveillance_required,
+        review=None if latest is None else review_body(latest),
     )
 
 

@@ -58,7 +58,7 @@ from jackpot.models import (
     VerificationStatus,
     WebhookDelivery,
 )
-from jackpot.render import award_body, change_body, notification_body
+from jackpot.render import AWARD_PREFETCH, AWARD_RELATED, award_body, change_body, notification_body
 from tables.rules.paytables import get_progressive_paytable
 
 logger = logging.getLogger(__name__)
@@ -76,6 +76,7 @@ def pool_configuration(*, pool: Pool) -> PoolConfiguration:
         house_share_bp=pool.house_share_bp,
         seed_cents=pool.seed_cents,
         verification_threshold_cents=pool.verification_threshold_cents,
+        surveillance_required=pool.surveillance_required,
         paytable=progressive_paytable_of(get_progressive_paytable(pool.paytable_version)),
         tables=list(pool.tables.filter(enabled=True).order_by("pk").values_list("pk", flat=True)),
     )
@@ -139,16 +140,8 @@ def _event_ref(event: AuditEvent) -> EventRef:
 def payment_slip(award_id: int) -> PaymentSlip:
     """The slip of a paid award; `NoSlip` for an award that does not exist or is not paid."""
     award = (
-        Award.objects.select_related(
-            "pool",
-            "round__table",
-            "verified_by",
-            "approved_by",
-            "paid_by",
-            "voided_by",
-            "void_requested_by",
-            "winner_identity",
-        )
+        Award.objects.select_related(*AWARD_RELATED)
+        .prefetch_related(*AWARD_PREFETCH)
         .filter(pk=award_id)
         .first()
     )
@@ -208,15 +201,7 @@ def awards_filtered(query: AwardFilters) -> QuerySet[Award]:
 
 def award_list(query: AwardListQuery) -> AwardPage:
     """A page of awards, newest first."""
-    awards = awards_filtered(query).select_related(
-        "round__table",
-        "verified_by",
-        "approved_by",
-        "paid_by",
-        "voided_by",
-        "void_requested_by",
-        "winner_identity",
-    )
+    awards = awards_filtered(query).select_related(*AWARD_RELATED).prefetch_related(*AWARD_PREFETCH)
     limit, offset = query.limit, query.offset
     page = list(awards.order_by("-pk")[offset : offset + limit])
     return AwardPage.model_construct(

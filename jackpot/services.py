@@ -25,7 +25,9 @@ from jackpot import ledger, movements
 from jackpot.models import UNITS_PER_CENT, Account, AccountKind, Pool, StaffToken
 from jackpot.tokens import issue_token
 
-ROLES = ("supervisor", "auditor", "admin")
+#: The staff's roles. `surveillance` reviews the video of a win before its approval
+#: (`jackpot.surveillance`); it reads the award queue and records reviews, nothing else.
+ROLES = ("supervisor", "auditor", "admin", "surveillance")
 
 
 class PoolChangeRefused(ValueError):
@@ -90,6 +92,7 @@ def pool_insert(
             "pool": pool.pk,
             **values,
             "paytable_version": pool.paytable_version,
+            "surveillance_required": pool.surveillance_required,
             **(approval or {}),
         },
         postings=movements.seed_pool(seed_cents=seed_cents),

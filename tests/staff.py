@@ -9,12 +9,16 @@ and that event, in one transaction. (tests/security plays the insider who does w
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.test import Client
+from django.utils import timezone
 
 from jackpot import ledger
-from jackpot.models import SealedTOTPDevice
+from jackpot.awards import award_review
+from jackpot.models import SealedTOTPDevice, Verdict
 from jackpot.second_factor import totp_enrollment
 from jackpot.services import role_group
 from jackpot.staff import snapshot
@@ -59,3 +63,31 @@ def signed_in(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+#: The surveillance officer `surveilled` records reviews as (made when first needed).
+OFFICER = "sam"
+
+
+def surveilled(award_id: int, *, by: str = OFFICER, referral: str | None = None) -> None:
+    """Surveillance's confirmed video review of `award_id`, recorded as the service records it
+    (`jackpot.awards.award_review`): what a jackpot of a pool requiring it needs before its
+    approval. `by` is a surveillance officer, made with the role when missing. With `referral`
+    (its reason), the review refers the award to a manager instead (`referred`)."""
+    officer = User.objects.filter(username=by).first() or person(by, "surveillance")
+    now = timezone.now()
+    award_review(
+        award_id=award_id,
+        user=officer,
+        camera="table camera",
+        footage_from=now - timedelta(minutes=10),
+        footage_to=now,
+        verdict=Verdict.CONFIRMED if referral is None else Verdict.REFERRED,
+        reason=referral,
+        note=None,
+    )
+
+
+def referred(award_id: int, *, by: str = OFFICER) -> None:
+    """Surveillance refers `award_id` to a manager (`surveilled` with a reason)."""
+    surveilled(award_id, by=by, referral="the footage shows the dealer's hand over the deck")

@@ -1,6 +1,7 @@
 """Staff authentication (`Authorization: Bearer staff_...`, or a browser session) and roles.
 
-Roles are Django groups: supervisor, auditor, admin. A superuser holds no role by being one.
+Roles are Django groups (`jackpot.services.ROLES`): supervisor, auditor, admin,
+surveillance. A superuser holds no role by being one.
 """
 
 from __future__ import annotations

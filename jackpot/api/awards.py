@@ -21,7 +21,7 @@ from config.openapi import IF_NONE_MATCH, query_parameters
 from config.replicas import on_replica, replica_reads
 from config.throttling import HeavyReadThrottle
 from config.wire import Body, read, read_query
-from jackpot import awards, bodies, register, winners
+from jackpot import awards, bodies, register, surveillance, winners
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows, sync_range_check
 from jackpot.models import Award, AwardStatus
@@ -41,7 +41,7 @@ class StaffView(APIView):
 
 
 class AwardListView(StaffView):
-    permission_classes = [require_roles("supervisor", "auditor", "admin")]
+    permission_classes = [require_roles("supervisor", "auditor", "admin", surveillance.ROLE)]
 
     @extend_schema(
         operation_id="award_list",
@@ -116,6 +116,34 @@ def _step(
 
 
 SUPERVISORS = ("supervisor", "admin")
+AwardReviewView = _step(
+    "review",
+    bodies.AwardReview,
+    lambda a, u, b: awards.award_review(
+        award_id=a,
+        user=u,
+        camera=b.camera,
+        footage_from=b.from_,
+        footage_to=b.to,
+        verdict=b.verdict,
+        reason=b.reason,
+        note=b.note,
+    )[0],
+    (surveillance.ROLE,),
+    summary="Record surveillance's video review of an award (surveillance): confirmed, or "
+    "referred with a reason (approval and payment wait for a manager's decision)",
+)
+AwardReferralView = _step(
+    "referral",
+    bodies.AwardReferral,
+    lambda a, u, b: awards.award_referral_decide(
+        award_id=a, user=u, outcome=b.decision, reason=b.reason
+    ),
+    ("admin",),
+    operation_id="award_referral_decide",
+    summary="Decide surveillance's referral of an award (a manager: an admin, not its "
+    "reviewer): clear it, or void (for a jackpot, its void is requested)",
+)
 AwardVerifyView = _step(
     "verify",
     bodies.AwardNote,

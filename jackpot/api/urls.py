@@ -54,6 +54,8 @@ urlpatterns = [
     path("awards/<int:award>/approve", awards.AwardApproveView.as_view(), name="award-approve"),
     path("awards/<int:award>/pay", awards.AwardPayView.as_view(), name="award-pay"),
     path("awards/<int:award>/void", awards.AwardVoidView.as_view(), name="award-void"),
+    path("awards/<int:award>/review", awards.AwardReviewView.as_view(), name="award-review"),
+    path("awards/<int:award>/referral", awards.AwardReferralView.as_view(), name="award-referral"),
     path(
         "awards/<int:award>/void/confirm",
         awards.AwardVoidConfirmView.as_view(),

@@ -1,7 +1,8 @@
 """The progressive's data: pools, the double-entry journal, awards, the audit chain, the
 checkpoints of its verification and the verification runs, the two-person changes, staff tokens
 and the staff's forced password changes, the auditors' export
-jobs, the outbox and its webhook deliveries, the winners' identities (encrypted).
+jobs, the outbox and its webhook deliveries, the winners' identities (encrypted),
+surveillance's reviews of awards.
 
 Design (see docs/accounting.md):
 - A pool's money lives in its accounts; an account's balance is the sum of the transfers that
@@ -39,6 +40,12 @@ from jackpot.models.outbox import (
     WebhookDelivery,
 )
 from jackpot.models.pool import UNITS_PER_CENT, Pool, PoolStatus
+from jackpot.models.surveillance import (
+    ReferralDecision,
+    ReferralOutcome,
+    SurveillanceReview,
+    Verdict,
+)
 from jackpot.models.winners import DocumentType, WinnerIdentity
 
 __all__ = [
@@ -68,11 +75,15 @@ __all__ = [
     "PaymentMethod",
     "Pool",
     "PoolStatus",
+    "ReferralDecision",
+    "ReferralOutcome",
     "SealedTOTPDevice",
     "StaffSecurity",
     "StaffToken",
+    "SurveillanceReview",
     "Transfer",
     "TransferCode",
+    "Verdict",
     "Verification",
     "VerificationStatus",
     "VerificationTrigger",

@@ -49,6 +49,10 @@ class Pool(models.Model):
     verification_threshold_cents = models.PositiveBigIntegerField(
         default=100_000, help_text="Awards at or above this wait for a supervisor, cents."
     )
+    surveillance_required = models.BooleanField(
+        default=True,
+        help_text="A jackpot is approved only after surveillance confirmed it on video.",
+    )
     paytable_version = models.CharField(
         max_length=40, default=CURRENT_PAYTABLES.progressive.version
     )

@@ -17,6 +17,8 @@ page only shows who verified, disables what the API would refuse this user, and 
 refusal when one comes anyway. Paying asks for the method, a reference and a note, and the
 winner's identity (required by the API at or above WINNER_IDENTIFICATION_THRESHOLD_CENTS, which
 the page is given so it can say so); the identity goes to the API and is never shown back here.
+Surveillance's latest review shows on each award (who, when, the camera, the footage range, the
+verdict); a surveillance officer records one from the page, and an admin decides a referral there.
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ LOGIN_TEXT: dict[str, dict[str, str]] = {
         "submit": "Se connecter",
         "invalid": "Identifiant ou mot de passe incorrect.",
         "inactive": "Ce compte est désactivé.",
-        "no_role": "Ce compte n'a aucun rôle du service (superviseur, auditeur ou "
-        "administrateur) : l'accès lui est refusé.",
+        "no_role": "Ce compte n'a aucun rôle du service (superviseur, auditeur, "
+        "administrateur ou surveillance) : l'accès lui est refusé.",
         "throttled": "Trop de tentatives échouées : réessayez dans {wait} secondes.",
     },
     "en": {
@@ -65,8 +67,8 @@ LOGIN_TEXT: dict[str, dict[str, str]] = {
         "submit": "Sign in",
         "invalid": "Wrong user name or password.",
         "inactive": "This account is disabled.",
-        "no_role": "This account holds none of the service's roles (supervisor, auditor or "
-        "admin): it may not come in.",
+        "no_role": "This account holds none of the service's roles (supervisor, auditor, "
+        "admin or surveillance): it may not come in.",
         "throttled": "Too many failed attempts: try again in {wait} seconds.",
     },
 }
@@ -152,6 +154,32 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "seconds": "{n} s",
         "minutes": "{n} min",
         "hours": "{n} h {m} min",
+        "review": "Revue vidéo",
+        "review_title": "Revue vidéo du gain n°{id}",
+        "camera": "Caméra",
+        "footage_from": "Images du",
+        "footage_to": "au",
+        "verdict": "Verdict",
+        "verdict_confirmed": "confirmé",
+        "verdict_referred": "signalé à un responsable",
+        "review_reason": "Motif du signalement (obligatoire s'il est signalé)",
+        "review_note": "Note (facultative)",
+        "reviewed": "revue vidéo de {user} le {at} : gain {verdict}, caméra {camera}, images de "
+        "{from} à {to}",
+        "review_reason_shown": "motif : {reason}",
+        "review_needed": "En attente de la revue vidéo de la surveillance.",
+        "referral_open": "Signalé par la surveillance : un responsable doit décider.",
+        "referral_decided_clear": "signalement levé par {user} : {reason}",
+        "referral_decided_void": "signalement conclu par l'annulation, par {user} : {reason}",
+        "referral_clear": "Lever le signalement",
+        "referral_void": "Annuler le gain",
+        "ask_referral": "Motif de la décision :",
+        "you_reviewed": "Vous avez fait la revue vidéo de ce gain : un autre décide.",
+        "you_checked": "Vous avez vérifié ou approuvé ce gain : un autre en fait la revue vidéo.",
+        "done_review": "Revue vidéo du gain n°{id} enregistrée.",
+        "done_referral": "Décision sur le signalement du gain n°{id} enregistrée.",
+        "read_only_surveillance": "Surveillance : vous enregistrez les revues vidéo des gains "
+        "en attente.",
     },
     "en": {
         "title": "Awards to handle",
@@ -232,6 +260,31 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "seconds": "{n} s",
         "minutes": "{n} min",
         "hours": "{n} h {m} min",
+        "review": "Video review",
+        "review_title": "Video review of award #{id}",
+        "camera": "Camera",
+        "footage_from": "Footage from",
+        "footage_to": "to",
+        "verdict": "Verdict",
+        "verdict_confirmed": "confirmed",
+        "verdict_referred": "referred to a manager",
+        "review_reason": "Why it is referred (required when referred)",
+        "review_note": "Note (optional)",
+        "reviewed": "video review by {user} on {at}: {verdict}, camera {camera}, footage {from} to "
+        "{to}",
+        "review_reason_shown": "reason: {reason}",
+        "review_needed": "Waiting for surveillance's video review.",
+        "referral_open": "Referred by surveillance: a manager must decide.",
+        "referral_decided_clear": "referral cleared by {user}: {reason}",
+        "referral_decided_void": "referral ended in a void, by {user}: {reason}",
+        "referral_clear": "Clear the referral",
+        "referral_void": "Void the award",
+        "ask_referral": "Reason for the decision:",
+        "you_reviewed": "You reviewed this award's video: someone else decides.",
+        "you_checked": "You verified or approved this award: someone else reviews its video.",
+        "done_review": "Video review of award #{id} recorded.",
+        "done_referral": "Decision on the referral of award #{id} recorded.",
+        "read_only_surveillance": "Surveillance: you record the video reviews of waiting awards.",
     },
 }
 
@@ -329,6 +382,8 @@ def award_queue(request: HttpRequest) -> HttpResponse:
         "paidShown": PAID_SHOWN,
         "user": request.user.get_username(),
         "canAct": "supervisor" in roles or "admin" in roles,
+        "canReview": "surveillance" in roles,
+        "canDecide": "admin" in roles,
         "csrfToken": get_token(request),
         "currencies": pool_currencies(),
         "text": {"locale": LAYOUT_TEXT[lang]["locale"], **QUEUE_TEXT[lang]},

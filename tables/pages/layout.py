@@ -28,7 +28,7 @@ from config.pages import (
 )
 from jackpot.api.authentication import has_role
 
-ROLES = ("supervisor", "auditor", "admin")
+ROLES = ("supervisor", "auditor", "admin", "surveillance")
 ASSETS = Path(__file__).resolve().parent.parent / "static" / "pages"
 
 TEXT: dict[str, dict[str, str]] = {

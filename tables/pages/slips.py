@@ -4,7 +4,8 @@ the register), in French or English.
 
 The fields are the French register's (arrêté of 14 May 2007; compliance requirement 34): club,
 game, table, round, seat, the winning combination, the amount in figures and in words, the date
-and time, who verified, approved and paid, and the award's two entries in the journal (the grant
+and time, who verified, surveillance's video review (who, when, the camera, the footage range,
+the verdict), who approved and paid, and the award's two entries in the journal (the grant
 and the payment: chain, position and hash). Both renderings print the same rows (`slip_rows`),
 read by `jackpot.selectors.payment_slip`; there is a slip only for a paid award (404 otherwise,
 saying why), for staff with a role.
@@ -53,6 +54,13 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "amount_words": "Montant en lettres",
         "won_at": "Gagné le",
         "verified": "Vérifié par",
+        "review": "Revue vidéo",
+        "reviewed": "{verdict} par {user}, le {when} · caméra {camera}, images du {start} au {end}",
+        "verdict_confirmed": "confirmé",
+        "verdict_referred": "signalé",
+        "review_reason": " · motif « {reason} »",
+        "review_decision": " · signalement levé par {user} le {when} : « {reason} »",
+        "no_review": "aucune",
         "approved": "Approuvé par",
         "paid": "Payé par",
         "method": "Mode de paiement",
@@ -99,6 +107,13 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "amount_words": "Amount in words",
         "won_at": "Won at",
         "verified": "Verified by",
+        "review": "Video review",
+        "reviewed": "{verdict} by {user}, {when} · camera {camera}, footage {start} to {end}",
+        "verdict_confirmed": "confirmed",
+        "verdict_referred": "referred",
+        "review_reason": ' · reason "{reason}"',
+        "review_decision": ' · referral cleared by {user}, {when}: "{reason}"',
+        "no_review": "none",
         "approved": "Approved by",
         "paid": "Paid by",
         "method": "Payment method",
@@ -142,6 +157,32 @@ def _when(moment: datetime | None, lang: str) -> str:
     return "" if moment is None else timezone.localtime(moment).strftime(SLIP_TEXT[lang]["date"])
 
 
+def _review(slip: PaymentSlip, lang: str) -> str:
+    """Surveillance's latest review: verdict, who, when, the camera and the footage range; a
+    referral's reason and the manager who cleared it (a paid award's referral was cleared)."""
+    text = SLIP_TEXT[lang]
+    review = slip.award.review
+    if review is None:
+        return text["no_review"]
+    value = text["reviewed"].format(
+        verdict=text[f"verdict_{review.verdict}"],
+        user=review.reviewer,
+        when=_when(review.reviewed_at, lang),
+        camera=review.camera,
+        start=_when(review.from_, lang),
+        end=_when(review.to, lang),
+    )
+    if review.reason:
+        value += text["review_reason"].format(reason=review.reason)
+    if review.decision is not None:
+        value += text["review_decision"].format(
+            user=review.decision.decided_by,
+            when=_when(review.decision.decided_at, lang),
+            reason=review.decision.reason,
+        )
+    return value
+
+
 def slip_rows(slip: PaymentSlip, lang: str) -> list[SlipRow]:
     """The slip's rows, in order, in `lang`: what the HTML page and the PDF both print."""
     text = SLIP_TEXT[lang]
@@ -161,6 +202,8 @@ def slip_rows(slip: PaymentSlip, lang: str) -> list[SlipRow]:
         if user and note:
             value += text["note"].format(note=note)
         people.append(SlipRow(key, text[key], value))
+        if key == "verified" and (award.review is not None or award.surveillance_required):
+            people.append(SlipRow("review", text["review"], _review(slip, lang)))
     dealt = " ".join(award.cards) + (f" · {' '.join(award.board)}" if award.board else "")
     rows = [
         SlipRow("club", text["club"], slip.club),

@@ -50,12 +50,13 @@ def api(generated, live_service, settings) -> Api:
 
 @pytest.fixture
 def staff(live_service, django_user_model) -> dict[str, str]:
-    """Bearer tokens: two supervisors (four eyes) and an auditor."""
+    """Bearer tokens: two supervisors (four eyes), an auditor and a surveillance officer."""
     tokens = {}
     for username, role in (
         ("supervisor1", "supervisor"),
         ("supervisor2", "supervisor"),
         ("auditor", "auditor"),
+        ("surveillance1", "surveillance"),
     ):
         user = django_user_model.objects.create(username=username)
         grant_roles(user, role_group(role))
@@ -206,6 +207,27 @@ def test_uth_round_to_a_paid_jackpot(api, staff):
     refused = api.call("award_approve", jackpot.id, token=staff["supervisor1"], expect=403)
     api.check(refused.error.code == "four_eyes", f"award_approve: {refused.error.code!r}")
     api.check(value(refused.error.type_) == "permission", "award_approve: error type")
+    # The pool requires surveillance's video review before a jackpot's approval.
+    waiting = api.call("award_approve", jackpot.id, token=staff["supervisor2"], expect=409)
+    api.check(
+        waiting.error.code == "surveillance_review_required",
+        f"award_approve: {waiting.error.code!r}",
+    )
+    reviewed = api.call(
+        "award_review",
+        jackpot.id,
+        token=staff["surveillance1"],
+        body=api.body(
+            "award_review",
+            {
+                "camera": "UTH-1 overhead",
+                "from": (since - timedelta(minutes=5)).isoformat(),
+                "to": datetime.now(UTC).isoformat(),
+                "verdict": "confirmed",
+            },
+        ),
+    )
+    api.check(reviewed.review.reviewer == "surveillance1", f"award_review: {reviewed.review!r}")
     approved = api.call("award_approve", jackpot.id, token=staff["supervisor2"])
     api.check(value(approved.status) == "approved", f"award_approve: {approved.status!r}")
     paid = api.call(

@@ -67,7 +67,7 @@ from tables.models import Table
 from tables.reconciliation import reconcile
 from tables.services import terminal_token_issue
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import grant_roles, referred, surveilled
 
 MAX_EXAMPLES = 30
 UNDOCUMENTED_STATUS_FAILS = True
@@ -163,6 +163,19 @@ ROUNDS = frozenset(
 )
 SEMANTIC_REFUSALS = [
     # Cross-field and cross-item rules.
+    Refusal(
+        400,
+        "invalid_footage_range",
+        "a video review's footage from at or after its to: JSON Schema cannot compare two fields",
+        operations=frozenset({"award_review"}),
+    ),
+    Refusal(
+        400,
+        "invalid_text",
+        "a video review that refers the award needs a reason: a field required by another's value",
+        operations=frozenset({"award_review"}),
+        when=lambda error: error.get("param") == "reason",
+    ),
     Refusal(
         400,
         "range_too_large",
@@ -461,8 +474,9 @@ class World:
         return round_id, jackpot, envy
 
     def award_for(self, step: str) -> int:
-        """A fresh award in the state `step` needs (approve: verified by another supervisor;
-        a jackpot's void confirmed or cancelled: requested by another supervisor)."""
+        """A fresh award in the state `step` needs (approve: verified by another supervisor and
+        confirmed by surveillance; a referral's decision: referred by surveillance; a jackpot's
+        void confirmed or cancelled: requested by another supervisor)."""
         _, jackpot, envy = self.hit()
         if step == "award_pay":
             return envy
@@ -471,6 +485,9 @@ class World:
                 f"/api/v1/awards/{jackpot}/verify", {"note": "ok"}, content_type="application/json"
             )
             assert verified.status_code == 200, _json(verified)
+            surveilled(jackpot)  # the pool requires surveillance's review (by another officer)
+        if step == "award_referral_decide":
+            referred(jackpot)  # by another officer than the admin who decides
         if step in {"award_void_confirm", "award_void_cancel"}:
             requested = self.staff_client("supervisor").post(
                 f"/api/v1/awards/{jackpot}/void", {"reason": "x"}, content_type="application/json"
@@ -617,6 +634,9 @@ def world(transactional_db, django_user_model, settings, tmp_path) -> World:
         user = django_user_model.objects.create(username=role)
         grant_roles(user, role_group(role))
         staff[role] = staff_token_issue(user=user, revoke_others=False, actor="test")
+    # Every staff operation is called with the admin's token: the admin is also a surveillance
+    # officer, so that a video review (the surveillance role's) is an operation it may call.
+    grant_roles(django_user_model.objects.get(username="admin"), role_group("surveillance"))
     # A second admin proposes the changes the world's admin decides (four eyes).
     second = django_user_model.objects.create(username="admin2")
     grant_roles(second, role_group("admin"))

@@ -64,6 +64,8 @@ UTH_FLOW = {
     ("get", "/api/v1/awards/register"),
     ("get", "/api/v1/pools/{pool}/liability"),
     ("get", "/api/v1/events"),
+    ("post", "/api/v1/awards/{award}/review"),
+    ("post", "/api/v1/awards/{award}/referral"),
 }
 
 
@@ -80,13 +82,14 @@ def api(openapi_and_spec, settings, db) -> StrictClient:
 
 @pytest.fixture
 def staff(db, django_user_model) -> dict[str, str]:
-    """Bearer tokens: two supervisors (four eyes), an auditor, an admin."""
+    """Bearer tokens: two supervisors (four eyes), an auditor, an admin, a surveillance officer."""
     tokens = {}
     for username, role in (
         ("supervisor1", "supervisor"),
         ("supervisor2", "supervisor"),
         ("auditor", "auditor"),
         ("admin", "admin"),
+        ("officer", "surveillance"),
     ):
         user = django_user_model.objects.create(username=username)
         grant_roles(user, role_group(role))
@@ -165,6 +168,19 @@ def test_uth_round_to_a_paid_jackpot(api, staff):
     api.post(f"/api/v1/awards/{jackpot['id']}/verify", {"note": "video checked"}, token=sup1)
     refused = api.post(f"/api/v1/awards/{jackpot['id']}/approve", token=sup1, expect=403)
     api.check(refused["error"]["code"] == "four_eyes", f"approve: {refused}")
+    # Surveillance first: no confirmed video review, no approval of a jackpot.
+    refused = api.post(f"/api/v1/awards/{jackpot['id']}/approve", token=sup2, expect=409)
+    api.check(refused["error"]["code"] == "surveillance_review_required", f"approve: {refused}")
+    review = {
+        "camera": "table 1, overhead",
+        "from": "2026-12-01T20:00:00+01:00",
+        "to": "2026-12-01T20:05:00+01:00",
+        "verdict": "referred",
+        "reason": "the dealer's hand over the deck",
+    }
+    api.post(f"/api/v1/awards/{jackpot['id']}/review", review, token=staff["officer"])
+    decision = {"decision": "clear", "reason": "the full footage shows a fair deal"}
+    api.post(f"/api/v1/awards/{jackpot['id']}/referral", decision, token=staff["admin"])
     api.post(f"/api/v1/awards/{jackpot['id']}/approve", {"note": "slip seen"}, token=sup2)
     refused = api.post(f"/api/v1/awards/{jackpot['id']}/pay", PAY_CASH, token=sup1, expect=400)
     api.check(refused["error"]["code"] == "winner_identity_required", f"pay: {refused}")

@@ -19,6 +19,7 @@ from jackpot.awards import award_approve, award_verify
 from jackpot.models import Award, AwardKind
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
 from tests.live import LiveServer
+from tests.staff import surveilled
 from tests.winners import pay_identified
 
 SEED_CENTS = 1_000_000
@@ -152,6 +153,7 @@ def test_a_royal_shows_jackpot_won_until_it_is_paid(live_service, floor, page, s
         for name in ("supervisor-a", "supervisor-b")
     )
     award_verify(award_id=royal.pk, user=first, note="cards and video checked")
+    surveilled(royal.pk)
     award_approve(award_id=royal.pk, user=second)
     expect(hit).to_be_visible()  # approved is not paid yet
     pay_identified(royal.pk, first)

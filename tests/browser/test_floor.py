@@ -24,7 +24,7 @@ from jackpot.models import Award
 from jackpot.services import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.pages.conftest import PASSWORD, play_hit
-from tests.staff import grant_roles
+from tests.staff import grant_roles, surveilled
 from tests.winners import DOCUMENT, NAME, WINNER
 
 WAIT_MS = 10_000  # the queue polls every 2 s
@@ -141,6 +141,8 @@ def test_two_supervisors_take_a_jackpot_to_payment_and_print_its_slip(
     assert (voided.status, voided.void_reason) == ("void", "maldonne vue sur la vidéo")
     assert posts == [f"{live_service.url}/api/v1/awards/{straight_flush['id']}/void"]
 
+    # Surveillance confirms it on video (in a browser: tests/browser/test_surveillance.py).
+    surveilled(jackpot["id"])
     # bob, on his own tablet, sees who verified, approves and pays.
     bob = supervisor(browser, live_service, "bob")
     bobs = bob.locator(f"#jackpot-list article[data-award='{jackpot['id']}']")

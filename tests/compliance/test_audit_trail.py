@@ -24,7 +24,7 @@ from jackpot.models import AuditEvent, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tables.models import Round
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import grant_roles, surveilled
 from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
@@ -55,6 +55,7 @@ def test_every_entry_carries_server_utc_time_sequence_actor_and_table(floor, dja
     assert second.post("/rounds/q-1/void", {"reason": "misdeal"}).status_code == 200
     jackpot = settled.json()["awards"][0]["id"]
     ana, bob = _staff(django_user_model, "ana"), _staff(django_user_model, "bob")
+    surveilled(jackpot)  # the pool requires surveillance's video review (by sam) before approval
     for client, step, body in (
         (ana, "verify", {"note": "video checked"}),
         (bob, "approve", {}),
@@ -71,6 +72,7 @@ def test_every_entry_carries_server_utc_time_sequence_actor_and_table(floor, dja
         "round.settled",
         "round.voided",
         "award.verified",
+        "award.reviewed",
         "award.approved",
         "award.paid",
     }
@@ -89,7 +91,7 @@ def test_every_entry_carries_server_utc_time_sequence_actor_and_table(floor, dja
         elif event.kind.startswith("award."):
             # An award's event names its round, and the round its table.
             assert Round.objects.get(pk=event.payload["round"]).table_id == first.table_id
-            assert event.actor in ("user:ana", "user:bob")
+            assert event.actor in ("user:ana", "user:bob", "user:sam")
     # Monotonic: each chain's sequence is 1, 2, 3, ... in the order written.
     for chain, chain_events in by_chain.items():
         assert [e.sequence for e in chain_events] == list(range(1, len(chain_events) + 1)), chain

@@ -93,6 +93,8 @@ def _pool_form(pool: Pool, **changes) -> dict:
         "paytable_version": pool.paytable_version,
         "reason": "a test",
     }
+    if pool.surveillance_required:  # a checkbox: posted when ticked, absent otherwise
+        form["surveillance_required"] = "on"
     return {**form, **changes}
 
 

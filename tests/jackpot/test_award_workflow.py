@@ -13,7 +13,7 @@ from django.test import Client
 from jackpot.models import AuditEvent, Award
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import grant_roles, surveilled
 from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
@@ -76,6 +76,7 @@ def test_verify_then_a_second_supervisor_approves_then_pay(hit, people):
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "four_eyes"
     assert Award.objects.get(pk=jackpot["id"]).status == "verified"
 
+    surveilled(jackpot["id"])  # the pool requires surveillance's review (test_surveillance.py)
     approved = _post(people["bob"], jackpot["id"], "approve")
     assert approved.json()["status"] == "approved" and approved.json()["approved_by"] == "bob"
     after_approval = _balances(floor)
@@ -93,6 +94,7 @@ def test_verify_then_a_second_supervisor_approves_then_pay(hit, people):
     )
     assert kinds == [
         ("award.verified", "user:ana"),
+        ("award.reviewed", "user:sam"),
         ("award.approved", "user:bob"),
         ("award.paid", "user:ana"),
     ]

@@ -14,7 +14,7 @@ from django.utils import timezone
 from jackpot.models import AuditEvent
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import grant_roles, surveilled
 
 pytestmark = pytest.mark.django_db
 
@@ -87,6 +87,7 @@ def test_export_names_who_paid_and_when(played, django_user_model):
     ana, bob = (_user(django_user_model, name) for name in ("ana", "bob"))
     royal = Award.objects.get(kind="royal_flush")
     award_verify(award_id=royal.pk, user=ana, note="video checked")
+    surveilled(royal.pk)
     award_approve(award_id=royal.pk, user=bob)
     pay_identified(royal.pk, ana)
     auditor = _staff(django_user_model, "ida", "auditor")

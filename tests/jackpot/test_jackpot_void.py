@@ -15,7 +15,7 @@ from django.test import Client
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import grant_roles, surveilled
 
 pytestmark = pytest.mark.django_db
 
@@ -158,6 +158,7 @@ def test_a_requested_void_can_be_cancelled_and_the_award_goes_on(people):
     refused = _post(people["bob"], jackpot["id"], "void/confirm")
     assert (refused.status_code, refused.json()["error"]["code"]) == (409, "void_not_requested")
     assert _post(people["ana"], jackpot["id"], "verify", {"note": "ok"}).status_code == 200
+    surveilled(jackpot["id"])
     assert _post(people["bob"], jackpot["id"], "approve").status_code == 200
     assert _balances(floor.pool_id)["payable"] == before["payable"] + jackpot["amount_cents"]
     cancel = AuditEvent.objects.get(kind="award.void_cancelled")

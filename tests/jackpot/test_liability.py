@@ -51,6 +51,7 @@ from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_s
 from tests.jackpot.tamper import superuser_sql
 from tests.staff import grant_roles
 from tests.winners import PAY
+from tests.staff import surveilled
 
 pytestmark = pytest.mark.django_db
 
@@ -97,6 +98,8 @@ class Story:
         award = self.awards[(round_id, kind)]
         if step == "pay" and body is None:
             body = PAY  # a jackpot is above the identification threshold: the winner identified
+        if step == "approve" and kind == "royal_flush":
+            surveilled(award)  # the pool requires surveillance's confirmed review of a jackpot
         answer = self.people[who].post(
             f"/api/v1/awards/{award}/{step}", body or {}, content_type="application/json"
         )

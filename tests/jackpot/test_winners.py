@@ -39,6 +39,7 @@ from tests.conftest import assert_journal_ok, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
 from tests.staff import grant_roles
 from tests.winners import DOCUMENT, NAME, PAY, PAY_CASH, WINNER
+from tests.staff import surveilled
 
 pytestmark = pytest.mark.django_db
 
@@ -83,6 +84,7 @@ def _hit(floor, round_id="r-1"):
 
 def _approved(people, award_id, note=None):
     assert _post(people["ana"], award_id, "verify", {"note": "cards and video"}).status_code == 200
+    surveilled(award_id)
     approved = _post(people["bob"], award_id, "approve", {"note": note} if note else {})
     assert approved.status_code == 200, approved.json()
     return approved.json()

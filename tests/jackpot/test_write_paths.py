@@ -19,13 +19,14 @@ from jackpot.models import AuditChain, AuditEvent, Award, AwardKind, Transfer
 from jackpot.services import role_group
 from tables.models import Round
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import grant_roles, surveilled
 from tests.winners import pay_identified
 
 pytestmark = pytest.mark.django_db
 
-IDS = {"table", "pool", "round", "id", "award", "name"}  # and the pool's name
+IDS = {"table", "pool", "round", "id", "award", "name", "review"}  # and the pool's name
 TIMES = {"opened_at", "settled_at", "voided_at", "as_of", "at", "occurred_at", "requested_at"}
+TIMES |= {"footage_from", "footage_to"}  # a surveillance review's footage, from when it ran
 
 
 def _normal(value: Any) -> Any:
@@ -75,6 +76,7 @@ def _play(users) -> tuple[int, list[int]]:
         pool_id=floor.pool_id, kind=AwardKind.ROYAL_FLUSH
     ).order_by("pk")
     award_verify(award_id=first.pk, user=users[0], note="video checked")
+    surveilled(first.pk)
     award_approve(award_id=first.pk, user=users[1])
     pay_identified(first.pk, users[0])
     award_void(award_id=second.pk, user=users[0], reason="marked cards")

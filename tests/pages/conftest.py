@@ -8,7 +8,7 @@ from django.test import Client
 from jackpot.awards import award_approve, award_verify
 from jackpot.services import role_group
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import grant_roles, surveilled
 from tests.winners import pay_identified
 
 PASSWORD = "a long floor password"
@@ -50,6 +50,7 @@ def play_hit(terminal, round_id: str = "r-1") -> list[dict]:
 def paid_jackpot(floor, people):
     jackpot, _ = play_hit(floor.uth[0])
     award_verify(award_id=jackpot["id"], user=people["ana"], note="video checked")
+    surveilled(jackpot["id"])
     award_approve(award_id=jackpot["id"], user=people["bob"])
     pay_identified(jackpot["id"], people["bob"])
     return jackpot

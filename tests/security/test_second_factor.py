@@ -26,7 +26,7 @@ from jackpot.models import AuditEvent, Award, SealedTOTPDevice, StaffSecurity, S
 from jackpot.services import role_group
 from jackpot.staff import password_reset
 from tests.pages.conftest import play_hit
-from tests.staff import enroll, grant_roles
+from tests.staff import enroll, grant_roles, surveilled
 from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
@@ -135,6 +135,7 @@ def test_a_password_alone_cannot_verify_approve_or_pay(floor):
         f"/api/v1/awards/{jackpot['id']}/verify", {"note": "video"}, content_type="application/json"
     )
     assert verified.status_code == 200, verified.content
+    surveilled(jackpot["id"])
     refused = password_only(bob).post(f"/api/v1/awards/{jackpot['id']}/approve")
     assert refused.json()["error"]["code"] == "second_factor_required"
     assert Award.objects.get(pk=jackpot["id"]).status == "verified"

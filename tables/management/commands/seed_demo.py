@@ -78,6 +78,7 @@ class Command(BaseCommand):
             "supervisors": [self._staff(f"supervisor{n}", "supervisor") for n in (1, 2)],
             "admin": self._staff("admin", "admin"),
             "second_admin": self._staff("admin2", "admin"),
+            "surveillance": self._staff("surveillance1", "surveillance"),
         }
 
     def _table(self, name: str, game: Game, pool: Pool | None) -> Table:

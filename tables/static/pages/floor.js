@@ -2,7 +2,9 @@
 // open status and one for the last paid, each polled with If-None-Match); every action is the
 // API's own step, posted with the session's CSRF token. What this script decides is only what
 // to offer: it disables what the API would refuse this user (approving an award they verified,
-// confirming a void they requested) and shows the API's refusal when one comes anyway.
+// confirming a void they requested, approving a jackpot surveillance has not confirmed) and shows
+// the API's refusal when one comes anyway. A surveillance officer records a video review from
+// here (POST .../review); an admin decides surveillance's referral (POST .../referral).
 (function () {
   "use strict";
 
@@ -16,6 +18,7 @@
   var timer = null;
   var polling = false; // one poll at a time; an action's poll during one runs right after it
   var pollAgain = false;
+  var introduced = false; // a reader's (auditor's, surveillance's) notice, shown at first render
 
   var groups = new Intl.NumberFormat(text.locale, { maximumFractionDigits: 0 });
   var decimal = (1.5).toLocaleString(text.locale).charAt(1);
@@ -224,8 +227,81 @@
       .then(poll);
   }
 
+  // The review dialog: the footage range is typed in the tablet's local time and sent in UTC.
+  function askReview(award) {
+    var dialog = document.getElementById("review");
+    var ids = ["camera", "from", "to", "reason", "note"];
+    document.getElementById("review-title").textContent = say(text.review_title, { id: award.id });
+    ids.forEach(function (id) { document.getElementById("review-" + id).value = ""; });
+    document.getElementById("review-verdict").value = "confirmed";
+    dialog.returnValue = "";
+    return new Promise(function (resolve) {
+      dialog.addEventListener("close", function done() {
+        dialog.removeEventListener("close", done);
+        if (dialog.returnValue !== "ok") return resolve(null);
+        var value = function (id) { return document.getElementById("review-" + id).value.trim(); };
+        var instant = function (id) {
+          var moment = new Date(value(id));
+          return isNaN(moment.getTime()) ? value(id) : moment.toISOString();
+        };
+        var body = {
+          camera: value("camera"),
+          from: instant("from"),
+          to: instant("to"),
+          verdict: document.getElementById("review-verdict").value,
+        };
+        if (value("reason")) body.reason = value("reason");
+        if (value("note")) body.note = value("note");
+        resolve(body);
+      });
+      dialog.showModal();
+      document.getElementById("review-camera").focus();
+    });
+  }
+
+  // Surveillance's latest review: its verdict confirmed, or a referral cleared by a manager.
+  function reviewConfirmed(award) {
+    var review = award.review;
+    if (!review) return false;
+    if (review.verdict === "confirmed") return true;
+    return Boolean(review.decision && review.decision.outcome === "clear");
+  }
+
+  function referralOpen(award) {
+    return Boolean(award.review && award.review.verdict === "referred" && !award.review.decision);
+  }
+
+  function reviewActions(award, box) {
+    var open = award.status === "pending" || award.status === "verified";
+    if (!open || award.void_requested_by) return;
+    var me = config.user;
+    if (config.canReview && !referralOpen(award)) {
+      var mine = award.verified_by === me || award.approved_by === me;
+      button(box, text.review, "primary review", function () {
+        askReview(award).then(function (body) {
+          if (body) post(award, "review", body, "done_review");
+        });
+      }, mine ? text.you_checked : null);
+    }
+    if (config.canDecide && referralOpen(award)) {
+      var reviewer = award.review.reviewer === me ? text.you_reviewed : null;
+      [["clear", text.referral_clear, "primary"], ["void", text.referral_void, "danger"]].forEach(
+        function (choice) {
+          button(box, choice[1], choice[2] + " referral-" + choice[0], function () {
+            ask(text.ask_referral).then(function (reason) {
+              if (reason) {
+                post(award, "referral", { decision: choice[0], reason: reason }, "done_referral");
+              }
+            });
+          }, reviewer);
+        }
+      );
+    }
+  }
+
   function actionsFor(award) {
     var box = element("div", "actions");
+    reviewActions(award, box);
     if (!config.canAct) return box;
     var me = config.user;
     var requested = award.void_requested_by;
@@ -247,11 +323,16 @@
         });
       });
     } else if (award.status === "verified") {
+      var waiting = referralOpen(award)
+        ? text.referral_open
+        : award.surveillance_required && !reviewConfirmed(award)
+          ? text.review_needed
+          : null;
       button(box, text.approve, "primary", function () {
         askOptional(text.ask_approve).then(function (note) {
           if (note !== null) post(award, "approve", note ? { note: note } : {}, "done_approve");
         });
-      }, award.verified_by === me ? text.you_verified : null);
+      }, award.verified_by === me ? text.you_verified : waiting);
     } else if (award.status === "approved") {
       button(box, text.pay, "primary", function () {
         askPayment(award).then(function (body) {
@@ -303,6 +384,7 @@
       }));
     }
     if (who.length) node.appendChild(element("p", "people", who.join(" · ")));
+    if (award.review) node.appendChild(reviewNode(award.review));
     if (award.status === "paid") {
       var slip = element("a", "button quiet slip-link", text.slip);
       slip.href = config.slipUrl.replace("{id}", award.id);
@@ -310,6 +392,27 @@
     } else {
       node.appendChild(actionsFor(award));
     }
+    return node;
+  }
+
+  function reviewNode(review) {
+    var when = new Intl.DateTimeFormat(text.locale, { dateStyle: "short", timeStyle: "short" });
+    var shown = [say(text.reviewed, {
+      verdict: text["verdict_" + review.verdict],
+      user: review.reviewer,
+      at: when.format(new Date(review.reviewed_at)),
+      camera: review.camera,
+      from: when.format(new Date(review.from)),
+      to: when.format(new Date(review.to)),
+    })];
+    if (review.reason) shown.push(say(text.review_reason_shown, { reason: review.reason }));
+    if (review.decision) {
+      shown.push(say(text["referral_decided_" + review.decision.outcome], {
+        user: review.decision.decided_by, reason: review.decision.reason,
+      }));
+    }
+    var node = element("p", "review", shown.join(" · "));
+    node.dataset.verdict = review.verdict;
     return node;
   }
 
@@ -331,7 +434,11 @@
     fill(queue, others, text.empty);
     queue.dataset.loaded = "true";
     fill(document.getElementById("paid"), found.paid, text.no_paid);
-    if (!config.canAct) showMessage(text.read_only, "info");
+    if (!config.canAct && !introduced) {
+      // Said once: a later render must not hide the answer to a review just recorded.
+      introduced = true;
+      showMessage(config.canReview ? text.read_only_surveillance : text.read_only, "info");
+    }
   }
 
   function listUrl(status) {
