@@ -49,9 +49,8 @@ from tables.pages import audit
 from tables.verification import keep_checkpoint, verify_full
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
-from tests.staff import grant_roles
+from tests.staff import grant_roles, surveilled
 from tests.winners import PAY
-from tests.staff import surveilled
 
 pytestmark = pytest.mark.django_db
 

@@ -37,9 +37,8 @@ from jackpot.tasks import purge_winner_identities
 from tables.verification import verify_full, verify_routine
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
-from tests.staff import grant_roles
+from tests.staff import grant_roles, surveilled
 from tests.winners import DOCUMENT, NAME, PAY, PAY_CASH, WINNER
-from tests.staff import surveilled
 
 pytestmark = pytest.mark.django_db
 
