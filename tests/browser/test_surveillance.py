@@ -1,7 +1,8 @@
 """Surveillance before payment in a real browser: a surveillance officer signs in, sees the
 jackpot waiting in the award queue and records a video review (a referral, then, once a manager
 cleared it in his own browser, nothing more is needed); the supervisors' approve button waits for
-the review and says why; the review shows on the queue and on the slip. In English and French.
+the review and says why; the jackpot is paid from the page with its winner identified; the review,
+the payment and the winner (the document masked) show on the slip. In English and French.
 Screenshots go to artifacts/browser/.
 """
 
@@ -14,11 +15,11 @@ from playwright.sync_api import expect
 from jackpot.awards import award_verify
 from jackpot.models import Award, SurveillanceReview
 from jackpot.services import role_group
-from tests.browser.test_floor import WAIT_MS, supervisor
+from tests.browser.test_floor import WAIT_MS, pay_with_identity, supervisor
 from tests.conftest import make_floor
 from tests.pages.conftest import PASSWORD, play_hit
 from tests.staff import grant_roles
-from tests.winners import pay_identified
+from tests.winners import DOCUMENT, NAME
 
 
 @pytest.fixture
@@ -97,14 +98,23 @@ def test_a_surveillance_officer_reviews_a_jackpot_on_the_queue(
     approve = bobs.get_by_role("button", name="Approuver")
     expect(approve).to_be_enabled(timeout=WAIT_MS)
     approve.click()
+    bob.click("#ask-ok")  # the approval's note is optional: none
     expect(bob.locator("#message")).to_have_text(f"Gain n°{jackpot['id']} approuvé.")
-    pay_identified(jackpot["id"], users["ana"])
+    # bob pays at the cage: EUR 10,000 is above the identification threshold, the identity first.
+    pay_with_identity(bob, bobs, "Payer")
+    expect(bob.locator("#message")).to_have_text(f"Gain n°{jackpot['id']} payé.")
     assert Award.objects.get(pk=jackpot["id"]).status == "paid"
+    # The slip: the review, the payment and the winner (the document number masked).
     bob.goto(f"{live_service.url}/floor/awards/{jackpot['id']}/slip/")
     row = bob.locator("tr[data-row='review'] td")
     expect(row).to_contain_text("signalé par sam")
     expect(row).to_contain_text("caméra UTH-1 overhead")
     expect(row).to_contain_text("signalement levé par max")
+    expect(bob.locator("tr[data-row='winner'] td")).to_have_text(NAME)
+    expect(bob.locator("tr[data-row='document'] td")).to_contain_text(f"*****{DOCUMENT[-3:]}")
+    expect(bob.locator("tr[data-row='reference'] td")).to_have_text("CHQ-771")
+    expect(bob.locator("body")).not_to_contain_text(DOCUMENT)
+    bob.screenshot(path=str(artifacts / "slip-reviewed-identified.png"), full_page=True)
     for page in (bob, sam, manager):
         assert [e for e in page.console_errors if "status of 400" not in e] == []
 
