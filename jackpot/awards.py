@@ -436,13 +436,16 @@ def award_review(
         made.append(review)
         return (), review_facts(review)
 
+    # The table, for a referral's significant event (jackpot.significant); an award's round, and
+    # so its table, never changes, so it can be read before the award is locked.
+    table = Award.objects.filter(pk=award_id).values_list("round__table_id", flat=True).first()
     award = _take_step(
         award_id,
         user,
         allowed=REVIEWABLE,
         to=None,
         kind="award.referred" if verdict == Verdict.REFERRED else "award.reviewed",
-        payload={},
+        payload={"table": table},
         check=_both(_no_void_requested, lambda award: surveillance.check_review(award, user)),
         move=record,
         changes=lambda award, now: {},

@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from config import metrics
-from jackpot import ledger, significant
+from jackpot import ledger, lifecycle, significant
 from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, OutboxMessage
 from jackpot.services import role_group, staff_token_issue
@@ -22,7 +22,8 @@ from tables.services import table_update
 from tables.watch import note_database_life, watch
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
 from tests.jackpot.tamper import superuser_sql
-from tests.staff import grant_roles, person
+from tests.pages.conftest import play_hit
+from tests.staff import grant_roles, person, referred
 
 #: The codes are a contract with the regulator and the receivers: a code never changes meaning.
 #: A new event takes a new code; this list only ever grows.
@@ -193,3 +194,26 @@ def test_another_copy_of_the_database_is_a_restore():
     assert restored.payload["before"] == identified.payload["life"]
     assert restored.payload["life"] != identified.payload["life"]
     assert note_database_life() is False
+
+
+@pytest.mark.django_db
+def test_a_suspension_and_a_surveillance_referral_are_listed_with_their_pool_and_table():
+    floor = make_floor(uth_tables=1)
+    terminal = floor.uth[0]
+    admin = person("admin-se", "admin")
+    lifecycle.pool_suspend(pool_id=floor.pool_id, user=admin, reason="the sign's controller failed")
+    lifecycle.pool_resume(pool_id=floor.pool_id, user=admin, reason="controller replaced")
+    jackpot, _ = play_hit(terminal)
+    referred(jackpot["id"])
+
+    auditor = _staff("auditor")
+    rows = auditor.get("/api/v1/events", {"pool": floor.pool_id}).json()["results"]
+    assert [row["code"] for row in rows] == ["SE12", "SE07", "SE06"]
+    referral, resumed, suspended = rows
+    assert (referral["table"], referral["pool"]) == (terminal.table_id, floor.pool_id)
+    assert referral["detail"]["award"] == jackpot["id"]
+    assert (suspended["table"], suspended["actor"]) == (None, "user:admin-se")
+    assert suspended["detail"]["reason"] == "the sign's controller failed"
+    assert resumed["detail"]["reason"] == "controller replaced"
+    by_table = auditor.get("/api/v1/events", {"table": terminal.table_id}).json()["results"]
+    assert [row["code"] for row in by_table] == ["SE12"]
