@@ -98,12 +98,18 @@ def test_a_terminal_voiding_30_percent_of_its_rounds_raises_the_void_alarm(djang
     flagged = {row["table"] for row in watch["tables"] if row["window"]["flag"] is not None}
     assert flagged == {rigged.table_id}
 
-    # The check moved nothing: the same meter, balances and stakes, no journal row, no round.
+    # The check moved nothing: the same meter, balances and stakes, no transfer, no round; its
+    # only journal rows are the two alarms (the significant event SE10, jackpot.significant).
     after = staff.get(f"/api/v1/pools/{floor.pool_id}/report").json()
     for figure in ("meter_cents", "reserve_cents", "house_cents", "balances", "stakes"):
         assert after[figure] == before[figure], figure
-    assert (Transfer.objects.count(), AuditEvent.objects.count(), Round.objects.count()) == rows
+    transfers, events, rounds = rows
+    counted = (Transfer.objects.count(), AuditEvent.objects.count(), Round.objects.count())
+    assert counted == (transfers, events + 2, rounds)
+    alarms = AuditEvent.objects.filter(kind="integrity.void_rate")
+    assert sorted(a.payload["flag"] for a in alarms) == sorted(flag.pk for flag in stored)
     assert dict(Round.objects.values_list("pk", "state")) == states
-    # The flags are the check's only writes, each stored once.
+    # The flags and their alarms are the check's only writes, each stored once.
     assert check_integrity(now=check_time) == []
+    assert AuditEvent.objects.count() == events + 2
     assert IntegrityFlag.objects.count() == 2
