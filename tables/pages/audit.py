@@ -9,7 +9,8 @@ void watch (`GET /api/v1/pools/{pool}/voids`, tables.voids) is the integrity che
 the days picked: each table's voids over the window and shift by shift, the check's alarms marked,
 and the pool's void flags listed. Its liability links download the period-end statement
 (`GET /api/v1/pools/{pool}/liability`, `jackpot.liability`) of last month's close and of this
-month to date, as PDF and CSV, the months named in the club's time zone.
+month to date, as PDF and CSV, the months named in the club's time zone. Its significant events
+(`jackpot.significant`) are the pool's latest 25, as `GET /api/v1/events?pool=` lists them.
 What it promises:
 - every figure drawn is one the API answered: amounts in whole cents, formatted, never computed;
 - it needs nothing from outside the service: its style and script are inlined and allowed by hash
@@ -31,7 +32,10 @@ from django.utils import timezone
 
 from config.pages import page_language
 from jackpot.api.authentication import has_role
+from jackpot.bodies import SignificantEventQuery
 from jackpot.models import AwardKind, Pool
+from jackpot.selectors import event_page
+from jackpot.significant import CATALOGUE, EventCode
 from jackpot.views import TEXT as SIGN_TEXT
 from tables.pages.layout import staff_only, staff_page
 
@@ -46,6 +50,12 @@ _WORDS: dict[str, dict[str, str]] = {
         "show": "Afficher",
         "csv": "Télécharger (CSV)",
         "liability": "Passif du jackpot (pour le comptable)",
+        "events": "Événements significatifs (les 25 derniers)",
+        "events_none": "Aucun événement significatif pour ce jackpot.",
+        "event_when": "Date",
+        "event_code": "Code",
+        "event_what": "Événement",
+        "event_who": "Par",
         "liability_closed": "Clôture de {month}",
         "liability_running": "{month}, à ce jour",
         "loading": "Chargement…",
@@ -117,6 +127,12 @@ _WORDS: dict[str, dict[str, str]] = {
         "show": "Show",
         "csv": "Download (CSV)",
         "liability": "Jackpot liability (for the accountant)",
+        "events": "Significant events (the latest 25)",
+        "events_none": "No significant event for this pool.",
+        "event_when": "When",
+        "event_code": "Code",
+        "event_what": "Event",
+        "event_who": "By",
         "liability_closed": "{month}'s close",
         "liability_running": "{month} to date",
         "loading": "Loading…",
@@ -189,6 +205,40 @@ TEXT = {
     for lang, words in _WORDS.items()
 }
 
+#: The significant events' names on the page (docs/operations.md "Significant events").
+EVENT_NAMES: dict[str, dict[EventCode, str]] = {
+    "fr": {
+        EventCode.TERMINAL_SILENT: "Terminal silencieux, table ouverte",
+        EventCode.BOOKS_MISMATCH: "Écart au rapprochement",
+        EventCode.BOOKS_AGREE_AGAIN: "Rapprochement de nouveau conforme",
+        EventCode.PARAMETERS_CHANGED: "Paramètres du jackpot modifiés",
+        EventCode.TABLE_CHANGED: "Table ouverte, fermée, renommée ou déplacée",
+        EventCode.POOL_SUSPENDED: "Jackpot suspendu",
+        EventCode.POOL_RESUMED: "Jackpot rétabli",
+        EventCode.POOL_STOPPED: "Jackpot arrêté définitivement",
+        EventCode.DATABASE_RESTORED: "Base de données restaurée",
+        EventCode.VOID_RATE_ALARM: "Alarme : taux d'annulations",
+        EventCode.AWARD_RATE_ALARM: "Alarme : fréquence des gains",
+        EventCode.SURVEILLANCE_REFERRAL: "Gain signalé par la surveillance",
+    },
+    "en": {event.code: event.title for event in CATALOGUE},
+}
+
+
+def _events(pool: int, lang: str) -> list[dict[str, Any]]:
+    """The pool's latest significant events, as the list API reads them (`event_page`)."""
+    page = event_page(SignificantEventQuery(pool=pool, limit=25))
+    return [
+        {
+            "when": timezone.localtime(event.occurred_at),
+            "code": event.code,
+            "what": EVENT_NAMES[lang][EventCode(event.code)],
+            "table": event.table,
+            "actor": event.actor,
+        }
+        for event in page.results
+    ]
+
 
 _MONTHS = {
     "fr": "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
@@ -258,6 +308,7 @@ def audit_pool(request: HttpRequest, pool: int) -> HttpResponse:
             "pool": found,
             "days": days,
             "liability": _liability_links(pool, lang),
+            "events": _events(pool, lang),
             "life": TEXT[lang][f"life_{found.status}"],
         },
         lang=lang,

@@ -23,7 +23,7 @@ from tables.watch import note_database_life, watch
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
 from tests.jackpot.tamper import superuser_sql
 from tests.pages.conftest import play_hit
-from tests.staff import grant_roles, person, referred
+from tests.staff import grant_roles, person, referred, signed_in
 
 #: The codes are a contract with the regulator and the receivers: a code never changes meaning.
 #: A new event takes a new code; this list only ever grows.
@@ -217,3 +217,21 @@ def test_a_suspension_and_a_surveillance_referral_are_listed_with_their_pool_and
     assert resumed["detail"]["reason"] == "controller replaced"
     by_table = auditor.get("/api/v1/events", {"table": terminal.table_id}).json()["results"]
     assert [row["code"] for row in by_table] == ["SE12"]
+
+
+@pytest.mark.django_db
+def test_the_auditors_pool_page_lists_the_pools_significant_events_in_french_and_english():
+    floor = make_floor(uth_tables=1)
+    admin = person("admin-page", "admin")
+    lifecycle.pool_suspend(pool_id=floor.pool_id, user=admin, reason="panne du contrôleur")
+    auditor = signed_in(person("auditor-page", "auditor"))
+
+    page = auditor.get(f"/audit/pools/{floor.pool_id}/").content.decode()
+    assert '<tr data-code="SE06">' in page and "Jackpot suspendu" in page
+    assert "user:admin-page" in page
+    english = auditor.get(f"/audit/pools/{floor.pool_id}/?lang=en").content.decode()
+    assert "Significant events (the latest 25)" in english
+    assert "A progressive suspended (a technical fault)" in english
+    other = make_floor(uth_tables=1)
+    quiet = auditor.get(f"/audit/pools/{other.pool_id}/?lang=en").content.decode()
+    assert "No significant event for this pool." in quiet
