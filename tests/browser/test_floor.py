@@ -219,6 +219,7 @@ def test_a_jackpot_above_the_threshold_is_paid_with_the_winners_identity_in_engl
     jackpot, _ = play_hit(floor.uth[0])
     ana, bob = (get_user_model().objects.get(username=name) for name in ("ana", "bob"))
     award_verify(award_id=jackpot["id"], user=ana, note="video checked")
+    surveilled(jackpot["id"])
     award_approve(award_id=jackpot["id"], user=bob)
     page = supervisor(browser, live_service, "bob")
     page.goto(f"{live_service.url}/floor/awards/?lang=en")
