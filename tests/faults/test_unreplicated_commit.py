@@ -22,6 +22,7 @@ import pytest
 from django.db import connections
 from django.db.utils import OperationalError, load_backend
 
+from config.database.base import DatabaseWrapper
 from tests.faults.harness import PrivateCluster
 
 pytestmark = pytest.mark.faults
@@ -29,6 +30,9 @@ pytestmark = pytest.mark.faults
 
 @pytest.fixture
 def standby_gone() -> Iterator[PrivateCluster]:
+    # The standby's absence is remembered process-wide for STANDBY_PROBE_S (config.database):
+    # each test starts as a process that has not met it yet, whatever ran just before.
+    DatabaseWrapper._standby_missing_until = 0.0
     cluster = PrivateCluster()
     try:
         cluster.start()
@@ -43,6 +47,7 @@ def standby_gone() -> Iterator[PrivateCluster]:
         yield cluster
     finally:
         cluster.destroy()
+        DatabaseWrapper._standby_missing_until = 0.0
 
 
 def _cancelled_while_waiting(cluster: PrivateCluster, commit: Callable[[], None]) -> None:
