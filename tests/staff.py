@@ -20,7 +20,7 @@ from jackpot import ledger
 from jackpot.awards import award_review
 from jackpot.models import SealedTOTPDevice, Verdict
 from jackpot.second_factor import totp_enrollment
-from jackpot.services import role_group
+from jackpot.services import role_group, staff_token_issue
 from jackpot.staff import snapshot
 
 
@@ -56,6 +56,17 @@ def person(name: str, *roles: str, **flags: bool) -> User:
     for role in roles:
         grant_roles(user, role_group(role))
     return user
+
+
+def token_client(user: User) -> Client:
+    """An API client carrying a staff token `user` issued for itself."""
+    token = staff_token_issue(user=user, revoke_others=False, actor="test")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+
+
+def api_clients(**cast: str) -> dict[str, Client]:
+    """A cast of people, each an API client with its role: `api_clients(ana="supervisor")`."""
+    return {name: token_client(person(name, role)) for name, role in cast.items()}
 
 
 def signed_in(user: User) -> Client:

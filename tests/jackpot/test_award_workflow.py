@@ -11,27 +11,20 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent, Award
-from jackpot.services import role_group, staff_token_issue
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
-from tests.staff import grant_roles, surveilled
+from tests.staff import api_clients, surveilled
 from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def people(django_user_model):
-    clients = {}
-    for name, role in (
-        ("ana", "supervisor"),
-        ("bob", "supervisor"),
-        ("ida", "auditor"),
-    ):
-        user = django_user_model.objects.create(username=name)
-        grant_roles(user, role_group(role))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return clients
+def people():
+    return api_clients(
+        ana="supervisor",
+        bob="supervisor",
+        ida="auditor",
+    )
 
 
 @pytest.fixture

@@ -44,12 +44,11 @@ from jackpot.models import (
     Pool,
     Transfer,
 )
-from jackpot.services import role_group, staff_token_issue
 from tables.pages import audit
 from tables.verification import keep_checkpoint, verify_full
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
-from tests.staff import grant_roles, surveilled
+from tests.staff import api_clients, surveilled
 from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
@@ -65,13 +64,6 @@ FOUR_OF_A_KIND = ("Qs Qd 7c 2h 3d", "Kd Jc", ["Qc Qh"])
 
 def _paris(month: int, day: int, hour: int) -> datetime:
     return datetime.combine(datetime(2026, month, day).date(), time(hour), tzinfo=PARIS)
-
-
-def _client(django_user_model, name: str, role: str) -> Client:
-    user = django_user_model.objects.create(username=name)
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 class Story:
@@ -115,15 +107,7 @@ class Story:
 def _until_at(django_user_model) -> Story:
     with time_machine.travel(_paris(10, 20, 14), tick=True):
         floor = make_floor(1)
-        people = {
-            name: _client(django_user_model, name, role)
-            for name, role in (
-                ("ana", "supervisor"),
-                ("bob", "supervisor"),
-                ("ida", "auditor"),
-                ("adam", "admin"),
-            )
-        }
+        people = api_clients(ana="supervisor", bob="supervisor", ida="auditor", adam="admin")
         story = Story(floor, people)
         story.play("r1", ROYAL)
         story.step("ana", "r1", "royal_flush", "verify", {"note": "video checked"})

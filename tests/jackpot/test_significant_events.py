@@ -16,14 +16,13 @@ from config import metrics
 from jackpot import ledger, lifecycle, significant
 from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, OutboxMessage
-from jackpot.services import role_group, staff_token_issue
 from tables.models import Round
 from tables.services import table_update
 from tables.watch import note_database_life, watch
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
 from tests.jackpot.tamper import superuser_sql
 from tests.pages.conftest import play_hit
-from tests.staff import grant_roles, person, referred, signed_in
+from tests.staff import person, referred, signed_in, token_client
 
 #: The codes are a contract with the regulator and the receivers: a code never changes meaning.
 #: A new event takes a new code; this list only ever grows.
@@ -49,9 +48,7 @@ def test_the_codes_are_stable_and_one_to_one():
 
 
 def _staff(role: str) -> Client:
-    user = grant_roles(person(f"{role}-events"), role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="t")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(f"{role}-events", role))
 
 
 def _events(kind: str) -> list[AuditEvent]:

@@ -12,11 +12,11 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent, Award, Pool, ReferralDecision, SurveillanceReview
-from jackpot.services import role_group, staff_token_issue
+from jackpot.services import role_group
 from tables.models import Table
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql, verify
-from tests.staff import grant_roles
+from tests.staff import api_clients, grant_roles
 from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
@@ -36,22 +36,16 @@ REFERRAL = {**REVIEW, "verdict": "referred", "reason": "the dealer's hand passes
 
 
 @pytest.fixture
-def people(django_user_model) -> dict[str, Client]:
-    clients = {}
-    for name, role in (
-        ("ana", "supervisor"),
-        ("bob", "supervisor"),
-        ("sam", "surveillance"),
-        ("sue", "surveillance"),
-        ("max", "admin"),
-        ("meg", "admin"),
-        ("ida", "auditor"),
-    ):
-        user = django_user_model.objects.create(username=name)
-        grant_roles(user, role_group(role))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return clients
+def people() -> dict[str, Client]:
+    return api_clients(
+        ana="supervisor",
+        bob="supervisor",
+        sam="surveillance",
+        sue="surveillance",
+        max="admin",
+        meg="admin",
+        ida="auditor",
+    )
 
 
 @pytest.fixture

@@ -32,31 +32,24 @@ from jackpot.models import (
     WebhookDelivery,
     WinnerIdentity,
 )
-from jackpot.services import role_group, staff_token_issue
 from jackpot.tasks import purge_winner_identities
 from tables.verification import verify_full, verify_routine
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
-from tests.staff import grant_roles, surveilled
+from tests.staff import api_clients, surveilled
 from tests.winners import DOCUMENT, NAME, PAY, PAY_CASH, WINNER
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def people(django_user_model):
-    clients = {}
-    for name, role in (
-        ("ana", "supervisor"),
-        ("bob", "supervisor"),
-        ("ida", "auditor"),
-        ("max", "admin"),
-    ):
-        user = django_user_model.objects.create(username=name)
-        grant_roles(user, role_group(role))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return clients
+def people():
+    return api_clients(
+        ana="supervisor",
+        bob="supervisor",
+        ida="auditor",
+        max="admin",
+    )
 
 
 def _post(client, award_id, step, body=None):
