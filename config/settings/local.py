@@ -4,11 +4,11 @@ import base64
 import hashlib
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import SECRET_KEY
 from config.settings.env import env_bool, env_list
+from config.settings.security import SECRET_KEY
 
 DEBUG = env_bool("DEBUG", default=True)
-# The demo's people sign in with their password alone, unless asked for (config.settings.base).
+# The demo's people sign in with their password alone, unless asked for (config.settings.staff).
 STAFF_SECOND_FACTOR_REQUIRED = env_bool("STAFF_SECOND_FACTOR_REQUIRED", default=False)
 
 # `make run` starts the floor simulator, two requests a second: the development server's console

@@ -36,14 +36,11 @@ from urllib.parse import urlsplit
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import (
-    DATABASES,
-    DEVELOPMENT_JOURNAL_HMAC_KEY,
-    DEVELOPMENT_SECRET_KEY,
-    POSTGRESQL,
-    WEBHOOK_RECEIVERS,
-)
+from config.settings.databases import DATABASES, POSTGRESQL
 from config.settings.env import env_bool, env_int, env_list, env_str
+from config.settings.journal import DEVELOPMENT_JOURNAL_HMAC_KEY
+from config.settings.notifications import WEBHOOK_RECEIVERS
+from config.settings.security import DEVELOPMENT_SECRET_KEY
 
 DEBUG = env_bool("DEBUG", default=False)
 if DEBUG:

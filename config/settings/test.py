@@ -7,7 +7,7 @@ import uuid
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import DATABASES, POSTGRESQL
+from config.settings.databases import DATABASES, POSTGRESQL
 from config.settings.env import env_str
 
 if DATABASES["default"]["ENGINE"] != POSTGRESQL:

@@ -1,0 +1,36 @@
+"""The staff and how they sign in: password rules, the sign-in throttle, the pages' login URL
+and the club's name, the second factor.
+
+Invariants: the second factor is required here and in production (which takes no environment value
+for it); only config.settings.local and test turn it off. An authenticator app names the issuer
+as the payment slips name the club (OTP_TOTP_ISSUER is CLUB_NAME).
+"""
+
+from config.settings.env import env_str
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# The staff's failed logins allowed per user name and per address, the admin's and the floor
+# pages' together (config.admin_login).
+THROTTLE_ADMIN_LOGIN = env_str("THROTTLE_ADMIN_LOGIN", "5/min")
+
+# The staff pages (tables.pages): where a session signs in, and the club named on payment slips.
+LOGIN_URL = "/floor/login/"
+CLUB_NAME = env_str("CLUB_NAME", "Cercle de jeux")
+
+# The staff's second factor (jackpot.second_factor): whoever signs in, at the floor's door or the
+# admin's, gives a TOTP code or a recovery code after the password, and enrolls a device at their
+# first sign-in; the API refuses a session without it (403 second_factor_required). Always on in
+# production (which takes no environment value for it); config.settings.local turns it off for
+# `make run`'s demo unless STAFF_SECOND_FACTOR_REQUIRED=1.
+STAFF_SECOND_FACTOR_REQUIRED = True
+# The issuer an authenticator app shows beside the account (the otpauth:// URI's).
+OTP_TOTP_ISSUER = CLUB_NAME
+# How long a sign-in may wait between its password and its last step (a code, a new password,
+# an enrollment) before it starts again from the password.
+STAFF_SIGN_IN_STEPS_SECONDS = 600
