@@ -3,15 +3,15 @@
     .venv/bin/python bench/aging.py --sizes 10000,100000,1000000 [--fresh] [--per-day 2740]
         [--between 300] [--seed 2026] [--timeout-ms 3600000]
 
-Builds the journal through the real services, never by copying rows past the hash chain: full
-7-seat Ultimate Texas Hold'em rounds (Ante, Blind, Trips and the progressive on every seat, Play
-by the simulator's basic strategy, fair shuffles from a `random.Random` seeded per round) on 10
-tables of one pool, each request read by `tables.bodies.parse_open` / `parse_result` and run by
+Builds the journal through the real services, never by copying rows past the hash chain: full 7-seat
+Ultimate Texas Hold'em rounds (Ante, Blind, Trips and the progressive on every seat, Play by the
+simulator's basic strategy, fair shuffles from a `random.Random` seeded per round) on 10 tables of
+one pool, each request read by `tables.bodies.round_requests.parse_open` / `parse_result` and run by
 `round_open` / `round_settle` under `idempotent`, with the body's fingerprint and the terminal's
-actor, exactly as `tables.api.views` runs them: real settlement, awards, chains and transfers.
-At the end of every simulated club day, each award waiting for a supervisor (a jackpot, or one
-at or over the pool's verification threshold) is verified by one supervisor, approved by another
-and paid (`jackpot.awards`), so the journal has award steps too.
+actor, exactly as `tables.api.views` runs them: real settlement, awards, chains and transfers. At
+the end of every simulated club day, each award waiting for a supervisor (a jackpot, or one at or
+over the pool's verification threshold) is verified by one supervisor, approved by another and paid
+(`jackpot.awards`), so the journal has award steps too.
 
 The clock is moved with `time_machine` (the services read `timezone.now()`; PostgreSQL is
 real): round n is played on club day n // per_day from START_DAY, the day's rounds spread
@@ -111,7 +111,8 @@ from jackpot.bodies import WinnerIdentity
 from jackpot.canonical import fingerprint
 from jackpot.models import AuditEvent, Award, AwardStatus, PaymentMethod, Pool, Transfer
 from jackpot.services import pool_create, role_group, staff_token_issue
-from tables.bodies import PoolHistoryQuery, parse_open, parse_result
+from tables.bodies.history import PoolHistoryQuery
+from tables.bodies.round_requests import parse_open, parse_result
 from tables.history import fold_history
 from tables.models import Game, Round, RoundState, Table, Terminal
 from tables.reconciliation import reconcile

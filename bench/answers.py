@@ -33,7 +33,7 @@ from jackpot.bodies import Meter
 from jackpot.meter import meter_body
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
 from jackpot.movements import AwardsGranted, StakesTaken
-from tables.bodies import OpenRequest, ResultRequest, SeatBets, SeatPlay
+from tables.bodies.round_requests import OpenRequest, ResultRequest, SeatBets, SeatPlay
 from tables.models import Table
 from tables.rounds import answers
 from tables.rules.cards import DECK

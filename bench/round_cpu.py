@@ -44,7 +44,7 @@ from django.test import Client
 
 import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that sends tasks)
 from jackpot.services import pool_create
-from tables.bodies import parse_open, parse_result
+from tables.bodies.round_requests import parse_open, parse_result
 from tables.models import Game
 from tables.services import table_create, terminal_token_issue
 

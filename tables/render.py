@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from tables.bodies import (
+from tables.bodies.seats import (
     BoxResult,
     Hand,
     ProgressiveResult,

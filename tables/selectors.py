@@ -38,28 +38,30 @@ from jackpot.models import (
     Transfer,
     TransferCode,
 )
-from tables.bodies import (
+from tables.bodies.history import (
     AwardFrequency,
     HistoryHit,
-    IntegrityFlagPage,
-    IntegrityFlagQuery,
     MeterDay,
     PoolHistory,
     PoolHistoryQuery,
-    ReconciliationBroken,
-    ReconciliationPage,
-    ReconciliationPool,
-    ReconciliationQuery,
-    RoundListQuery,
-    RoundPage,
-    RoundSummary,
     StakeDay,
+)
+from tables.bodies.integrity import (
+    IntegrityFlagPage,
+    IntegrityFlagQuery,
     VoidCell,
     VoidShift,
     VoidTable,
     VoidWatch,
 )
-from tables.bodies import Reconciliation as ReconciliationBody
+from tables.bodies.reconciliation import Reconciliation as ReconciliationBody
+from tables.bodies.reconciliation import (
+    ReconciliationBroken,
+    ReconciliationPage,
+    ReconciliationPool,
+    ReconciliationQuery,
+)
+from tables.bodies.round_reads import RoundListQuery, RoundPage, RoundSummary
 from tables.history import DayFigures, meter_before, pending_days, stored_days
 from tables.integrity import expected_awards
 from tables.models import Game, IntegrityFlag, Reconciliation, Round, RoundSeat, RoundState, Table

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from config import metrics
 from config.circuit import redis_circuit
 from jackpot.models import OutboxMessage, OutboxStatus
-from tables.bodies import parse_open
+from tables.bodies.round_requests import parse_open
 from tables.models import Game, Table
 from tables.rounds.opening import round_open
 from tests.conftest import make_floor, uth_play, uth_seat

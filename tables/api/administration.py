@@ -28,9 +28,19 @@ from jackpot.bodies import ParameterChange as ChangeAnswer
 from jackpot.canonical import fingerprint
 from jackpot.models import ChangeKind, ParameterChange, Pool
 from jackpot.render import change_body
-from tables import bodies
 from tables.api.views import REPLAYED, ROUND_ID_PATH, replayed_header
-from tables.bodies import parse_void, round_id_of
+from tables.bodies.administration import (
+    TableAnswer,
+    TableChange,
+    TableMoveProposal,
+    TerminalAnswer,
+    TerminalIssue,
+    TerminalIssued,
+    TerminalList,
+)
+from tables.bodies.round_answers import VoidAnswer
+from tables.bodies.round_requests import VoidBody, parse_void
+from tables.bodies.vocabulary import round_id_of
 from tables.models import Game, Round, RoundState, Table, Terminal
 from tables.rounds import round_void
 from tables.services import (
@@ -42,8 +52,8 @@ from tables.services import (
 )
 
 
-def _table_answer(table: Table) -> bodies.TableAnswer:
-    return bodies.TableAnswer.model_construct(
+def _table_answer(table: Table) -> TableAnswer:
+    return TableAnswer.model_construct(
         id=table.pk,
         name=table.name,
         game="uth" if table.game == Game.UTH else "stud",
@@ -60,7 +70,7 @@ class TableView(APIView):
 
     @extend_schema(
         operation_id="table_detail",
-        responses={200: bodies.TableAnswer},
+        responses={200: TableAnswer},
         summary="A table: its game, the pool it feeds, open for play or not, its open rounds",
     )
     def get(self, request: Request, table: int) -> Response:
@@ -68,14 +78,14 @@ class TableView(APIView):
 
     @extend_schema(
         operation_id="table_change",
-        request=bodies.TableChange,
-        responses={200: bodies.TableAnswer},
+        request=TableChange,
+        responses={200: TableAnswer},
         summary="Open or close a table for play (admins)",
         description="The pool a table feeds changes by a proposal another admin approves "
         "(`POST /api/v1/tables/{table}/moves`).",
     )
     def patch(self, request: Request, table: int) -> Response:
-        change = read(bodies.TableChange, request.data)
+        change = read(TableChange, request.data)
         values: dict[str, object] = {} if change.enabled is None else {"enabled": change.enabled}
         updated = table_update(
             table_id=table, changes=values, actor=f"user:{request.user.get_username()}"
@@ -88,13 +98,13 @@ class TableMovesView(StaffView):
 
     @extend_schema(
         operation_id="table_move_propose",
-        request=bodies.TableMoveProposal,
+        request=TableMoveProposal,
         responses={201: ChangeAnswer},
         summary="Propose to link a table to a pool, move it or unlink it (admins); another admin "
         "approves",
     )
     def post(self, request: Request, table: int) -> Response:
-        proposal = read(bodies.TableMoveProposal, request.data)
+        proposal = read(TableMoveProposal, request.data)
         change = table_move_propose(
             table_id=_table(table).pk,
             pool=None if proposal.pool is None else _pool(proposal.pool),
@@ -173,8 +183,8 @@ def _table(table: int) -> Table:
     return found
 
 
-def _terminal_answer(terminal: Terminal) -> bodies.TerminalAnswer:
-    return bodies.TerminalAnswer.model_construct(
+def _terminal_answer(terminal: Terminal) -> TerminalAnswer:
+    return TerminalAnswer.model_construct(
         id=terminal.pk,
         table=terminal.table_id,
         name=terminal.name,
@@ -190,35 +200,35 @@ class TerminalsView(APIView):
 
     @extend_schema(
         operation_id="terminal_list",
-        responses={200: bodies.TerminalList},
+        responses={200: TerminalList},
         summary="A table's terminal tokens, newest first (admins): prefixes, never the tokens",
     )
     def get(self, request: Request, table: int) -> Response:
         found = _table(table)
         terminals = Terminal.objects.filter(table=found).order_by("-created_at", "-pk")
-        answer = bodies.TerminalList.model_construct(
+        answer = TerminalList.model_construct(
             terminals=[_terminal_answer(terminal) for terminal in terminals]
         )
         return Response(answer.model_dump(mode="json"))
 
     @extend_schema(
         operation_id="terminal_issue",
-        request=bodies.TerminalIssue,
-        responses={201: bodies.TerminalIssued},
+        request=TerminalIssue,
+        responses={201: TerminalIssued},
         summary="Issue a terminal token (admins): beside the current ones, or in their place",
         description="The token is in this answer only. Rotation: issue with `revoke_others` "
         "false, install the token on the terminal, let it switch between two rounds, then revoke "
         "the old one. `revoke_others` true revokes the table's other tokens at once.",
     )
     def post(self, request: Request, table: int) -> Response:
-        issue = read(bodies.TerminalIssue, request.data)
+        issue = read(TerminalIssue, request.data)
         issued = terminal_token_issue(
             table=_table(table),
             name=issue.name.strip(),
             revoke_others=issue.revoke_others,
             actor=f"user:{request.user.get_username()}",
         )
-        answer = bodies.TerminalIssued.model_construct(
+        answer = TerminalIssued.model_construct(
             **dict(_terminal_answer(issued.terminal)), token=issued.token
         )
         return Response(answer.model_dump(mode="json"), status=201)
@@ -231,7 +241,7 @@ class TerminalRevokeView(APIView):
     @extend_schema(
         operation_id="terminal_revoke",
         request=None,
-        responses={200: bodies.TerminalAnswer},
+        responses={200: TerminalAnswer},
         summary="Revoke a terminal token (admins): from now on it is a 401; again, a no-op",
     )
     def post(self, request: Request, table: int, terminal: int) -> Response:
@@ -257,8 +267,8 @@ class RoundSupervisorVoidView(APIView):
     @extend_schema(
         operation_id="round_supervisor_void",
         parameters=[ROUND_ID_PATH, replayed_header(200)],
-        request=bodies.VoidBody,
-        responses={200: bodies.VoidAnswer},
+        request=VoidBody,
+        responses={200: VoidAnswer},
         summary="Void a stuck open round, with a reason (supervisors): its stakes are refunded",
         description="The terminal's void, run for a supervisor (the audit event's actor is "
         "`user:<name>`), on an open or a closed table. A void of the round afterwards, the "

@@ -2,10 +2,10 @@
 each chart's rows as CSV.
 
 Both read `tables.selectors.pool_history` with the same query: a CSV is the chart's rows, its
-columns the fields of the row's model (`tables.bodies.HISTORY_ROWS`) in their order, its values
-as the JSON writes them; so the CSV and the chart never differ by a column or a cent. Text that a
-spreadsheet would evaluate (a table named `=HYPERLINK(...)`) is written behind an apostrophe, as
-in the payout log (`jackpot.exports.spreadsheet_safe`).
+columns the fields of the row's model (`tables.bodies.history.HISTORY_ROWS`) in their order, its
+values as the JSON writes them; so the CSV and the chart never differ by a column or a cent. Text
+that a spreadsheet would evaluate (a table named `=HYPERLINK(...)`) is written behind an apostrophe,
+as in the payout log (`jackpot.exports.spreadsheet_safe`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from config.throttling import HeavyReadThrottle
 from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import spreadsheet_safe
-from tables import bodies
+from tables.bodies.history import HISTORY_ROWS, PoolHistory, PoolHistoryCsvQuery, PoolHistoryQuery
 from tables.selectors import pool_history
 
 AUDITORS = ("auditor", "admin")
@@ -39,13 +39,13 @@ class PoolHistoryView(APIView):
 
     @extend_schema(
         operation_id="pool_history",
-        parameters=query_parameters(bodies.PoolHistoryQuery),
-        responses={200: bodies.PoolHistory},
+        parameters=query_parameters(PoolHistoryQuery),
+        responses={200: PoolHistory},
         summary="A pool's history by club day: meter, stakes, awards against the PAR, jackpots"
         " (auditors)",
     )
     def get(self, request: Request, pool: int) -> Response:
-        query = read_query(bodies.PoolHistoryQuery, request.query_params)
+        query = read_query(PoolHistoryQuery, request.query_params)
         with replica_reads():
             history = pool_history(pool, query)
         return Response(history.model_dump(mode="json"))
@@ -58,15 +58,15 @@ class PoolHistoryCsvView(APIView):
 
     @extend_schema(
         operation_id="pool_history_csv",
-        parameters=query_parameters(bodies.PoolHistoryCsvQuery),
+        parameters=query_parameters(PoolHistoryCsvQuery),
         responses={(200, "text/csv"): OpenApiTypes.STR},
         summary="One chart of a pool's history as CSV: the same rows as the JSON (auditors)",
     )
     def get(self, request: Request, pool: int) -> HttpResponse:
-        query = read_query(bodies.PoolHistoryCsvQuery, request.query_params)
+        query = read_query(PoolHistoryCsvQuery, request.query_params)
         with replica_reads():
             history = pool_history(pool, query).model_dump(mode="json")
-        columns = list(bodies.HISTORY_ROWS[query.chart].model_fields)
+        columns = list(HISTORY_ROWS[query.chart].model_fields)
         text = io.StringIO()
         writer = csv.DictWriter(text, fieldnames=columns, lineterminator="\n")
         writer.writeheader()

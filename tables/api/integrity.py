@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from config.openapi import query_parameters
 from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
-from tables import bodies
+from tables.bodies.integrity import IntegrityFlagPage, IntegrityFlagQuery, VoidWatch
 from tables.selectors import integrity_flag_page, void_watch
 
 
@@ -22,12 +22,12 @@ class IntegrityFlagsView(APIView):
 
     @extend_schema(
         operation_id="integrity_flags",
-        parameters=query_parameters(bodies.IntegrityFlagQuery),
-        responses={200: bodies.IntegrityFlagPage},
+        parameters=query_parameters(IntegrityFlagQuery),
+        responses={200: IntegrityFlagPage},
         summary="Award counts the exact odds make improbable, newest first (auditors, supervisors)",
     )
     def get(self, request: Request) -> Response:
-        page = integrity_flag_page(read_query(bodies.IntegrityFlagQuery, request.query_params))
+        page = integrity_flag_page(read_query(IntegrityFlagQuery, request.query_params))
         return Response(page.model_dump(mode="json"))
 
 
@@ -37,7 +37,7 @@ class PoolVoidsView(APIView):
 
     @extend_schema(
         operation_id="pool_voids",
-        responses={200: bodies.VoidWatch},
+        responses={200: VoidWatch},
         summary="A pool's voids by table and shift over the void watch's window, and its void"
         " flags (auditors, supervisors)",
     )

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from config.openapi import query_parameters
 from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
-from tables import bodies
+from tables.bodies.reconciliation import Reconciliation, ReconciliationPage, ReconciliationQuery
 from tables.selectors import reconciliation_get, reconciliation_page
 
 READERS = ("auditor", "supervisor", "admin")
@@ -24,12 +24,12 @@ class ReconciliationsView(APIView):
 
     @extend_schema(
         operation_id="reconciliations",
-        parameters=query_parameters(bodies.ReconciliationQuery),
-        responses={200: bodies.ReconciliationPage},
+        parameters=query_parameters(ReconciliationQuery),
+        responses={200: ReconciliationPage},
         summary="Scheduled reconciliation reports, newest first (auditors, supervisors)",
     )
     def get(self, request: Request) -> Response:
-        page = reconciliation_page(read_query(bodies.ReconciliationQuery, request.query_params))
+        page = reconciliation_page(read_query(ReconciliationQuery, request.query_params))
         return Response(page.model_dump(mode="json"))
 
 
@@ -39,7 +39,7 @@ class ReconciliationView(APIView):
 
     @extend_schema(
         operation_id="reconciliation_get",
-        responses={200: bodies.Reconciliation},
+        responses={200: Reconciliation},
         summary="One reconciliation report: figures per pool and every problem (auditors)",
     )
     def get(self, request: Request, reconciliation: int) -> Response:

@@ -13,22 +13,23 @@ from pydantic import Field
 
 from config.wire import DIGITS, Body, Query
 from jackpot.bodies import ProgressivePaytable, progressive_paytable_of
-from tables.bodies import (
+from tables.bodies.seats import (
+    DECISION,
+    Hand,
+    StudBetsBody,
+    StudDecisionBody,
+    UthBetsBody,
+    UthDecisionBody,
+)
+from tables.bodies.vocabulary import (
     BET,
     CARD_COUNT,
-    DECISION,
     DISTINCT,
     CardText,
     CategoryName,
     FiveCards,
-    StudBetsBody,
-    StudDecisionBody,
     TwoCards,
-    UthBetsBody,
-    UthDecisionBody,
 )
-from tables.bodies import Hand as Hand
-from tables.bodies import Settlement as Settlement
 from tables.rules.par import SHEET_VERSIONS, ParSheet
 from tables.rules.paytables import Paytable, PaytableSet
 
@@ -236,7 +237,6 @@ __all__ = [
     "Paytables",
     "ProgressiveReturnAnswer",
     "ProgressiveReturnQuery",
-    "Settlement",
     "StudSettleBody",
     "UthSettleBody",
     "par_answer",

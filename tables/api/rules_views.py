@@ -16,7 +16,8 @@ from config.openapi import query_parameters
 from config.throttling import RulesThrottle
 from config.wire import read, read_query
 from tables.api import rules_bodies as bodies
-from tables.bodies import stud_decision_of, uth_decision_of
+from tables.bodies.round_requests import stud_decision_of, uth_decision_of
+from tables.bodies.seats import Settlement
 from tables.render import hand_body, settlement_body
 from tables.rules.cards import parse_cards
 from tables.rules.hands import evaluate
@@ -51,7 +52,7 @@ class UthSettleView(RulesView):
     @extend_schema(
         operation_id="rules_uth_settle",
         request=bodies.UthSettleBody,
-        responses={200: bodies.Settlement},
+        responses={200: Settlement},
         summary="Settle one Ultimate Texas Hold'em seat",
     )
     def post(self, request: Request) -> Response:
@@ -66,14 +67,14 @@ class UthSettleView(RulesView):
             ),
             decision=uth_decision_of(body.decision),
         )
-        return Response(settlement_body(settlement, bodies.Settlement).model_dump(mode="json"))
+        return Response(settlement_body(settlement, Settlement).model_dump(mode="json"))
 
 
 class StudSettleView(RulesView):
     @extend_schema(
         operation_id="rules_stud_settle",
         request=bodies.StudSettleBody,
-        responses={200: bodies.Settlement},
+        responses={200: Settlement},
         summary="Settle one Stud Poker seat (card purchase included)",
     )
     def post(self, request: Request) -> Response:
@@ -84,7 +85,7 @@ class StudSettleView(RulesView):
             bets=StudBets(body.bets.ante_cents, body.bets.bonus_cents),
             decision=stud_decision_of(body.decision),
         )
-        return Response(settlement_body(settlement, bodies.Settlement).model_dump(mode="json"))
+        return Response(settlement_body(settlement, Settlement).model_dump(mode="json"))
 
 
 class PaytablesView(RulesView):

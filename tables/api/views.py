@@ -17,14 +17,23 @@ from config.openapi import query_parameters
 from config.throttling import WindowThrottle
 from config.wire import read_query
 from jackpot.canonical import fingerprint
-from tables import bodies
 from tables.api.authentication import (
     IsTableTerminal,
     OpenForPlay,
     TerminalAuthentication,
     TerminalPrincipal,
 )
-from tables.bodies import parse_open, parse_result, parse_void, round_id_of
+from tables.bodies.round_answers import OpenAnswer, ResultAnswer, VoidAnswer
+from tables.bodies.round_reads import RoundDetail, RoundListQuery, RoundPage
+from tables.bodies.round_requests import (
+    OpenBody,
+    ResultBody,
+    VoidBody,
+    parse_open,
+    parse_result,
+    parse_void,
+)
+from tables.bodies.vocabulary import ROUND_ID_PATTERN, round_id_of
 from tables.models import Game, Round, Table
 from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_settle, round_void
 from tables.selectors import round_page
@@ -60,7 +69,7 @@ ROUND_ID_PATH = OpenApiParameter(
     "round_id",
     str,
     OpenApiParameter.PATH,
-    pattern=bodies.ROUND_ID_PATTERN,
+    pattern=ROUND_ID_PATTERN,
     description="the terminal's id of the round: 1 to 64 letters, digits and . _ : -",
 )
 
@@ -117,23 +126,23 @@ class TableRoundsView(TerminalView):
 
     @extend_schema(
         operation_id="round_list",
-        parameters=query_parameters(bodies.RoundListQuery),
-        responses={200: bodies.RoundPage},
+        parameters=query_parameters(RoundListQuery),
+        responses={200: RoundPage},
         summary="The table's rounds, newest first: state=open finds a round left open",
         description="For a terminal recovering after a crash: its open round's `round_id` (then "
         "GET it, post its result or void it). `stale` marks a round open for "
         "ROUND_STALE_AFTER_SECONDS or longer. Ages are by the service's clock.",
     )
     def get(self, request: Request, table: int) -> Response:
-        query = read_query(bodies.RoundListQuery, request.query_params)
+        query = read_query(RoundListQuery, request.query_params)
         page = round_page(table=self.principal(request).table, query=query, now=timezone.now())
         return Response(page.model_dump(mode="json"))
 
     @extend_schema(
         operation_id="round_open",
         parameters=[IDEMPOTENCY_HEADER, replayed_header(201)],
-        request=bodies.OpenBody,
-        responses={201: bodies.OpenAnswer},
+        request=OpenBody,
+        responses={201: OpenAnswer},
         summary="Open a round: lock each seat's bets (progressive stakes raise the meter)",
         description="One round at a time per table: while another round is open at the table, "
         "an open is refused with 409 `round_in_progress` naming it. A table closed for play "
@@ -160,8 +169,8 @@ class RoundResultView(TerminalView):
     @extend_schema(
         operation_id="round_result",
         parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER, replayed_header(200)],
-        request=bodies.ResultBody,
-        responses={200: bodies.ResultAnswer},
+        request=ResultBody,
+        responses={200: ResultAnswer},
         summary="Post a round's cards and decisions: every box and progressive award is settled",
         description="Settled with the terms the round opened with (its pool's stake, paytable "
         "and verification threshold then), also at a table closed for play since.",
@@ -182,8 +191,8 @@ class RoundVoidView(TerminalView):
     @extend_schema(
         operation_id="round_void",
         parameters=[ROUND_ID_PATH, IDEMPOTENCY_HEADER, replayed_header(200)],
-        request=bodies.VoidBody,
-        responses={200: bodies.VoidAnswer},
+        request=VoidBody,
+        responses={200: VoidAnswer},
         summary="Void an open round (misdeal): progressive stakes are refunded by the house",
         description="Also at a table closed for play since the round opened.",
     )
@@ -202,7 +211,7 @@ class RoundDetailView(TerminalView):
     @extend_schema(
         operation_id="round_detail",
         parameters=[ROUND_ID_PATH],
-        responses={200: bodies.RoundDetail},
+        responses={200: RoundDetail},
         summary="A round as the service holds it (for a terminal recovering after a crash)",
     )
     def get(self, request: Request, table: int, round_id: str) -> Response:

@@ -1,9 +1,9 @@
 """What a round step writes as JSON: the terminal's answer and the audit event's payload.
 
-Each answer is built from the model that declares it (`tables.bodies.OpenAnswer`, `ResultAnswer`,
-`VoidAnswer`) with `model_construct`, every value coming from the step's results (the rules
-engine's settlements, the progressive's `jackpot.movements` results), and dumped once as JSON:
-the shape is the model's, written nowhere else. The audit payloads are records, not answers:
+Each answer is built from the model that declares it (`OpenAnswer`, `ResultAnswer`, `VoidAnswer` of
+`tables.bodies.round_answers`) with `model_construct`, every value coming from the step's results
+(the rules engine's settlements, the progressive's `jackpot.movements` results), and dumped once as
+JSON: the shape is the model's, written nowhere else. The audit payloads are records, not answers:
 their JSON is hashed into the chain and never changes; they take the parts they share with the
 answer from its JSON. Nothing here decides money or reads the database.
 """
@@ -16,20 +16,20 @@ from datetime import datetime
 from jackpot.bodies import Meter
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
 from jackpot.movements import AwardsGranted, StakesTaken, Terms
-from tables.bodies import (
+from tables.bodies.round_answers import (
     Contribution,
-    Hand,
     OpenAnswer,
-    OpenRequest,
     ResultAnswer,
-    ResultRequest,
     RoundAward,
-    SeatPlay,
+    VoidAnswer,
+)
+from tables.bodies.round_requests import OpenRequest, ResultRequest, SeatPlay
+from tables.bodies.seats import (
+    Hand,
     StudSeatBets,
     StudSeatSettlement,
     UthSeatBets,
     UthSeatSettlement,
-    VoidAnswer,
 )
 from tables.models import Round, RoundState, Table
 from tables.render import decision_body, hand_body, seat_bets_body, settlement_body

@@ -24,7 +24,7 @@ from django.utils import timezone
 from config.errors import Conflict
 from jackpot import ledger, locks, movements
 from jackpot.meter import pool_meter
-from tables.bodies import OpenRequest
+from tables.bodies.round_requests import OpenRequest
 from tables.models import Round, RoundState, Table
 from tables.rounds import answers, store
 from tables.rounds.replay import Answer, replayed

@@ -18,7 +18,7 @@ from django.utils import timezone
 from config import metrics
 from jackpot import ledger, locks, movements, notifications
 from jackpot.meter import pool_meter
-from tables.bodies import ResultRequest
+from tables.bodies.round_requests import ResultRequest
 from tables.models import Game, Round, RoundState, Table
 from tables.rounds import answers, store
 from tables.rounds.answers import Settlement

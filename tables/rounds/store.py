@@ -19,7 +19,7 @@ from config.errors import Conflict, NotFound
 from jackpot import locks, rows
 from jackpot.models import Pool
 from jackpot.movements import TERMS_FIELDS, Terms, pool_terms
-from tables.bodies import OpenRequest
+from tables.bodies.round_requests import OpenRequest
 from tables.models import Game, Round, RoundSeat, RoundState, Table
 from tables.rules.stud import StudBets
 from tables.rules.uth import UthBets

@@ -7,8 +7,10 @@ import pytest
 from django.test import Client
 
 from config.codes import ERRORS, ErrorCode
-from tables import bodies
-from tables.models import Round
+from tables.bodies.round_answers import OpenAnswer, ResultAnswer
+from tables.bodies.round_reads import RoundDetail
+from tables.bodies.round_requests import parse_open
+from tables.models import Game, Round
 from tables.rules.errors import RulesCode
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles
@@ -52,9 +54,9 @@ def test_evaluate_refuses_what_is_not_declared(raw, code, param):
 def test_uth_bets_are_read_strictly(bets, param):
     seat = {**uth_seat(1), "bets": bets}
     with pytest.raises(Exception) as caught:
-        bodies.parse_open(
+        parse_open(
             {"round_id": "r", "seats": [seat]},
-            game=bodies.Game.UTH,
+            game=Game.UTH,
             seats=7,
             progressive_stake_cents=500,
         )
@@ -64,9 +66,9 @@ def test_uth_bets_are_read_strictly(bets, param):
 
 def test_a_stud_table_refuses_uth_bets_naming_the_field():
     with pytest.raises(Exception) as caught:
-        bodies.parse_open(
+        parse_open(
             {"round_id": "r", "seats": [uth_seat(1)]},
-            game=bodies.Game.STUD,
+            game=Game.STUD,
             seats=7,
             progressive_stake_cents=None,
         )
@@ -100,7 +102,7 @@ def test_a_stud_round_opens_and_settles_through_the_api(floor):
     opened = floor.stud.post("/rounds", STUD_OPEN)
     assert opened.status_code == 201, opened.content
     body = opened.json()
-    bodies.OpenAnswer.model_validate_json(opened.content)
+    OpenAnswer.model_validate_json(opened.content)
     assert (body["progressive"], body["meter"]) == (None, None)
     assert body["seats"] == [
         {"seat": 1, "bets": {"ante_cents": 1000, "bonus_cents": 200}},
@@ -108,7 +110,7 @@ def test_a_stud_round_opens_and_settles_through_the_api(floor):
     ]
     settled = floor.stud.post("/rounds/s-1/result", STUD_RESULT)
     assert settled.status_code == 200, settled.content
-    answer = bodies.ResultAnswer.model_validate_json(settled.content)
+    answer = ResultAnswer.model_validate_json(settled.content)
     body = settled.json()
     assert (body["board"], body["awards"], body["meter"]) == ([], [], None)
     # Seat 1: a flush beats the dealer's Ace-King: Ante 1:1, Raise 5:1 on 2,000, Bonus 100:1.
@@ -120,7 +122,7 @@ def test_a_stud_round_opens_and_settles_through_the_api(floor):
     detail = floor.stud.client().get(f"/api/v1/tables/{floor.stud.table_id}/rounds/s-1")
     assert detail.status_code == 200
     assert detail.json()["closed"] == body
-    bodies.RoundDetail.model_validate_json(detail.content)
+    RoundDetail.model_validate_json(detail.content)
 
 
 def refusal(response) -> tuple[int, str, str | None]:

@@ -17,19 +17,15 @@ import pytest
 
 from config.errors import ApiError
 from config.wire import Body, read
-from tables.bodies import (
-    BET,
+from tables.bodies.round_requests import parse_result, stud_decision_of, uth_decision_of
+from tables.bodies.seats import (
     DECISION,
-    FiveCards,
     StudBetsBody,
     StudDecisionBody,
-    TwoCards,
     UthBetsBody,
     UthDecisionBody,
-    parse_result,
-    stud_decision_of,
-    uth_decision_of,
 )
+from tables.bodies.vocabulary import BET, FiveCards, TwoCards
 from tables.models import Game
 from tables.rules.boxes import MAX_BET_CENTS
 from tables.rules.cards import parse_card

@@ -18,7 +18,7 @@ from jackpot.awards import award_void, award_void_confirm
 from jackpot.models import Account, AccountKind, Award, Transfer
 from jackpot.services import role_group
 from tables import tasks
-from tables.bodies import PoolHistoryQuery
+from tables.bodies.history import PoolHistoryQuery
 from tables.history import fold_history, history_problems
 from tables.integrity import expected_awards
 from tables.models import HistoryCursor, HistoryDay, Round, RoundSeat, RoundState

@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from jackpot.services import role_group, staff_token_issue
-from tables.bodies import PoolHistory, PoolHistoryQuery
+from tables.bodies.history import PoolHistory, PoolHistoryQuery
 from tables.history import fold_history
 from tables.reconciliation import reconcile
 from tables.rules.par import progressive_sheet

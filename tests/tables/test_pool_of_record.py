@@ -12,7 +12,7 @@ from config.errors import Conflict
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.services import pool_create, role_group, staff_token_issue
 from jackpot.staff import operator_grant
-from tables.bodies import parse_open
+from tables.bodies.round_requests import parse_open
 from tables.models import Game, Round, Table
 from tables.rounds import round_open
 from tables.verification import verify_full

@@ -16,7 +16,8 @@ from django.utils import timezone
 from jackpot.bodies import PoolReport
 from jackpot.models import AuditEvent, Pool, Transfer
 from jackpot.services import role_group, staff_token_issue
-from tables.bodies import RoundPage, VoidAnswer
+from tables.bodies.round_answers import VoidAnswer
+from tables.bodies.round_reads import RoundPage
 from tables.models import Round, Table
 from tests.conftest import Terminal, assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles

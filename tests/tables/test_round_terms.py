@@ -12,7 +12,7 @@ from django.db import IntegrityError, connection, transaction
 
 from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, Pool
-from tables.bodies import parse_open
+from tables.bodies.round_requests import parse_open
 from tables.models import Game, Round, Table
 from tables.rounds import round_open
 from tables.rules.paytables import CURRENT

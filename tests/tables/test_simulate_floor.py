@@ -29,7 +29,7 @@ from django.db import connection
 from django.db.models import Count, Sum
 
 from jackpot.models import Award, AwardStatus, Pool
-from tables.bodies import ROUND_ID_PATTERN
+from tables.bodies.vocabulary import ROUND_ID_PATTERN
 from tables.models import Round, RoundSeat, RoundState
 from tables.rules.cards import parse_card
 from tables.rules.progressive import ProgressiveAward, progressive_award

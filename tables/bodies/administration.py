@@ -1,0 +1,78 @@
+"""Tables and their terminal tokens as their administration sees them: a table's change by one
+admin, a move between pools proposed for another admin's approval, the terminal tokens issued.
+
+Invariants: a table's pool changes only by a proposal another admin approves (`TableMoveProposal`),
+never by `TableChange`; a token is shown once, when issued (`TerminalIssued`), and stored only as
+its SHA-256 and prefix.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from config.codes import ErrorCode
+from config.wire import Body, Instant, NonBlank, Refusal
+from jackpot.bodies import (
+    Note,
+)
+
+
+class TableChange(Body):
+    """What one admin may change of a table: whether it is open for play (null: as it is). The
+    pool it feeds changes by a proposal another admin approves (`TableMoveProposal`)."""
+
+    enabled: bool | None = None
+
+
+class TableMoveProposal(Body):
+    """A proposal to link the table to `pool`, move it there, or unlink it (null), and why.
+    Another admin approves it, while the table is closed and has no open round."""
+
+    pool: Annotated[int, Field(ge=1)] | None
+    reason: Note
+
+
+class TableAnswer(Body):
+    """A table as its administration sees it."""
+
+    id: int
+    name: str
+    game: Literal["uth", "stud"]
+    pool: int | None
+    enabled: bool
+    seats: Annotated[int, Field(ge=1, le=7)]
+    open_rounds: Annotated[int, Field(ge=0, description="rounds opened and not yet closed")]
+
+
+class TerminalIssue(Body):
+    """A new token for a terminal of the table. Left false, `revoke_others` is the rotation: the
+    table's other tokens keep working until each is revoked, so the terminal switches between two
+    rounds. True revokes them now: a lost or compromised terminal."""
+
+    name: Annotated[NonBlank, Field(max_length=80), Refusal(ErrorCode.INVALID_TEXT)]
+    revoke_others: bool = False
+
+
+class TerminalAnswer(Body):
+    """One of a table's terminal tokens, as stored: never the token itself, only its prefix."""
+
+    id: int
+    table: int
+    name: str
+    prefix: Annotated[str, Field(description="the token's first characters, to tell tokens apart")]
+    created_at: Instant
+    revoked_at: Annotated[Instant | None, Field(description="null: the token works")]
+
+
+class TerminalList(Body):
+    """A table's terminal tokens, newest first."""
+
+    terminals: list[TerminalAnswer]
+
+
+class TerminalIssued(TerminalAnswer):
+    """A token just issued: `token` is shown this once (only its SHA-256 is stored)."""
+
+    token: Annotated[str, Field(description="the bearer token; shown once, never again")]
