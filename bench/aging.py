@@ -117,7 +117,7 @@ from tables.history import fold_history
 from tables.models import Game, Round, RoundState, Table, Terminal
 from tables.reconciliation import reconcile
 from tables.rounds import Answer, idempotent, round_open, round_settle
-from tables.selectors import pool_history
+from tables.selectors.pool_history import pool_history
 from tables.selfcheck import selfcheck
 from tables.services import table_create, terminal_token_issue
 from tables.simulation.deals import ANTES_CENTS, TRIPS_CENTS, RoundPlan, SeatBets, deal_fair

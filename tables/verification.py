@@ -44,7 +44,9 @@ from jackpot.projections import Event
 from tables.history import history_problems
 from tables.models import Round, RoundSeat, RoundState, Table
 from tables.records import Records
-from tables.selectors import latest_reconciliation, pool_integrity_flags, pool_open_rounds
+from tables.selectors.integrity import pool_integrity_flags
+from tables.selectors.reconciliation import latest_reconciliation
+from tables.selectors.rounds import pool_open_rounds
 
 STAKES = "stakes account = -stakes of rounds not voided"
 STRAYS = "transfers for rounds of another pool"

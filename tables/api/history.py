@@ -27,7 +27,7 @@ from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import spreadsheet_safe
 from tables.bodies.history import HISTORY_ROWS, PoolHistory, PoolHistoryCsvQuery, PoolHistoryQuery
-from tables.selectors import pool_history
+from tables.selectors.pool_history import pool_history
 
 AUDITORS = ("auditor", "admin")
 

@@ -13,7 +13,7 @@ from config.openapi import query_parameters
 from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from tables.bodies.integrity import IntegrityFlagPage, IntegrityFlagQuery, VoidWatch
-from tables.selectors import integrity_flag_page, void_watch
+from tables.selectors.integrity import integrity_flag_page, void_watch
 
 
 class IntegrityFlagsView(APIView):

@@ -13,7 +13,7 @@ from config.openapi import query_parameters
 from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from tables.bodies.reconciliation import Reconciliation, ReconciliationPage, ReconciliationQuery
-from tables.selectors import reconciliation_get, reconciliation_page
+from tables.selectors.reconciliation import reconciliation_get, reconciliation_page
 
 READERS = ("auditor", "supervisor", "admin")
 

@@ -36,7 +36,7 @@ from tables.bodies.round_requests import (
 from tables.bodies.vocabulary import ROUND_ID_PATTERN, round_id_of
 from tables.models import Game, Round, Table
 from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_settle, round_void
-from tables.selectors import round_page
+from tables.selectors.rounds import round_page
 
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,128}")
 IDEMPOTENCY_HEADER = OpenApiParameter(

@@ -1,5 +1,5 @@
 """A table's rounds as read back: one round as stored (`RoundDetail`), and the table's rounds listed
-newest first (`RoundListQuery`, answered with a `RoundPage` by `tables.selectors`) so that a
+newest first (`RoundListQuery`, answered with a `RoundPage` by `tables.selectors.rounds`) so that a
 terminal that lost its round id finds the round it left open.
 
 Invariants: a round's state is one of open, settled, void (one enum in the schema wherever it

@@ -22,7 +22,7 @@ from tables.bodies.history import PoolHistoryQuery
 from tables.history import fold_history, history_problems
 from tables.integrity import expected_awards
 from tables.models import HistoryCursor, HistoryDay, Round, RoundSeat, RoundState
-from tables.selectors import pool_history
+from tables.selectors.pool_history import pool_history
 from tests.conftest import Floor, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
 

@@ -18,7 +18,7 @@ from tables.history import fold_history
 from tables.reconciliation import reconcile
 from tables.rules.par import progressive_sheet
 from tables.rules.paytables import CURRENT
-from tables.selectors import pool_history
+from tables.selectors.pool_history import pool_history
 from tests import pool_story as story
 from tests.staff import grant_roles
 

@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from tables.reconciliation import reconcile
-from tables.selectors import reconciliation_get
+from tables.selectors.reconciliation import reconciliation_get
 
 
 class Command(BaseCommand):

@@ -1,0 +1,10 @@
+"""The tables' reads, one module per concern: each takes typed filters (the wire's queries) and
+answers a wire model, writes nothing and locks nothing a round waits for.
+
+- rounds: a table's rounds listed for a terminal's recovery, a pool's open and stale rounds;
+- integrity: the integrity flags, the void watch;
+- reconciliation: the reconciliation reports, and the latest one's status;
+- pool_history: a pool's history for auditors.
+
+Nothing is re-exported here: import a read from its module.
+"""
