@@ -104,8 +104,7 @@ def _actor(user: User) -> str:
 
 
 def _pool(pool_id: int, *, lock: bool = False) -> Pool:
-    query = Pool.objects.select_for_update() if lock else Pool.objects
-    found = query.filter(pk=pool_id).first()
+    found = locks.pool_row(pool_id) if lock else Pool.objects.filter(pk=pool_id).first()
     if found is None:
         raise NotFound("pool_not_found", f"no pool {pool_id}", param="pool")
     return found
@@ -254,7 +253,7 @@ def proposed(
 ) -> ParameterChange:
     """The change's row, locked; 404 if there is no such change of these kinds (of the pool, when
     one is named), 409 if it was decided."""
-    found = ParameterChange.objects.select_for_update().select_related("proposed_by")
+    found = locks.parameter_changes().select_related("proposed_by")
     if pool_id is not None:
         found = found.filter(pool_id=pool_id)
     change = found.filter(pk=change_id, kind__in=kinds).first()
@@ -309,16 +308,8 @@ def applied(change: ParameterChange, user: User, note: str, now: datetime) -> di
     }
 
 
-def lock_pool_tables(pool_id: int) -> list[tuple[str, bool]]:
-    """Lock the pool's tables (`Lock.TABLE`, exclusive, in id order: none opens until the caller
-    commits); their (name, open for play)."""
-    return list(
-        Pool(pk=pool_id).tables.select_for_update().order_by("pk").values_list("name", "enabled")
-    )
-
-
 def refuse_unless_at_rest(pool_id: int, tables: list[tuple[str, bool]], *, doing: str) -> None:
-    """409 while a table of the pool (`tables`, locked by `lock_pool_tables`) is open for play
+    """409 while a table of the pool (`tables`, locked by `locks.pool_tables`) is open for play
     (`pool_tables_open`) or a round of the pool is open, even at a closed table
     (`pool_round_open`). `doing` names what waits for it."""
     open_tables = [name for name, enabled in tables if enabled]
@@ -356,7 +347,7 @@ def change_approve(*, pool_id: int, change_id: int, user: User, note: str = "") 
     tables are all closed for play and the pool still holds the values the proposal saw."""
     with transaction.atomic():
         # Lock.TABLE before Lock.POOL: a table of the pool cannot open until this commits.
-        tables = lock_pool_tables(pool_id)
+        tables = locks.pool_tables(pool_id)
         pool = _pool(pool_id, lock=True)
         change = proposed(change_id, kinds=(ChangeKind.POOL_PARAMETERS,), pool_id=pool_id)
         four_eyes(change, user)

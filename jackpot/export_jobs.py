@@ -45,6 +45,7 @@ from django.db.models.functions import Now
 
 from config.dispatch import send, send_after_commit
 from config.replicas import replica_reads
+from jackpot import locks
 from jackpot.bodies import AwardFilters, ExportRequest
 from jackpot.exports import (
     PayoutLog,
@@ -209,11 +210,9 @@ def _finish(job: ExportJob, token: uuid.UUID, part: Path, *, written: int, sha25
     and only while this build holds the claim."""
     final = export_file(job.pk)
     with transaction.atomic():
-        held = (
-            ExportJob.objects.select_for_update()
-            .filter(pk=job.pk, builder=token, status=ExportStatus.RUNNING)
-            .exists()
-        )
+        held = locks.export_jobs(
+            ExportJob.objects.filter(pk=job.pk, builder=token, status=ExportStatus.RUNNING)
+        ).exists()
         if not held:
             part.unlink(missing_ok=True)
             return Built.TAKEN_OVER

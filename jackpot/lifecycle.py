@@ -200,7 +200,7 @@ def pool_stop_approve(
     """A second admin approves a stop: the pool is stopped now and its meter and reserve move to
     their disposition, each by transfers whose event names the change."""
     with transaction.atomic():
-        tables = changes.lock_pool_tables(pool_id)  # Lock.TABLE: none opens until the commit
+        tables = locks.pool_tables(pool_id)  # Lock.TABLE: none opens until the commit
         # The heir's row is locked with the pool's, in id order (Lock.POOL); the proposal names
         # it and is read again, locked, below.
         named = (
@@ -210,10 +210,7 @@ def pool_stop_approve(
         )
         heir_id = (named or {}).get("to_pool")
         pools = {
-            pool.pk: pool
-            for pool in Pool.objects.select_for_update()
-            .filter(pk__in=[pool_id] + ([heir_id] if heir_id else []))
-            .order_by("pk")
+            pool.pk: pool for pool in locks.pool_rows([pool_id] + ([heir_id] if heir_id else []))
         }
         if pool_id not in pools:
             raise NotFound("pool_not_found", f"no pool {pool_id}", param="pool")

@@ -1,4 +1,9 @@
-"""The concurrency contract: every row lock a money movement takes, and the one order they go in.
+"""The concurrency contract: every row lock the service takes, and the one order they go in.
+
+Every `SELECT ... FOR UPDATE` / `FOR KEY SHARE` and advisory lock is taken by a helper of this
+module (the pool row's counters by `jackpot.meter`'s single statements, its plain-SQL rows by
+`jackpot.rows`), named for the rows it locks and saying where it sits in the order below, or
+that it is outside the order and why.
 
 A transaction takes the locks it needs in this order, never going back to an earlier one:
 
@@ -47,7 +52,8 @@ higher one.
   stopped pool's, exclusive, in id order), POOL (the stopped pool's row and its heir's, in id
   order, in one statement), the change's row, POOL_CHAIN (the stopped pool's, then the heir's:
   both pool rows are held, so no other transaction holds either chain's head waiting for them);
-- issue a token or a table: ADMIN_CHAIN;
+- issue a token or a table: ADMIN_CHAIN (a token issued in place of the others, or one revoked:
+  the table's terminal rows first, `terminal_rows`, outside the order below);
 - propose a table move, a pool's creation or a staff change: ADMIN_CHAIN; reject or withdraw
   one: the change's row, ADMIN_CHAIN;
 - approve a table move: TABLE (exclusive), the change's row, ADMIN_CHAIN; a pool's creation:
@@ -57,7 +63,19 @@ higher one.
 - store a checkpoint: CHECKPOINT_CHAIN alone, or after the full run's own job row
   (`jackpot_verification`, `tables.verification_jobs`), which nothing else locks;
 - store a reconciliation's report (tables.reconciliation): its own transaction-level advisory
-  lock, taken by nothing else, then ADMIN_CHAIN for its alert.
+  lock (`Advisory.RECONCILIATION_STORE`), taken by nothing else, then ADMIN_CHAIN for its alert;
+  the floor's watch and the history's fold likewise take their own advisory lock first
+  (`Advisory`), the watch then ADMIN_CHAIN.
+
+Outside the order: rows no money path locks, each taken first in its transaction (or after
+rows no money path locks), with at most the `admin` or `checkpoints` chain's head after it:
+a person's second-factor devices (`second_factor_devices`; then ADMIN_CHAIN for a recovery
+code's use), staff accounts and a role's group (`staff_account`, `staff_account_or_new`,
+`role_group_row`; then ADMIN_CHAIN), winners' identities before their purge
+(`winner_identities`; then ADMIN_CHAIN), an export job's row (`export_jobs`), a full
+verification's job row (`verification_jobs`; then CHECKPOINT_CHAIN), a table's terminal rows
+(`terminal_rows`; then ADMIN_CHAIN). A transaction holding one of them waits for nothing lower
+than the last chain heads, so no cycle of waits can go through them.
 
 `tests/concurrency/test_lock_order.py` records the SQL of these paths and checks the order.
 
@@ -75,14 +93,15 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import IntEnum
+from enum import IntEnum, unique
 from typing import ParamSpec, TypeVar
 
+from django.contrib.auth.models import Group, User
 from django.db import OperationalError, connection
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 
 from jackpot import rows
-from jackpot.models import AuditChain, Award
+from jackpot.models import AuditChain, Award, ParameterChange, Pool
 
 M = TypeVar("M", bound=Model)
 P = ParamSpec("P")
@@ -194,3 +213,117 @@ def chain_slot(chain: str) -> ChainSlot:
             row = cursor.fetchone()
     position, prev_hash = row
     return ChainSlot(chain, int(position), str(prev_hash))
+
+
+# --- the pool's rows, its tables and its changes, as the order above takes them ----------------
+
+
+def pool_row(pool_id: int) -> Pool | None:
+    """Lock a pool's row (`Lock.POOL`) and load it, for a change of its state or parameters
+    (`jackpot.changes`); None if there is no such pool."""
+    return Pool.objects.select_for_update().filter(pk=pool_id).first()
+
+
+def pool_rows(pool_ids: list[int]) -> list[Pool]:
+    """Lock pools' rows (`Lock.POOL`) in id order in one statement and load them: a stopped pool
+    and its heir (`jackpot.lifecycle`), so two stops crossing the same pools wait, never
+    deadlock."""
+    return list(Pool.objects.select_for_update().filter(pk__in=pool_ids).order_by("pk"))
+
+
+def pool_tables(pool_id: int) -> list[tuple[str, bool]]:
+    """Lock the pool's tables (`Lock.TABLE`, exclusive, in id order: none opens until the caller
+    commits); their (name, open for play)."""
+    return list(
+        Pool(pk=pool_id).tables.select_for_update().order_by("pk").values_list("name", "enabled")
+    )
+
+
+def parameter_changes() -> QuerySet[ParameterChange]:
+    """Changes of parameters (`jackpot_parameterchange`), to be locked by the query the caller
+    narrows to one: after the pool row when both are taken, alone otherwise (the order above).
+    Rows the caller joins with `select_related` are locked with it (the proposer's account row:
+    no path takes an account's row after a chain's head, so this adds no wait a chain holder
+    could be part of)."""
+    return ParameterChange.objects.select_for_update()
+
+
+# --- rows outside the round and award order ----------------------------------------------------
+# No money path takes these. Each is taken first in its transaction (or after rows no money path
+# takes), and at most the `admin` or `checkpoints` chain's head (the last of the order) after it,
+# so a transaction holding one never waits for a lower lock: no cycle can go through them.
+
+
+def second_factor_devices(devices: QuerySet[M]) -> QuerySet[M]:
+    """A person's second-factor devices (django-otp's rows: TOTP and recovery codes), locked
+    while a code is checked or a device enrolled, so two sign-ins cannot both use one recovery
+    code or enroll two keys; the use of a recovery code is then recorded on the `admin` chain."""
+    return devices.select_for_update()
+
+
+def staff_account(**lookup: object) -> User:
+    """Lock a staff account's row (`auth_user`) and load it (User.DoesNotExist if none): a change
+    of the account, its roles or its password, recorded on the `admin` chain after it."""
+    return User.objects.select_for_update().get(**lookup)
+
+
+def staff_account_or_new(*, username: str) -> tuple[User, bool]:
+    """The account named `username`, locked, created first if there is none (the operator's
+    demo people: `jackpot.staff.operator_grant`); whether it was created."""
+    return User.objects.select_for_update().get_or_create(username=username)
+
+
+def role_group_row(group: Group) -> None:
+    """Lock a role's group row (`auth_group`), so two bootstraps of the first admins at once
+    count each other's admin (`jackpot.staff.bootstrap_admin`)."""
+    Group.objects.select_for_update().get(pk=group.pk)
+
+
+def winner_identities(identities: QuerySet[M]) -> QuerySet[M]:
+    """Winners' identities (`jackpot_winneridentity`), locked by the query the caller orders
+    (award id order) before their purge, which the `admin` chain then records."""
+    return identities.select_for_update()
+
+
+def export_jobs(jobs: QuerySet[M]) -> QuerySet[M]:
+    """An export job's row (`jackpot_exportjob`), locked while its builder checks it still holds
+    the job and finishes it (`jackpot.export_jobs`): only builders and the sweeper touch it."""
+    return jobs.select_for_update()
+
+
+def verification_jobs(jobs: QuerySet[M]) -> QuerySet[M]:
+    """A full verification's job row (`jackpot_verification`, `tables.verification_jobs`),
+    locked while its runner checks it still holds the job, before `Lock.CHECKPOINT_CHAIN`."""
+    return jobs.select_for_update()
+
+
+def terminal_rows(terminals: QuerySet[M]) -> QuerySet[M]:
+    """A table's terminal tokens (`tables_terminal`), locked while tokens are revoked
+    (`tables.services`), then recorded on the `admin` chain. A round never locks them: it reads
+    its terminal's token without a lock."""
+    return terminals.select_for_update()
+
+
+@unique
+class Advisory(IntEnum):
+    """The keys of the transaction-level advisory locks (`pg_advisory_xact_lock`), one per
+    background job that must not run twice at once. Declared together, so no two share a key
+    (`unique`). Each is taken first in its own transaction; none is taken by a money path."""
+
+    #: The history's fold ("HISTFOLD" in ASCII, `tables.history`): a fold that waited reads the
+    #: cursors its forerunner moved.
+    HISTORY_FOLD = 0x48495354464F4C44
+    #: The floor's watch ("jackWATC", `tables.watch`): two watches at once record a silence or a
+    #: restored database once; then the `admin` chain.
+    FLOOR_WATCH = 0x6A61_636B_5741_5443
+    #: Storing a reconciliation's report ("RECONCIL", `tables.reconciliation`): a report compares
+    #: with the one stored just before it; then the `admin` chain for its alert.
+    RECONCILIATION_STORE = 0x5245434F4E43494C
+
+
+def advisory(key: Advisory) -> None:
+    """Take the advisory lock `key` until the transaction ends (PostgreSQL only: SQLite's
+    IMMEDIATE transactions already run one writer at a time)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int(key)])

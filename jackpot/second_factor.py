@@ -38,7 +38,7 @@ from django_otp import user_has_device
 from django_otp.models import Device
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 
-from jackpot import ledger
+from jackpot import ledger, locks
 from jackpot.models import SealedTOTPDevice, StaffSecurity
 from jackpot.tokens import seal_recovery_code, seal_totp_key
 
@@ -92,7 +92,7 @@ def check_code(user: User, code: str) -> Device | None:
     model: type[Device] = SealedTOTPDevice if totp else StaticDevice
     given = code if totp else seal_recovery_code(user.pk, code)
     with transaction.atomic():
-        found = model.objects.devices_for_user(user, confirmed=True).select_for_update()
+        found = locks.second_factor_devices(model.objects.devices_for_user(user, confirmed=True))
         device = next((each for each in found if each.verify_token(given)), None)
         if isinstance(device, StaticDevice):
             ledger.record(
@@ -108,7 +108,7 @@ def totp_enrollment(user: User) -> SealedTOTPDevice:
     """The TOTP device `user` is enrolling: the unconfirmed one, or a new one with a fresh key
     (stored sealed). AlreadyEnrolled once a device is confirmed."""
     with transaction.atomic():
-        devices = SealedTOTPDevice.objects.select_for_update().filter(user=user)
+        devices = locks.second_factor_devices(SealedTOTPDevice.objects.filter(user=user))
         if devices.filter(confirmed=True).exists():
             raise AlreadyEnrolled(user.get_username())
         device = devices.filter(confirmed=False).order_by("pk").first()
@@ -124,7 +124,7 @@ def totp_enrollment(user: User) -> SealedTOTPDevice:
 def totp_confirm(user: User, code: str) -> SealedTOTPDevice | None:
     """Confirm the device `user` is enrolling with its first code: the device, or None for a
     wrong code (counted by the device). AlreadyEnrolled once a device is confirmed."""
-    devices = SealedTOTPDevice.objects.select_for_update().filter(user=user)
+    devices = locks.second_factor_devices(SealedTOTPDevice.objects.filter(user=user))
     if devices.filter(confirmed=True).exists():
         raise AlreadyEnrolled(user.get_username())
     device = devices.filter(confirmed=False).order_by("pk").first()

@@ -38,7 +38,7 @@ from django.utils import timezone
 from django_otp import devices_for_user
 
 from config.errors import ApiError, Conflict
-from jackpot import changes, ledger
+from jackpot import changes, ledger, locks
 from jackpot.models import STAFF_KINDS, ChangeKind, ParameterChange, StaffSecurity
 from jackpot.services import ROLES, role_group
 
@@ -194,7 +194,7 @@ def staff_change_approve(*, change_id: int, user: User, note: str = "") -> Param
         account.save()
         before: dict[str, Any] = {}
     else:
-        account = User.objects.select_for_update().get(pk=int(change.subject_id or 0))
+        account = locks.staff_account(pk=int(change.subject_id or 0))
         before = snapshot(account)
         if {field: before[field] for field in change.before} != change.before:
             raise _stale(change, f"{account.username}'s account changed")
@@ -237,7 +237,7 @@ def staff_update(*, subject: User, values: Mapping[str, Any], actor: str) -> Use
     unknown = sorted(set(values) - {*PLAIN_FIELDS, "username", "is_active"})
     if unknown:
         raise ValueError(f"not one admin's change: {', '.join(unknown)}")
-    account = User.objects.select_for_update().get(pk=subject.pk)
+    account = locks.staff_account(pk=subject.pk)
     before = snapshot(account)
     changed = [field for field, value in values.items() if getattr(account, field) != value]
     if "is_active" in changed and values["is_active"]:
@@ -282,7 +282,7 @@ def password_reset(*, subject: User, user: User) -> str:
     """An admin resets a colleague's password: a random temporary one, returned to be shown once
     and handed over, that the colleague must change at the next sign-in. Audited on the `admin`
     chain (`staff.password_reset`: who, whose; never the password)."""
-    account = User.objects.select_for_update().get(pk=subject.pk)
+    account = locks.staff_account(pk=subject.pk)
     password = _temporary_password(account, user)
     ledger.record(
         chain=ledger.ADMIN_CHAIN,
@@ -298,7 +298,7 @@ def operator_grant(*, username: str, role: str, actor: str) -> User:
     """The operator's demo people (`seed_demo`, run by who holds the database): `username` gets
     exactly `role` (and the admin site if it is `admin`), no superuser flag, audited as
     `staff.changed` with the account before and after. No admin page or API calls this."""
-    account, _ = User.objects.select_for_update().get_or_create(username=username)
+    account, _ = locks.staff_account_or_new(username=username)
     before = snapshot(account)
     _set_roles(account, [role])
     account.is_active, account.is_staff, account.is_superuser = True, role == "admin", False
@@ -328,8 +328,7 @@ def bootstrap_admin(*, username: str, actor: str) -> str:
     admin role) with a temporary password to change at the first sign-in, returned to be shown
     once. BootstrapRefused once two active admins exist. Audited as `staff.bootstrapped`."""
     admins = role_group("admin")
-    # The group's row, locked: two bootstraps at once count each other's admin.
-    type(admins).objects.select_for_update().get(pk=admins.pk)
+    locks.role_group_row(admins)
     holders = User.objects.filter(groups=admins, is_active=True)
     if holders.count() >= BOOTSTRAP_ADMINS:
         raise BootstrapRefused(

@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from config.codes import ErrorCode
 from config.errors import ApiError, NotFound
-from jackpot import bodies, ledger
+from jackpot import bodies, ledger, locks
 from jackpot.canonical import canonical_json
 from jackpot.models import (
     Award,
@@ -163,8 +163,7 @@ def purge_expired(*, actor: str, now: datetime | None = None) -> list[int]:
     now = now or timezone.now()
     with transaction.atomic(durable=True):
         expired = list(
-            WinnerIdentity.objects.select_for_update()
-            .filter(keep_until__lte=now)
+            locks.winner_identities(WinnerIdentity.objects.filter(keep_until__lte=now))
             .order_by("award_id")
             .values_list("award_id", flat=True)
         )

@@ -45,12 +45,12 @@ from datetime import date, datetime, tzinfo
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, When
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone as dj_timezone
 
-from jackpot import rows
+from jackpot import locks, rows
 from jackpot.models import (
     Account,
     AccountKind,
@@ -62,8 +62,6 @@ from jackpot.models import (
 )
 from tables.models import HistoryCursor, HistoryDay, Round, RoundSeat, RoundState
 
-#: pg_advisory_xact_lock's key for the fold ("HISTFOLD" in ASCII): no other lock uses it.
-_FOLD_LOCK = 0x48495354464F4C44
 #: The event kinds whose rows the fold reads (the meter's transfers are read for every event).
 _ROUND_KINDS = ("round.opened", "round.voided", "round.settled")
 AWARD_VOID = "award.void"
@@ -327,10 +325,8 @@ def fold_history(*, limit: int | None = None) -> int:
     (as of this transaction)."""
     limit = settings.HISTORY_FOLD_LIMIT if limit is None else limit
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                # After the lock, so a fold that waited reads the cursors its forerunner moved.
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_FOLD_LOCK])
+        # The lock first, so a fold that waited reads the cursors its forerunner moved.
+        locks.advisory(locks.Advisory.HISTORY_FOLD)
         folder = _read_pending(_cursors(), limit=limit)
         if folder.days:
             _write_days(folder.days)

@@ -48,10 +48,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from jackpot import ledger, rows
+from jackpot import ledger, locks, rows
 from jackpot.anchors import Anchor, read_anchors
 from jackpot.models import ChangeStatus, ParameterChange, Pool, VerificationTrigger
 from jackpot.verification import Progress, Report
@@ -69,8 +69,6 @@ ALERT_PROBLEMS = 5
 #: As long as the worker's own statement_timeout (deploy/systemd/jackpot-worker.service): a run
 #: started by hand (`manage.py reconcile`) is not cut short by the requests' 1.5 s.
 _STATEMENT_TIMEOUT_MS = 300_000
-#: pg_advisory_xact_lock's key for storing a report ("RECONCIL" in ASCII): no other lock uses it.
-_STORE_LOCK = 0x5245434F4E43494C
 #: Parameters whose change makes the meter identity (every stake x today's stake and share) moot.
 _IDENTITY_PARAMETERS = ["stake_cents", "meter_share_bp"]
 
@@ -188,9 +186,7 @@ def _store(
 ) -> Reconciliation:
     report = findings.report
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_STORE_LOCK])
+        locks.advisory(locks.Advisory.RECONCILIATION_STORE)
         previous = Reconciliation.objects.order_by("-pk").first()
         try:
             with transaction.atomic():

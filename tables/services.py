@@ -63,7 +63,7 @@ def terminal_token_issue(
     now = timezone.now()
     revoked: list[int] = []
     if revoke_others:
-        live = Terminal.objects.select_for_update().filter(table=table, revoked_at__isnull=True)
+        live = locks.terminal_rows(Terminal.objects.filter(table=table, revoked_at__isnull=True))
         revoked = sorted(live.values_list("pk", flat=True))
         Terminal.objects.filter(pk__in=revoked).update(revoked_at=now)
     token = issue_token("term")
@@ -229,7 +229,7 @@ def _check_move(table: Table) -> None:
 @transaction.atomic
 def terminal_revoke(*, table_id: int, terminal_id: int, actor: str) -> Terminal:
     """Revoke one of a table's terminal tokens (from now on a 401); revoking twice is a no-op."""
-    mine = Terminal.objects.select_for_update().filter(pk=terminal_id, table_id=table_id)
+    mine = locks.terminal_rows(Terminal.objects.filter(pk=terminal_id, table_id=table_id))
     terminal = mine.first()
     if terminal is None:
         message = f"table {table_id} has no terminal {terminal_id}"

@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from config.dispatch import send, send_after_commit
 from config.replicas import replica_reads
+from jackpot import locks
 from jackpot.models import AuditChain, Verification, VerificationStatus, VerificationTrigger
 from jackpot.verification import Progress, Report
 from tables.verification import keep_checkpoint, verify_full, verify_routine
@@ -181,7 +182,7 @@ class Claim:
         """Store the checkpoint and the verdict, if this run still holds the job; False: it
         was taken over, and this run's verdict is dropped."""
         with transaction.atomic():
-            if not self._mine().select_for_update().exists():
+            if not locks.verification_jobs(self._mine()).exists():
                 logger.info("full verification %s: taken over; verdict dropped", self.job_id)
                 return False
             keep_checkpoint(report)

@@ -32,13 +32,12 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from jackpot import ledger
+from jackpot import ledger, locks
 from jackpot.models import AuditEvent, DatabaseIdentity
 from tables.models import Round, RoundState, Table
 
 ACTOR = "system:watch"
 SILENT = "terminal.silent"
-_WATCH_LOCK = 0x6A61_636B_5741_5443  # pg_advisory_xact_lock key of the watch ("jackWATC")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +155,7 @@ def watch(*, now: datetime | None = None) -> Watched:
     """One watch of the floor (the module's docstring)."""
     now = now or timezone.now()
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_WATCH_LOCK])
+        locks.advisory(locks.Advisory.FLOOR_WATCH)
         silent = silent_tables(now)
         restored = note_database_life()
     return Watched(silent_tables=silent, restored=restored)
