@@ -39,7 +39,7 @@ GRANT USAGE ON SCHEMA public TO jackpot_app;
 -- limits cannot ride on the connection (pgbouncer refuses libpq's `options`): the role's own
 -- defaults bound every statement of the service, on every server connection pgbouncer opens.
 -- The same figures as DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_LOCK_TIMEOUT_MS; UTC spares
--- Django a SET TIME ZONE (config/settings/base.py).
+-- Django a SET TIME ZONE (config/settings/databases.py).
 ALTER ROLE jackpot_app IN DATABASE jackpot SET statement_timeout = '1500ms';
 ALTER ROLE jackpot_app IN DATABASE jackpot SET lock_timeout = '1000ms';
 ALTER ROLE jackpot_app IN DATABASE jackpot SET TimeZone = 'UTC';

@@ -1,9 +1,9 @@
 """The progressive's Celery tasks: entry points like views, as thin.
 
 Each task takes ids (or nothing), calls a service, and is safe to run twice: delivery is at least
-once (`acks_late` with reject-on-worker-lost, config/settings/base.py), so a task whose worker was
-killed runs again. Tasks are sent by name (`celery.current_app.send_task`), so the layers below
-never import this module.
+once (`acks_late` with reject-on-worker-lost, config/settings/cache_and_celery.py), so a task
+whose worker was killed runs again. Tasks are sent by name (`celery.current_app.send_task`), so
+the layers below never import this module.
 """
 
 from __future__ import annotations

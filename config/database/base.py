@@ -8,7 +8,7 @@ So a new connection is opened in a helper thread and waited for `DATABASE_CONNEC
 which `config.handlers` answers with 503 `progressive_closed`), and the helper, bounded by
 `connect_timeout`, closes whatever it gets late. Statements on an open connection are bounded by
 the server (`statement_timeout`, `lock_timeout`) and the kernel (`tcp_user_timeout`): see
-`config.settings.base`. Everything else is Django's backend, unchanged (its vendor stays
+`config.settings.databases`. Everything else is Django's backend, unchanged (its vendor stays
 "postgresql"); a connection pool's connections are left to the pool.
 
 Behind pgbouncer in transaction pooling (DATABASE_POOLER=transaction) a server connection passes

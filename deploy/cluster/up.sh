@@ -140,7 +140,7 @@ WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$CLUSTER_DATABASE') \
 REVOKE ALL ON DATABASE $CLUSTER_DATABASE FROM PUBLIC;
 GRANT CONNECT ON DATABASE $CLUSTER_DATABASE TO $APP;
 -- Behind pgbouncer the limits cannot come with the connection: the role's defaults bound every
--- statement (config/settings/base.py, DATABASE_POOLER), and UTC spares Django's SET TIME ZONE.
+-- statement (config/settings/databases.py, DATABASE_POOLER), and UTC spares Django's SET TIME ZONE.
 ALTER ROLE $APP IN DATABASE $CLUSTER_DATABASE SET statement_timeout = '1500ms';
 ALTER ROLE $APP IN DATABASE $CLUSTER_DATABASE SET lock_timeout = '1000ms';
 ALTER ROLE $APP IN DATABASE $CLUSTER_DATABASE SET TimeZone = 'UTC';
