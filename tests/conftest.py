@@ -17,6 +17,27 @@ ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.workers"]  # the `celery_worker` fixture: a real worker in a subprocess
 
 
+# Under pytest-xdist (`make test` runs `--dist loadgroup`), tests are dealt one by one to the
+# processes, except these, kept together on one process each:
+# - the drills (tests/cluster, tests/faults), one after the other: each starts whole topologies,
+#   PostgreSQL clusters and kill -9s, and their timings assume the machine is not also running
+#   another drill;
+# - a module of tests/browser (each starts its browser once, a module-scoped fixture): dealt one
+#   test at a time, every process that got one would start a browser again. Other modules with a
+#   costly module-scoped fixture say so themselves (`pytest.mark.xdist_group(<the module>)`).
+DRILLS = (ROOT / "tests" / "cluster", ROOT / "tests" / "faults")
+BROWSER = ROOT / "tests" / "browser"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.path
+        if any(drills in path.parents for drills in DRILLS):
+            item.add_marker(pytest.mark.xdist_group("drills"))
+        elif BROWSER in path.parents:
+            item.add_marker(pytest.mark.xdist_group(str(path.relative_to(ROOT))))
+
+
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     """Run `code` in a fresh interpreter at the repo root with extra environment variables."""
     return subprocess.run(
