@@ -8,6 +8,10 @@ STAMP := $(VENV)/.installed
 
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/jackpot
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+# The suite's processes (pytest-xdist): each has its own test database and Redis keys; the drills
+# run one after the other on one of them (tests/conftest.py). Most of a test's time is waiting on
+# PostgreSQL, a subprocess or a browser, so more processes than cores pay.
+TEST_WORKERS ?= 4
 
 .PHONY: install run test lint bench clean cluster cluster-down
 
@@ -56,7 +60,7 @@ test: install
 	@deploy/dev/ensure-browser.sh
 	@deploy/dev/ensure-packages.sh
 	DATABASE_URL="$${DATABASE_URL:-$(TEST_DATABASE_URL)}" REDIS_URL="$${REDIS_URL:-$(TEST_REDIS_URL)}" \
-		$(BIN)/pytest
+		$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The production topology on this machine: nginx, the terminals' gunicorn instance and two others,
 # pgbouncer (transaction pooling), PostgreSQL, its own Redis (with an ACL), a Celery worker and

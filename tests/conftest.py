@@ -3,6 +3,7 @@ REDIS_URL (make test sets them); pytest-django creates and drops the test databa
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import subprocess
@@ -15,6 +16,24 @@ import config.celery  # noqa: F401  (the Celery app tasks are sent with, as ever
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.workers"]  # the `celery_worker` fixture: a real worker in a subprocess
+
+
+# Under pytest-xdist (`make test` runs `--dist loadgroup`), tests are dealt one by one to the
+# processes, except a module whose fixtures are module-scoped, kept whole on one process (dealt one
+# test at a time, every process that got one of its tests would build the fixture again):
+# - each module of the drills (tests/cluster, tests/faults): a topology, a PostgreSQL pair, a
+#   private cluster, on free ports and directories of its own, so two drills' modules may run at
+#   once on two processes;
+# - each module of tests/browser (its browser);
+# - the other modules with a costly module-scoped fixture say so themselves
+#   (`pytestmark = pytest.mark.xdist_group(<the module>)`).
+WHOLE_MODULES = tuple(ROOT / "tests" / name for name in ("cluster", "faults", "browser"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(directory in item.path.parents for directory in WHOLE_MODULES):
+            item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(ROOT))))
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -35,6 +54,20 @@ def python_subprocess():
 
 
 @pytest.fixture(autouse=True)
+def _display_identity_read_anew():
+    """Each test's publisher of the sign's figures reads the database's identity anew
+    (jackpot.display caches it per connection): a test that changed the identity inside its
+    transaction rolls back, and the connection, kept for the next test, would still hold it.
+    In production the identity changes only with a restore or a database made anew, which close
+    the connections."""
+    from django.db import connection
+
+    with contextlib.suppress(AttributeError):
+        del connection._display_identity
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _redis_circuit_closed():
     """Each test starts and ends with Redis asked again: a test that made it fail must not make
     the next one skip it (config.circuit)."""
@@ -50,7 +83,6 @@ def black_hole():
     """An address that takes TCP connections and never answers: a listening socket that is
     never accepted from. `black_hole.full()` fills its queue, so that later connections are not
     even accepted (their SYN goes unanswered)."""
-    import contextlib
     import socket
 
     class BlackHole:

@@ -21,8 +21,12 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; t
 STAFF_SECOND_FACTOR_REQUIRED = False
 
 # Each test run gets its own cache keys and Celery queue: Redis outlives the test database, and
-# ids restart.
+# ids restart. Under pytest-xdist each worker is a run of its own (its own test database,
+# `test_<name>_gw<N>`, made by pytest-django): the controller's id with the worker's name.
 RUN = env_str("TEST_RUN_ID") or uuid.uuid4().hex
+_XDIST_WORKER = env_str("PYTEST_XDIST_WORKER")
+if _XDIST_WORKER and not RUN.endswith(f"-{_XDIST_WORKER}"):
+    RUN = f"{RUN}-{_XDIST_WORKER}"
 # Inherited by every process the suite starts (a worker, manage.py, a drill): the same run.
 os.environ["TEST_RUN_ID"] = RUN
 CACHES["default"]["KEY_PREFIX"] = f"test-{RUN}"  # noqa: F405

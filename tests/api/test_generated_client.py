@@ -33,6 +33,8 @@ LIMITLESS = {
     "heavy_read": "1000000/min",
 }
 ROYAL_BOARD = ["Ah", "Kh", "Qh", "2c", "3d"]
+# One process generates the client (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("tests/api/test_generated_client.py")
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,9 @@ from tests.conftest import make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
 from tests.winners import PAY, PAY_CASH
 
+# One process builds this module's fixtures (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("tests/api/test_strict_validation.py")
+
 ROYAL_BOARD = ["Ah", "Kh", "Qh", "2c", "3d"]
 LIMITLESS = {
     "anon": "1000000/min",

@@ -173,7 +173,7 @@ class Topology:
             **{f"CLUSTER_SET_{name}": value for name, value in self.settings.items()},
         }
 
-    def make(self, target: str, timeout: float = 300) -> str:
+    def make(self, target: str, timeout: float = 600) -> str:
         """`make cluster` or `make cluster-down`, as an operator types it; its output."""
         done = subprocess.run(
             ["make", "--no-print-directory", target],

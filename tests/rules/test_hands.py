@@ -33,6 +33,9 @@ from tables.rules.hands import (
 )
 from tests.rules import reference
 
+# One process builds this module's fixtures (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("tests/rules/test_hands.py")
+
 FIVE_CARD_COUNTS = {
     Category.ROYAL_FLUSH: 4,
     Category.STRAIGHT_FLUSH: 36,

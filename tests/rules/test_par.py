@@ -42,6 +42,9 @@ from tables.rules.paytables import (
 )
 from tables.rules.progressive import ProgressiveAward, progressive_return
 
+# One process builds this module's fixtures (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("tests/rules/test_par.py")
+
 PUBLISHED_SEVEN = {
     Category.ROYAL_FLUSH: 4_324,
     Category.STRAIGHT_FLUSH: 37_260,

@@ -22,7 +22,8 @@ from tables.selectors.pool_history import pool_history
 from tests import pool_story as story
 from tests.staff import grant_roles
 
-pytestmark = pytest.mark.django_db
+# One process builds this module's fixtures (tests/conftest.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("tests/tables/test_pool_history.py")]
 
 
 def staff(django_user_model, role: str) -> Client:
