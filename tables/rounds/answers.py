@@ -210,12 +210,16 @@ def _decision_record(decision: UthDecision | StudDecision) -> JsonObject:
     return {"action": str(decision.action)}
 
 
-def _dealt(play: SeatPlay) -> JsonObject:
-    """What a seat was dealt and decided."""
+def _dealt(play: SeatPlay, settlement: Settlement) -> JsonObject:
+    """What a seat was dealt and decided, and the best five cards the rules engine settled it
+    with (its 7-card hand's for Ultimate Hold'em, on which the progressive is judged too; its
+    final 5 for Stud), so that nothing downstream evaluates the hand again. Rounds settled
+    before this was recorded have no `best_five` (`jackpot.render.winning_five`)."""
     return {
         "seat": play.seat,
         "cards": [str(card) for card in play.cards],
         "decision": _decision_record(play.decision),
+        "best_five": [str(card) for card in settlement.player_hand.best_five],
     }
 
 
@@ -241,7 +245,7 @@ def settled_event(
         "board": [str(card) for card in request.board],
         "dealer": [str(card) for card in request.dealer],
         "seats": [
-            {**_dealt(play), "net_cents": settlements[play.seat].net_cents}
+            {**_dealt(play, settlements[play.seat]), "net_cents": settlements[play.seat].net_cents}
             for play in _plays(request)
         ],
         "awards": [
@@ -259,12 +263,13 @@ def settled_event(
     }
 
 
-def result_record(request: ResultRequest) -> JsonObject:
-    """What the terminal dealt (board, dealer, seats' cards and decisions), kept on the round."""
+def result_record(request: ResultRequest, settlements: Mapping[int, Settlement]) -> JsonObject:
+    """What the terminal dealt (board, dealer, seats' cards and decisions) and each seat's best
+    five, kept on the round (`tables.records` derives the same from the settled event)."""
     return {
         "board": [str(card) for card in request.board],
         "dealer": [str(card) for card in request.dealer],
-        "seats": [_dealt(play) for play in _plays(request)],
+        "seats": [_dealt(play, settlements[play.seat]) for play in _plays(request)],
     }
 
 

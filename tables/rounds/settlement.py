@@ -145,7 +145,7 @@ def _settle(
                 "closed_by": actor,
                 "close_fingerprint": fingerprint,
                 "close_response": answer,
-                "result": answers.result_record(request),
+                "result": answers.result_record(request, settlements),
             },
         ),
     )

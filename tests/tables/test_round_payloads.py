@@ -5,16 +5,22 @@ The journal's hashes, `tables.records` (which re-derives a round's row from its 
 one key or value is a change of the chain's format, never a side effect of the wire's shape. One
 pooled UTH round settled with a jackpot and an envy (seats posted out of order), one voided, and
 one Stud round with a buy, through the terminal API; ids are the database's.
+
+Each settled seat carries the best five cards the rules engine settled it with (`best_five`,
+issue 23 item 3): rounds settled before have none, and they still verify and still show their
+award's winning five (evaluated then, as before).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from jackpot import render
 from jackpot.canonical import canonical_json
-from jackpot.models import AuditEvent, Award
+from jackpot.models import AuditEvent, Award, AwardKind
 from tables.models import Round
-from tests.conftest import uth_play, uth_seat
+from tables.rounds import answers
+from tests.conftest import assert_journal_ok, uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db
 
@@ -29,6 +35,7 @@ PLAY_4X = {"action": "play", "multiple": 4, "street": "preflop"}
 PLAY_RIVER = {"action": "play", "multiple": 1, "street": "river"}
 STUD_DEALER = ["Ac", "Kd", "7h", "4s", "2c"]
 BUY = {"action": "buy", "discard": "2h", "draw": "Qs"}
+ROYAL_FIVE = ["Ah", "Kh", "Qh", "Jh", "Th"]
 
 
 def _play(floor) -> None:
@@ -79,17 +86,38 @@ def test_a_rounds_payloads_and_result_record_are_exactly_these(floor):
         "board": ROYAL,
         "dealer": ["9s", "9d"],
         "seats": [
-            {"seat": 1, "cards": ["Jh", "Th"], "decision": PLAY_4X},
-            {"seat": 2, "cards": ["2s", "2d"], "decision": {"action": "fold"}},
-            {"seat": 3, "cards": ["4c", "5c"], "decision": PLAY_RIVER},
+            {"seat": 1, "cards": ["Jh", "Th"], "decision": PLAY_4X, "best_five": ROYAL_FIVE},
+            {
+                "seat": 2,
+                "cards": ["2s", "2d"],
+                "decision": {"action": "fold"},
+                "best_five": ["2s", "2d", "2c", "Ah", "Kh"],
+            },
+            {
+                "seat": 3,
+                "cards": ["4c", "5c"],
+                "decision": PLAY_RIVER,
+                "best_five": ["5c", "4c", "3d", "2c", "Ah"],
+            },
         ],
     }
     stud_result = {
         "board": [],
         "dealer": STUD_DEALER,
         "seats": [
-            {"seat": 1, "cards": ["Th", "Td", "8c", "8d", "3h"], "decision": {"action": "raise"}},
-            {"seat": 2, "cards": ["9h", "9d", "5c", "4c", "2h"], "decision": BUY},
+            {
+                "seat": 1,
+                "cards": ["Th", "Td", "8c", "8d", "3h"],
+                "decision": {"action": "raise"},
+                "best_five": ["Th", "Td", "8d", "8c", "3h"],
+            },
+            {
+                "seat": 2,
+                "cards": ["9h", "9d", "5c", "4c", "2h"],
+                "decision": BUY,
+                # the hand the seat settled with: the discard out, the card bought in
+                "best_five": ["9h", "9d", "Qs", "5c", "4c"],
+            },
         ],
     }
     expected = {
@@ -213,3 +241,51 @@ def test_a_rounds_payloads_and_result_record_are_exactly_these(floor):
         None,
         stud_result,
     ]
+
+
+def _without_best_five(record: dict) -> dict:
+    return {
+        **record,
+        "seats": [{k: v for k, v in seat.items() if k != "best_five"} for seat in record["seats"]],
+    }
+
+
+def test_a_round_settled_before_the_best_five_were_recorded_still_verifies_and_shows_them(
+    floor, monkeypatch
+):
+    # Given a jackpot round settled as before issue 23 item 3 (no best five in its event or row)
+    settled_event, result_record = answers.settled_event, answers.result_record
+    monkeypatch.setattr(
+        answers, "settled_event", lambda **kw: _without_best_five(settled_event(**kw))
+    )
+    monkeypatch.setattr(answers, "result_record", lambda *a: _without_best_five(result_record(*a)))
+    uth = floor.uth[0]
+    assert uth.post("/rounds", {"round_id": "old", "seats": [uth_seat(1)]}).status_code == 201
+    royal = {"board": ROYAL, "dealer": ["9s", "9d"], "seats": [uth_play(1, "Jh Th")]}
+    assert uth.post("/rounds/old/result", royal).status_code == 200
+    monkeypatch.undo()
+    # and a straight flush settled since (best five recorded)
+    assert uth.post("/rounds", {"round_id": "new", "seats": [uth_seat(2)]}).status_code == 201
+    flush = {
+        "board": ["9c", "8c", "7c", "2d", "3s"],
+        "dealer": ["Kd", "Ks"],
+        "seats": [uth_play(2, "6c 5c")],
+    }
+    assert uth.post("/rounds/new/result", flush).status_code == 200
+
+    # Then the journal verifies, each round's row against its own event's shape
+    assert_journal_ok()
+    old = Award.objects.select_related("round").get(
+        round__round_id="old", kind=AwardKind.ROYAL_FLUSH
+    )
+    new = Award.objects.select_related("round").get(round__round_id="new")
+    assert "best_five" not in old.round.result["seats"][0]
+    assert new.round.result["seats"][0]["best_five"] == ["9c", "8c", "7c", "6c", "5c"]
+    # and the old round's winning five is evaluated, the new one's read, never evaluated again
+    assert sorted(render.winning_five(old, *render.dealt_cards(old))) == sorted(ROYAL_FIVE)
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("the winning five of a round that recorded them is not evaluated")
+
+    monkeypatch.setattr(render, "evaluate", refuse)
+    assert render.winning_five(new, *render.dealt_cards(new)) == ["9c", "8c", "7c", "6c", "5c"]
