@@ -3,15 +3,16 @@
     .venv/bin/python bench/aging.py --sizes 10000,100000,1000000 [--fresh] [--per-day 2740]
         [--between 300] [--seed 2026] [--timeout-ms 3600000]
 
-Builds the journal through the real services, never by copying rows past the hash chain: full 7-seat
-Ultimate Texas Hold'em rounds (Ante, Blind, Trips and the progressive on every seat, Play by the
-simulator's basic strategy, fair shuffles from a `random.Random` seeded per round) on 10 tables of
-one pool, each request read by `tables.bodies.round_requests.parse_open` / `parse_result` and run by
-`round_open` / `round_settle` under `idempotent`, with the body's fingerprint and the terminal's
-actor, exactly as `tables.api.views` runs them: real settlement, awards, chains and transfers. At
-the end of every simulated club day, each award waiting for a supervisor (a jackpot, or one at or
-over the pool's verification threshold) is verified by one supervisor, approved by another and paid
-(`jackpot.awards`), so the journal has award steps too.
+Builds the journal through the real services, never by copying rows past the hash chain: full
+7-seat Ultimate Texas Hold'em rounds (Ante, Blind, Trips and the progressive on every seat, Play
+by the simulator's basic strategy, fair shuffles from a `random.Random` seeded per round) on 10
+tables of one pool, each request read by `tables.bodies.round_requests.parse_open` /
+`parse_result` and run by
+`round_open` / `round_settle` (no Idempotency-Key), with the body's fingerprint and the terminal's
+actor, exactly as `tables.api.views` runs them: real settlement, awards, chains and transfers.
+At the end of every simulated club day, each award waiting for a supervisor (a jackpot, or one
+at or over the pool's verification threshold) is verified by one supervisor, approved by another
+and paid (`jackpot.awards`), so the journal has award steps too.
 
 The clock is moved with `time_machine` (the services read `timezone.now()`; PostgreSQL is
 real): round n is played on club day n // per_day from START_DAY, the day's rounds spread
@@ -116,7 +117,7 @@ from tables.bodies.round_requests import parse_open, parse_result
 from tables.history import fold_history
 from tables.models import Game, Round, RoundState, Table, Terminal
 from tables.reconciliation import reconcile
-from tables.rounds import Answer, idempotent, round_open, round_settle
+from tables.rounds import RoundOpened, RoundSettled, round_open, round_settle
 from tables.selectors.pool_history import pool_history
 from tables.selfcheck import selfcheck
 from tables.services import table_create, terminal_token_issue
@@ -262,7 +263,7 @@ def _wire(body: dict[str, Any]) -> dict[str, Any]:
     return dict(json.loads(json.dumps(body)))
 
 
-def _open(floor: Floor, number: int, plan: RoundPlan) -> Answer:
+def _open(floor: Floor, number: int, plan: RoundPlan) -> RoundOpened:
     """POST /tables/{table}/rounds, as TableRoundsView.post runs it."""
     table, actor = floor.tables[number % TABLES], floor.actors[number % TABLES]
     data = _wire(plan.open_body())
@@ -273,25 +274,17 @@ def _open(floor: Floor, number: int, plan: RoundPlan) -> Answer:
         progressive_stake_cents=table.pool.stake_cents if table.pool else None,
     )
     body = fingerprint(data)
-    return idempotent(
-        table,
-        None,
-        lambda: round_open(table=table, request=parsed, fingerprint=body, actor=actor),
-    )
+    return round_open(table=table, request=parsed, fingerprint=body, actor=actor)
 
 
-def _settle(floor: Floor, number: int, plan: RoundPlan) -> Answer:
+def _settle(floor: Floor, number: int, plan: RoundPlan) -> RoundSettled:
     """POST /tables/{table}/rounds/{round_id}/result, as RoundResultView.post runs it."""
     table, actor = floor.tables[number % TABLES], floor.actors[number % TABLES]
     data = _wire(plan.result_body())
     parsed = parse_result(data, game=Game(table.game), seats=table.seats)
     body = fingerprint(data)
-    return idempotent(
-        table,
-        None,
-        lambda: round_settle(
-            table=table, round_id=plan.round_id, request=parsed, fingerprint=body, actor=actor
-        ),
+    return round_settle(
+        table=table, round_id=plan.round_id, request=parsed, fingerprint=body, actor=actor
     )
 
 
@@ -384,8 +377,7 @@ def _resume(floor: Floor, traveller: time_machine.Traveller) -> int:
     for round_id in left:
         number = int(round_id.removeprefix("a"))
         traveller.move_to(floor.settled_at(number).timestamp())
-        answer = _settle(floor, number, _plan(floor, number))
-        assert answer.status == 200, answer.body
+        _settle(floor, number, _plan(floor, number))
     return len(left)
 
 
@@ -402,10 +394,10 @@ def play(floor: Floor, until: int, played: Played) -> None:
             plan = _plan(floor, number)
             traveller.move_to(floor.opened_at(number).timestamp())
             opened = _open(floor, number, plan)
-            assert opened.status == 201 and not opened.replayed, opened.body
+            assert not opened.replayed, opened.answer
             traveller.move_to(floor.settled_at(number).timestamp())
             settled = _settle(floor, number, plan)
-            assert settled.status == 200 and not settled.replayed, settled.body
+            assert not settled.replayed, settled.answer
             if (number + 1) % floor.per_day == 0:  # the day's last round: its award steps
                 traveller.move_to(floor.steps_at(floor.day_of(number)).timestamp())
                 played.award_steps += _award_steps(floor)

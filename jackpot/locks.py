@@ -82,7 +82,11 @@ than the last chain heads, so no cycle of waits can go through them.
 Where PostgreSQL still gives up on a transaction (a deadlock it detected, a serialization
 failure: SQLSTATE 40P01 and 40001), the whole transaction is run again, a bounded number of
 times (`retried`): the round and award paths are idempotent units, so a second run after a
-rollback is the first one done again, never twice.
+rollback is the first one done again, never twice. `retried` is the one retry policy: it also
+runs a transaction again when the transaction found the row it conflicted with gone by the time
+it looked (`StaleConflict`, e.g. a round's open refused by the table's round in progress, which
+has closed since). It wraps the operation's one durable transaction (`transaction.atomic(
+durable=True)`), never a block nested in another.
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ from django.contrib.auth.models import Group, User
 from django.db import OperationalError, connection
 from django.db.models import Model, QuerySet
 
+from config.errors import Conflict
 from jackpot import rows
 from jackpot.models import AuditChain, Award, ParameterChange, Pool
 
@@ -121,9 +126,23 @@ def retryable(error: OperationalError) -> bool:
     return getattr(error.__cause__, "sqlstate", None) in _RETRYABLE
 
 
+class StaleConflict(Conflict):
+    """A 409 whose cause was gone when the transaction looked for it: a statement failed on a
+    row (a unique index's) that changed before the transaction could name it. `retried` runs the
+    transaction again, where the statement finds the state as it is now; past its attempts (or
+    inside a caller's transaction) this 409 is the answer."""
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, StaleConflict):
+        return error.code
+    return str(getattr(error.__cause__, "sqlstate", "?"))
+
+
 def retried(operation: Callable[P, R]) -> Callable[P, R]:
     """Run `operation` (one whole transaction) again when PostgreSQL rolled it back for a
-    deadlock or a serialization failure, up to `ATTEMPTS` runs in all.
+    deadlock or a serialization failure, or when it raised a `StaleConflict`, up to `ATTEMPTS`
+    runs in all.
 
     Only where the call opens the transaction: inside a caller's transaction a retry would run
     half of it again, so the error goes up to whoever opened it.
@@ -135,15 +154,18 @@ def retried(operation: Callable[P, R]) -> Callable[P, R]:
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 return operation(*args, **kwargs)
-            except OperationalError as error:
-                if not (outermost and retryable(error)) or attempt == ATTEMPTS:
+            except (OperationalError, StaleConflict) as error:
+                again = isinstance(error, StaleConflict) or (
+                    isinstance(error, OperationalError) and retryable(error)
+                )
+                if not (outermost and again) or attempt == ATTEMPTS:
                     raise
                 logger.warning(
-                    "%s: run %s of %s rolled back by PostgreSQL (%s); running it again",
+                    "%s: run %s of %s rolled back (%s); running it again",
                     operation.__qualname__,
                     attempt,
                     ATTEMPTS,
-                    getattr(error.__cause__, "sqlstate", "?"),
+                    _why(error),
                 )
                 time.sleep(random.uniform(0, MAX_PAUSE_SECONDS))
         raise AssertionError("unreachable")

@@ -40,17 +40,30 @@ def _who(user: User | None) -> str | None:
     return None if user is None else user.get_username()
 
 
-def dealt_cards(award: Award) -> tuple[list[str], list[str]]:
-    """The seat's own cards and the board, as the terminal dealt them (the round's result)."""
+def _seat_result(award: Award) -> tuple[dict[str, Any], list[str]]:
+    """The award's seat in its round's result, and the board."""
     result = award.round.result or {}
     seats = {seat.get("seat"): seat for seat in result.get("seats", [])}
-    return list(seats.get(award.seat, {}).get("cards", [])), list(result.get("board", []))
+    return seats.get(award.seat, {}), list(result.get("board", []))
+
+
+def dealt_cards(award: Award) -> tuple[list[str], list[str]]:
+    """The seat's own cards and the board, as the terminal dealt them (the round's result)."""
+    seat, board = _seat_result(award)
+    return list(seat.get("cards", [])), board
 
 
 def winning_five(award: Award, cards: list[str], board: list[str]) -> list[str]:
-    """The five cards that make the award, as the rules engine reads the seat's hand; none for
-    an envy, which the seat wins by another seat's jackpot, not by its own cards."""
-    if award.kind == AwardKind.ENVY or not 5 <= len(cards) + len(board) <= 7:
+    """The five cards that make the award: the seat's best five as its round's settlement
+    recorded them (`Round.result`); none for an envy, which the seat wins by another seat's
+    jackpot, not by its own cards. A round settled before the best five were recorded has none,
+    and its hand (`cards` and `board`) is evaluated here as the rules engine did."""
+    if award.kind == AwardKind.ENVY:
+        return []
+    recorded = _seat_result(award)[0].get("best_five")
+    if recorded is not None:
+        return list(recorded)
+    if not 5 <= len(cards) + len(board) <= 7:
         return []
     hand = evaluate(parse_cards([*cards, *board], param="cards", count=(5, 7)))
     return [str(card) for card in hand.best_five]

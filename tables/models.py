@@ -200,7 +200,10 @@ class IdempotencyRecord(models.Model):
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="idempotency_keys")
     key = models.CharField(max_length=128)
     fingerprint = models.CharField(max_length=64)
-    status_code = models.PositiveSmallIntegerField()
+    # The HTTP status of the first answer, as written before round steps returned typed results
+    # (none since: the key's fingerprint covers the path, so the step, hence the status, is the
+    # replaying request's own). Kept for the records written then; never read.
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     response = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -84,12 +84,18 @@ def _ids(pks: list[int]) -> list[Any]:
 
 
 def _result(payload: dict[str, Any]) -> dict[str, Any]:
-    """The record a settled event gives for `Round.result` (`tables.rounds.answers`)."""
+    """The record a settled event gives for `Round.result` (`tables.rounds.answers`): a seat's
+    `best_five` only where its event has one (rounds settled since issue 23 item 3)."""
     return {
         "board": payload["board"],
         "dealer": payload["dealer"],
         "seats": [
-            {"seat": s["seat"], "cards": s["cards"], "decision": s["decision"]}
+            {
+                "seat": s["seat"],
+                "cards": s["cards"],
+                "decision": s["decision"],
+                **({"best_five": s["best_five"]} if "best_five" in s else {}),
+            }
             for s in payload["seats"]
         ],
     }

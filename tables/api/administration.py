@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from config.errors import NotFound
 from config.wire import read
-from jackpot import changes, locks
+from jackpot import changes
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.api.awards import StaffView
 from jackpot.bodies import ChangeApproval, ChangeRejection
@@ -28,7 +28,7 @@ from jackpot.bodies import ParameterChange as ChangeAnswer
 from jackpot.canonical import fingerprint
 from jackpot.models import ChangeKind, ParameterChange, Pool
 from jackpot.render import change_body
-from tables.api.views import REPLAYED, ROUND_ID_PATH, replayed_header
+from tables.api.views import ROUND_ID_PATH, rendered, replayed_header
 from tables.bodies.administration import (
     TableAnswer,
     TableChange,
@@ -281,7 +281,7 @@ class RoundSupervisorVoidView(APIView):
             raise NotFound("table_not_found", f"no table {table}", param="table")
         round_id_of(round_id)
         reason = parse_void(request.data)
-        answer = locks.retried(round_void)(
+        result = round_void(
             table=found,
             round_id=round_id,
             reason=reason,
@@ -289,5 +289,4 @@ class RoundSupervisorVoidView(APIView):
             actor=f"user:{request.user.get_username()}",
             by_supervisor=True,
         )
-        headers = {REPLAYED: "true"} if answer.replayed else None
-        return Response(answer.body, status=answer.status, headers=headers)
+        return rendered(result)

@@ -1,9 +1,16 @@
-"""The terminal round API: thin views that parse, call a service and render its answer."""
+"""The terminal round API: thin views that parse, call a service and render its result.
+
+Each round step's view hashes the body once (`jackpot.canonical.fingerprint`) and derives the
+Idempotency-Key's fingerprint from it (`tables.rounds.key_fingerprint`); the service runs the
+whole step, key record included, in its one durable transaction; the view chooses the status
+from the result's type (201 for an open, 200 otherwise) and says whether it is a replay.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
@@ -35,7 +42,15 @@ from tables.bodies.round_requests import (
 )
 from tables.bodies.vocabulary import ROUND_ID_PATTERN, round_id_of
 from tables.models import Game, Round, Table
-from tables.rounds import Answer, IdempotencyKey, idempotent, round_open, round_settle, round_void
+from tables.rounds import (
+    IdempotencyKey,
+    RoundOpened,
+    StepResult,
+    key_fingerprint,
+    round_open,
+    round_settle,
+    round_void,
+)
 from tables.selectors.rounds import round_page
 
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,128}")
@@ -84,6 +99,24 @@ class TerminalThrottle(WindowThrottle):
         return str(principal.terminal.pk) if isinstance(principal, TerminalPrincipal) else None
 
 
+def rendered(result: StepResult) -> Response:
+    """A round step's result as its HTTP answer: 201 for a round opened, 200 for the others; a
+    replay says so (a terminal that restarted its round numbering learns it got an old answer)."""
+    headers = {REPLAYED: "true"} if result.replayed else None
+    status = 201 if isinstance(result, RoundOpened) else 200
+    return Response(result.answer, status=status, headers=headers)
+
+
+@dataclass(frozen=True, slots=True)
+class StepCall:
+    """What a round step's service needs from its request besides the parsed body."""
+
+    table: Table
+    actor: str
+    fingerprint: str  # the body's (`jackpot.canonical.fingerprint`), computed once
+    key: IdempotencyKey | None
+
+
 class TerminalView(APIView):
     authentication_classes = [TerminalAuthentication]
     permission_classes = [IsTableTerminal]
@@ -94,31 +127,24 @@ class TerminalView(APIView):
         assert isinstance(principal, TerminalPrincipal)
         return principal
 
-    def idempotency_key(self, request: Request) -> IdempotencyKey | None:
+    def step_call(self, request: Request) -> StepCall:
+        """The terminal's table and actor, the body's fingerprint, and the Idempotency-Key (if
+        sent) with the fingerprint derived from that one."""
+        principal = self.principal(request)
+        body = fingerprint(request.data)
         raw = request.headers.get("Idempotency-Key")
-        if raw is None:
-            return None
-        if not IDEMPOTENCY_KEY.fullmatch(raw):
+        if raw is not None and not IDEMPOTENCY_KEY.fullmatch(raw):
             raise ApiError(
                 "invalid_idempotency_key",
                 "Idempotency-Key must be 1 to 128 printable ASCII characters",
                 param="Idempotency-Key",
             )
-        return IdempotencyKey(raw, fingerprint({"path": request.path, "body": request.data}))
+        key = None if raw is None else IdempotencyKey(raw, key_fingerprint(request.path, body))
+        return StepCall(principal.table, principal.actor, body, key)
 
-    def run(self, request: Request, operation: Callable[[Table, str, str], Answer]) -> Response:
-        """Run a round operation (table, body fingerprint, actor) at most once per
-        Idempotency-Key, and render its answer."""
-        principal = self.principal(request)
-        body = fingerprint(request.data)
-        answer = idempotent(
-            principal.table,
-            self.idempotency_key(request),
-            lambda: operation(principal.table, body, principal.actor),
-        )
-        # A terminal that restarted its round numbering learns here that it got an old answer.
-        headers = {REPLAYED: "true"} if answer.replayed else None
-        return Response(answer.body, status=answer.status, headers=headers)
+    def run(self, request: Request, step: Callable[[StepCall], StepResult]) -> Response:
+        """Run a round step with the request's `StepCall`, and render its result."""
+        return rendered(step(self.step_call(request)))
 
 
 class TableRoundsView(TerminalView):
@@ -159,8 +185,12 @@ class TableRoundsView(TerminalView):
         )
         return self.run(
             request,
-            lambda table, body, actor: round_open(
-                table=table, request=parsed, fingerprint=body, actor=actor
+            lambda call: round_open(
+                table=call.table,
+                request=parsed,
+                fingerprint=call.fingerprint,
+                actor=call.actor,
+                key=call.key,
             ),
         )
 
@@ -181,8 +211,13 @@ class RoundResultView(TerminalView):
         parsed = parse_result(request.data, game=Game(table_obj.game), seats=table_obj.seats)
         return self.run(
             request,
-            lambda table, body, actor: round_settle(
-                table=table, round_id=round_id, request=parsed, fingerprint=body, actor=actor
+            lambda call: round_settle(
+                table=call.table,
+                round_id=round_id,
+                request=parsed,
+                fingerprint=call.fingerprint,
+                actor=call.actor,
+                key=call.key,
             ),
         )
 
@@ -201,8 +236,13 @@ class RoundVoidView(TerminalView):
         reason = parse_void(request.data)
         return self.run(
             request,
-            lambda table, body, actor: round_void(
-                table=table, round_id=round_id, reason=reason, fingerprint=body, actor=actor
+            lambda call: round_void(
+                table=call.table,
+                round_id=round_id,
+                reason=reason,
+                fingerprint=call.fingerprint,
+                actor=call.actor,
+                key=call.key,
             ),
         )
 

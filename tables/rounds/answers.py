@@ -1,11 +1,15 @@
-"""What a round step writes as JSON: the terminal's answer and the audit event's payload.
+"""What a round step writes as JSON: the terminal's answer, the audit event's payload and the
+round's result record.
 
-Each answer is built from the model that declares it (`OpenAnswer`, `ResultAnswer`, `VoidAnswer` of
-`tables.bodies.round_answers`) with `model_construct`, every value coming from the step's results
-(the rules engine's settlements, the progressive's `jackpot.movements` results), and dumped once as
-JSON: the shape is the model's, written nowhere else. The audit payloads are records, not answers:
-their JSON is hashed into the chain and never changes; they take the parts they share with the
-answer from its JSON. Nothing here decides money or reads the database.
+Each answer is built from the model that declares it (`OpenAnswer`, `ResultAnswer`, `VoidAnswer`
+of `tables.bodies.round_answers`) with `model_construct`, every value coming from the step's
+results (the rules engine's settlements, the progressive's `jackpot.movements` results), and
+dumped once as JSON: the shape is the model's, written nowhere else. The audit payloads
+(`opened_event`, `settled_event`, `voided_event`) and the round's result record (`result_record`)
+are records, not answers: their JSON is hashed into the chain (or re-derived from it,
+`tables.records`) and never changes, so they are built here from the same domain values, never
+from the answer's JSON, and a change of the wire's shape cannot reach the chain
+(`tests/tables/test_round_payloads.py` pins them). Nothing here decides money or reads the database.
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ from tables.bodies.seats import (
 )
 from tables.models import Round, RoundState, Table
 from tables.render import decision_body, hand_body, seat_bets_body, settlement_body
-from tables.rounds.replay import JsonObject
-from tables.rules.stud import StudSettlement
-from tables.rules.uth import UthSettlement
+from tables.rounds.results import JsonObject
+from tables.rounds.store import bets_columns
+from tables.rules.stud import StudDecision, StudSettlement
+from tables.rules.uth import UthDecision, UthSettlement
 
 Settlement = UthSettlement | StudSettlement
 
@@ -80,17 +85,29 @@ def opened_event(
     *,
     table: Table,
     round_pk: int,
-    answer: JsonObject,
+    request: OpenRequest,
     stakes: StakesTaken | None,
     terms: Terms | None,
 ) -> JsonObject:
+    """The `round.opened` payload: the bets as locked, where the stakes went, the terms."""
+    pool = table.pool
     return {
         "table": table.pk,
         "pool": table.pool_id,
         "round": round_pk,
-        "round_id": answer["round_id"],
-        "seats": answer["seats"],
-        "progressive": answer["progressive"],
+        "round_id": request.round_id,
+        "seats": [
+            {"seat": entry.seat, "bets": bets_columns(entry.bets)} for entry in request.seats
+        ],
+        "progressive": None
+        if pool is None
+        else {
+            "stakes": stakes.stakes if stakes else 0,
+            "stake_cents": pool.stake_cents,
+            "meter_cents": stakes.meter_cents if stakes else 0,
+            "reserve_cents": stakes.reserve_cents if stakes else 0,
+            "house_cents": stakes.house_cents if stakes else 0,
+        },
         # What the round settles with, as its row records it: in the chain with the round.
         "terms": None
         if terms is None
@@ -173,41 +190,86 @@ def settled(
     ).model_dump(mode="json")
 
 
-def _dealt(seat: JsonObject) -> JsonObject:
-    """What a seat was dealt and decided, from the answer's settled seat."""
-    return {"seat": seat["seat"], "cards": seat["cards"], "decision": seat["decision"]}
+def _decision_record(decision: UthDecision | StudDecision) -> JsonObject:
+    """A seat's decision as the terminal posted it: the action, and a play's street and
+    multiple or a buy's discard and draw."""
+    if isinstance(decision, UthDecision):
+        if decision.street is None:
+            return {"action": str(decision.action)}
+        return {
+            "action": str(decision.action),
+            "street": str(decision.street),
+            "multiple": decision.multiple,
+        }
+    if decision.discard is not None and decision.draw is not None:
+        return {
+            "action": str(decision.action),
+            "discard": str(decision.discard),
+            "draw": str(decision.draw),
+        }
+    return {"action": str(decision.action)}
 
 
-def _answer_seats(answer: JsonObject) -> list[JsonObject]:
-    seats = answer["seats"]
-    assert isinstance(seats, list)
-    return seats
+def _dealt(play: SeatPlay, settlement: Settlement) -> JsonObject:
+    """What a seat was dealt and decided, and the best five cards the rules engine settled it
+    with (its 7-card hand's for Ultimate Hold'em, on which the progressive is judged too; its
+    final 5 for Stud), so that nothing downstream evaluates the hand again. Rounds settled
+    before this was recorded have no `best_five` (`jackpot.render.winning_five`)."""
+    return {
+        "seat": play.seat,
+        "cards": [str(card) for card in play.cards],
+        "decision": _decision_record(play.decision),
+        "best_five": [str(card) for card in settlement.player_hand.best_five],
+    }
+
+
+def _plays(request: ResultRequest) -> list[SeatPlay]:
+    """The seats' plays by seat number (the order of the answer's and the records' seats)."""
+    return sorted(request.seats, key=lambda play: play.seat)
 
 
 def settled_event(
-    *, table: Table, found: Round, answer: JsonObject, granted: AwardsGranted | None
+    *,
+    table: Table,
+    found: Round,
+    request: ResultRequest,
+    settlements: Mapping[int, Settlement],
+    granted: AwardsGranted | None,
 ) -> JsonObject:
+    """The `round.settled` payload: the cards and decisions, each seat's net, the awards."""
     return {
         "table": table.pk,
         "pool": found.pool_id,  # the round's pool of record
         "round": found.pk,
-        "round_id": answer["round_id"],
-        "board": answer["board"],
-        "dealer": answer["dealer"],
+        "round_id": found.round_id,
+        "board": [str(card) for card in request.board],
+        "dealer": [str(card) for card in request.dealer],
         "seats": [
-            {**_dealt(seat), "net_cents": seat["net_cents"]} for seat in _answer_seats(answer)
+            {**_dealt(play, settlements[play.seat]), "net_cents": settlements[play.seat].net_cents}
+            for play in _plays(request)
         ],
-        "awards": answer["awards"],
+        "awards": [
+            {
+                "id": award.pk,
+                "seat": award.seat,
+                "kind": AwardKind(award.kind).value,
+                "amount_cents": award.amount_cents,
+                "status": AwardStatus(award.status).value,
+                "sequence": award.sequence,
+            }
+            for award in (granted.awards if granted else ())
+        ],
         "meter_version": granted.hit_meter_version if granted else None,
     }
 
 
-def result_record(answer: JsonObject) -> JsonObject:
-    """What the terminal dealt (board, dealer, seats' cards and decisions), kept on the round."""
+def result_record(request: ResultRequest, settlements: Mapping[int, Settlement]) -> JsonObject:
+    """What the terminal dealt (board, dealer, seats' cards and decisions) and each seat's best
+    five, kept on the round (`tables.records` derives the same from the settled event)."""
     return {
-        "board": answer["board"],
-        "dealer": answer["dealer"],
-        "seats": [_dealt(seat) for seat in _answer_seats(answer)],
+        "board": [str(card) for card in request.board],
+        "dealer": [str(card) for card in request.dealer],
+        "seats": [_dealt(play, settlements[play.seat]) for play in _plays(request)],
     }
 
 
@@ -232,11 +294,12 @@ def voided(
     ).model_dump(mode="json")
 
 
-def voided_event(*, table: Table, round_pk: int, answer: JsonObject) -> JsonObject:
+def voided_event(*, table: Table, found: Round, reason: str, refund_cents: int) -> JsonObject:
+    """The `round.voided` payload: the reason and the progressive stakes refunded."""
     return {
         "table": table.pk,
-        "round": round_pk,
-        "round_id": answer["round_id"],
-        "reason": answer["reason"],
-        "progressive_refund_cents": answer["progressive_refund_cents"],
+        "round": found.pk,
+        "round_id": found.round_id,
+        "reason": reason,
+        "progressive_refund_cents": refund_cents,
     }

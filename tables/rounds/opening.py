@@ -13,7 +13,13 @@ whatever happens to the table or the pool later; its `round.opened` event carrie
 A table has one open round at a time (`tables.models.ONE_OPEN_ROUND`, a partial unique index):
 an open while another round is open at the table is a 409 `round_in_progress` naming it. Two
 opens racing at one table cannot both pass: the second one's INSERT waits on the first one's
-uncommitted row in the index, and fails once it commits (or goes on if it rolls back).
+uncommitted row in the index, and fails once it commits (or goes on if it rolls back). When the
+INSERT failed on a round in progress that has closed by the time it is looked for, the open is
+run again whole (`jackpot.locks.StaleConflict`, `retried`): the table is free now.
+
+`round_open` is the one entry: `jackpot.locks.retried` around one durable transaction, in which
+the Idempotency-Key's record, if the request has one, is looked up and written
+(`tables.rounds.replay.idempotent`) around the open's own savepoint.
 """
 
 from __future__ import annotations
@@ -27,44 +33,68 @@ from jackpot.meter import pool_meter
 from tables.bodies.round_requests import OpenRequest
 from tables.models import Round, RoundState, Table
 from tables.rounds import answers, store
-from tables.rounds.replay import Answer, replayed
+from tables.rounds.replay import IdempotencyKey, idempotent, replayed
+from tables.rounds.results import RoundOpened
 from tables.rules.uth import UthBets
 
 
-def round_open(*, table: Table, request: OpenRequest, fingerprint: str, actor: str) -> Answer:
+@locks.retried
+@transaction.atomic(durable=True)
+def round_open(
+    *,
+    table: Table,
+    request: OpenRequest,
+    fingerprint: str,
+    actor: str,
+    key: IdempotencyKey | None = None,
+) -> RoundOpened:
     """Lock the bets of a new round; its progressive stakes feed the table's pool.
 
-    No look-up first: the unique (table, round_id) finds a replay, whose transaction (stakes
+    No look-up first: the unique (table, round_id) finds a replay, whose savepoint (stakes
     included) rolls back whole before the first answer is returned again; the unique open round
     per table finds a round in progress the same way.
     """
-    for attempt in (1, 2):
-        try:
-            with transaction.atomic():
-                return _open(table, request, fingerprint, actor)
-        except IntegrityError:
-            # A replay first: the round this id opened may well be the table's open round.
-            existing = Round.objects.filter(table=table, round_id=request.round_id).first()
-            if existing is not None:
-                return replayed(
-                    existing.open_fingerprint, fingerprint, existing.open_response, 201, "opened"
-                )
-            in_progress = Round.objects.filter(table=table, state=RoundState.OPEN).first()
-            if in_progress is None and attempt == 1:
-                continue  # the round in progress closed since the INSERT failed on it
-            if in_progress is None:
-                raise
-            raise Conflict(
+    return idempotent(
+        table, key, lambda: _open_or_refuse(table, request, fingerprint, actor), RoundOpened
+    )
+
+
+def _open_or_refuse(
+    table: Table, request: OpenRequest, fingerprint: str, actor: str
+) -> RoundOpened:
+    try:
+        # A savepoint: a refused INSERT leaves the transaction able to look for the reason.
+        with transaction.atomic():
+            return _open(table, request, fingerprint, actor)
+    except IntegrityError:
+        # A replay first: the round this id opened may well be the table's open round.
+        existing = Round.objects.filter(table=table, round_id=request.round_id).first()
+        if existing is not None:
+            return replayed(
+                existing.open_fingerprint,
+                fingerprint,
+                existing.open_response,
+                RoundOpened,
+                "opened",
+            )
+        in_progress = Round.objects.filter(table=table, state=RoundState.OPEN).first()
+        if in_progress is None:
+            raise locks.StaleConflict(
                 "round_in_progress",
-                f"round {in_progress.round_id!r} is open at table {table.pk} (opened "
-                f"{in_progress.opened_at.isoformat()}): post its result or void it before "
-                "opening another; nothing was written",
+                f"a round was open at table {table.pk} when this one was written, and has closed "
+                "since; nothing was written: post it again",
                 param="round_id",
             ) from None
-    raise AssertionError("unreachable")
+        raise Conflict(
+            "round_in_progress",
+            f"round {in_progress.round_id!r} is open at table {table.pk} (opened "
+            f"{in_progress.opened_at.isoformat()}): post its result or void it before "
+            "opening another; nothing was written",
+            param="round_id",
+        ) from None
 
 
-def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> Answer:
+def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> RoundOpened:
     now = timezone.now()
     committed = store.locked_table(table)
     terms = store.committed_terms(committed)
@@ -91,8 +121,8 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> A
         occurred_at=now,
         postings=taken.postings if taken else (),
         payload=answers.opened_event(
-            table=table, round_pk=round_pk, answer=answer, stakes=taken, terms=terms
+            table=table, round_pk=round_pk, request=request, stakes=taken, terms=terms
         ),
         also=store.answered(round_pk, {"open_response": answer}),
     )
-    return Answer(201, answer)
+    return RoundOpened(answer)

@@ -7,8 +7,18 @@ Invariants:
   moves nothing; another payload under the same round id is refused (409 `round_id_reused`);
 - a request sent with an `Idempotency-Key` runs at most once per (table, key): the same key with
   the same request replays the first answer, with another request it is a 409
-  (`idempotency_key_reused`). The key's record is written in the operation's own transaction.
-- a replayed answer says so (`Answer.replayed`, the `Idempotent-Replayed: true` header): a
+  (`idempotency_key_reused`). The key's record is looked up and written in the step's own (and
+  only) transaction, the durable one its service opens, so the record commits with the money or
+  not at all. Two requests racing with one key: the loser's INSERT of the record waits for the
+  winner's commit and fails on the unique (table, key); its step's writes roll back to the
+  savepoint taken before them, and it replays the winner's record, by then committed and visible
+  (READ COMMITTED: each statement reads what was committed before it);
+- a key's fingerprint is derived from the body's (`key_fingerprint`: the path and the body's
+  fingerprint, hashed), so a request's canonical JSON is hashed once. A record stored before
+  this derivation (it hashed the path and the body's JSON together) compares differently: a
+  retry across that upgrade with the same key is a 409 `idempotency_key_reused`, and the same
+  request without the key is still replayed by its round id;
+- a replayed answer says so (`StepResult.replayed`, the `Idempotent-Replayed: true` header): a
   terminal that restarted its round numbering learns it got an old answer, not a new round;
 - a replay is an acknowledgement too, so it is given only once the synchronous standby has what
   it acknowledges (`_replay`): a first commit whose wait for the standby was cancelled is
@@ -22,27 +32,19 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from django.db import IntegrityError, connection, transaction
 
 from config.errors import Conflict
-from jackpot import locks, rows
+from jackpot import rows
 from tables.models import IdempotencyRecord, Round, RoundState, Table
+from tables.rounds.results import JsonObject, StepResult
 
-#: A JSON object as the API answers it.
-JsonObject = dict[str, object]
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What a round step answers the terminal: an HTTP status and a JSON body, and whether it is
-    the stored first answer of an earlier request (a replay) rather than this request's own."""
-
-    status: int
-    body: JsonObject
-    replayed: bool = False
+R = TypeVar("R", bound=StepResult)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,20 +55,27 @@ class IdempotencyKey:
     fingerprint: str
 
 
-def _replay(status: int, body: JsonObject) -> Answer:
-    """The stored answer, replayed once it is durable: the replay's transaction writes the
-    commit probe (`jackpot.rows.COMMIT_PROBE`), so its COMMIT waits for the synchronous standby
-    like any write (and a cancelled wait raises, config.database). The standby then has the WAL
-    up to it, the stored answer's included. Replays are rare (a resend)."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
+def key_fingerprint(path: str, body_fingerprint: str) -> str:
+    """The fingerprint an Idempotency-Key is stored with: the request's path and its body's
+    fingerprint (`jackpot.canonical.fingerprint`, computed once per request), hashed."""
+    return hashlib.sha256(f"{path}\n{body_fingerprint}".encode()).hexdigest()
+
+
+def _replay(answer: JsonObject, result: type[R]) -> R:
+    """The stored answer, replayed once it is durable: the replay writes the commit probe
+    (`jackpot.rows.COMMIT_PROBE`) in the step's transaction, so its COMMIT waits for the
+    synchronous standby like any write (and a cancelled wait raises, config.database). The
+    standby then has the WAL up to it, the stored answer's included. Replays are rare (a
+    resend)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
             cursor.execute(rows.COMMIT_PROBE)
-    return Answer(status, body, replayed=True)
+    return result(answer, replayed=True)
 
 
 def replayed(
-    stored_fingerprint: str, fingerprint: str, body: JsonObject, status: int, what: str
-) -> Answer:
+    stored_fingerprint: str, fingerprint: str, answer: JsonObject, result: type[R], what: str
+) -> R:
     """The stored first answer of a round step, if `fingerprint` is the first request's."""
     if stored_fingerprint != fingerprint:
         raise Conflict(
@@ -74,7 +83,7 @@ def replayed(
             f"this round was already {what} with a different payload; nothing was changed",
             param="round_id",
         )
-    return _replay(status, body)
+    return _replay(answer, result)
 
 
 # A closed round: how its step is named, and the refusal of the other step.
@@ -89,8 +98,13 @@ STAFF_ACTOR = "user:"
 
 
 def already_closed(
-    found: Round, fingerprint: str, *, closing: RoundState, by_supervisor: bool = False
-) -> Answer | None:
+    found: Round,
+    fingerprint: str,
+    result: type[R],
+    *,
+    closing: RoundState,
+    by_supervisor: bool = False,
+) -> R | None:
     """None while `found` is open. Once closed: the stored answer when the step `closing` closed
     it (a retry), a 409 when the other step did. A void by a supervisor (`by_supervisor`), or of
     a round a supervisor voided, replays the stored void whatever its reason."""
@@ -100,41 +114,52 @@ def already_closed(
     if found.state != closing:
         raise Conflict(code, refusal, param="round_id")
     if closing == RoundState.VOID and (by_supervisor or found.closed_by.startswith(STAFF_ACTOR)):
-        return _replay(200, found.close_response or {})
-    return replayed(found.close_fingerprint, fingerprint, found.close_response or {}, 200, what)
+        return _replay(found.close_response or {}, result)
+    return replayed(found.close_fingerprint, fingerprint, found.close_response or {}, result, what)
 
 
-@locks.retried
-def idempotent(table: Table, key: IdempotencyKey | None, operation: Callable[[], Answer]) -> Answer:
-    """Run `operation` at most once per (table, Idempotency-Key); replay its first answer.
+def _stored(table: Table, key: IdempotencyKey, result: type[R]) -> R | None:
+    """The first answer stored under `key`, replayed; a 409 if it answered another request."""
+    stored = IdempotencyRecord.objects.filter(table=table, key=key.key).first()
+    if stored is None:
+        return None
+    if stored.fingerprint != key.fingerprint:
+        raise Conflict(
+            "idempotency_key_reused",
+            "this Idempotency-Key was used with a different request; nothing was changed",
+            param="Idempotency-Key",
+        )
+    return _replay(stored.response, result)
 
-    `transaction.atomic` nests as a savepoint inside the operation's transaction. Two requests
-    racing with one key: the loser's insert fails on the unique constraint, rolls back, and
-    replays the winner's answer.
+
+def idempotent(
+    table: Table, key: IdempotencyKey | None, step: Callable[[], R], result: type[R]
+) -> R:
+    """Run `step` at most once per (table, Idempotency-Key) and store its answer; replay the
+    first answer (as `result`) to a request with a key already answered.
+
+    Runs inside the step's transaction, which the caller opened (durable): never a transaction
+    of its own, so the record and the step's rows commit together.
     """
+    assert connection.in_atomic_block, "idempotent runs inside its step's transaction"
     if key is None:
-        return operation()
-    for _attempt in range(3):
-        stored = IdempotencyRecord.objects.filter(table=table, key=key.key).first()
-        if stored is not None:
-            if stored.fingerprint != key.fingerprint:
-                raise Conflict(
-                    "idempotency_key_reused",
-                    "this Idempotency-Key was used with a different request; nothing was changed",
-                    param="Idempotency-Key",
-                )
-            return _replay(stored.status_code, stored.response)
-        try:
-            with transaction.atomic():
-                answer = operation()
-                IdempotencyRecord.objects.create(
-                    table=table,
-                    key=key.key,
-                    fingerprint=key.fingerprint,
-                    status_code=answer.status,
-                    response=answer.body,
-                )
-            return answer
-        except IntegrityError:
-            continue
-    raise Conflict("idempotency_key_busy", "the same request is being processed; retry")
+        return step()
+    stored = _stored(table, key, result)
+    if stored is not None:
+        return stored
+    try:
+        # A savepoint: if another request took the key meanwhile, this step's writes go with it.
+        with transaction.atomic():
+            outcome = step()
+            IdempotencyRecord.objects.create(
+                table=table, key=key.key, fingerprint=key.fingerprint, response=outcome.answer
+            )
+    except IntegrityError:
+        # The INSERT waited for the request that took the key and failed once it committed: its
+        # record is visible to the next statement (READ COMMITTED). Any other integrity error
+        # leaves no record and goes up as it was.
+        stored = _stored(table, key, result)
+        if stored is None:
+            raise
+        return stored
+    return outcome

@@ -8,6 +8,10 @@ wins' notifications in the outbox (`jackpot.notifications`). Locks, in `jackpot.
 the round row, the table's chain head, then the pool row (only when the round grants awards),
 last; the outbox's INSERT locks no existing row. The round is counted
 (`jackpot_rounds_settled_total`, config.metrics) once the transaction commits, never before.
+
+`round_settle` is the one entry: `jackpot.locks.retried` around one durable transaction, in
+which the Idempotency-Key's record, if the request has one, is looked up and written
+(`tables.rounds.replay.idempotent`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from tables.bodies.round_requests import ResultRequest
 from tables.models import Game, Round, RoundState, Table
 from tables.rounds import answers, store
 from tables.rounds.answers import Settlement
-from tables.rounds.replay import Answer, already_closed
+from tables.rounds.replay import IdempotencyKey, already_closed, idempotent
+from tables.rounds.results import RoundSettled
 from tables.rules.errors import RulesError
 from tables.rules.paytables import CURRENT
 from tables.rules.progressive import round_awards
@@ -30,21 +35,37 @@ from tables.rules.stud import StudBets, StudDecision, settle_stud
 from tables.rules.uth import UthBets, UthDecision, UthSettlement, settle_uth
 
 
+@locks.retried
+@transaction.atomic(durable=True)
 def round_settle(
-    *, table: Table, round_id: str, request: ResultRequest, fingerprint: str, actor: str
-) -> Answer:
+    *,
+    table: Table,
+    round_id: str,
+    request: ResultRequest,
+    fingerprint: str,
+    actor: str,
+    key: IdempotencyKey | None = None,
+) -> RoundSettled:
     """Settle every seat, grant the progressive's awards, and record it all."""
-    with transaction.atomic():
-        found = store.locked_round(table, round_id)
-        closed = already_closed(found, fingerprint, closing=RoundState.SETTLED)
-        if closed is not None:
-            return closed
-        return _settle(table, found, request, fingerprint, actor)
+    return idempotent(
+        table, key, lambda: _settle_open(table, round_id, request, fingerprint, actor), RoundSettled
+    )
+
+
+def _settle_open(
+    table: Table, round_id: str, request: ResultRequest, fingerprint: str, actor: str
+) -> RoundSettled:
+    """Settle the round if it is open; replay (or refuse) once it is closed."""
+    found = store.locked_round(table, round_id)
+    closed = already_closed(found, fingerprint, RoundSettled, closing=RoundState.SETTLED)
+    if closed is not None:
+        return closed
+    return _settle(table, found, request, fingerprint, actor)
 
 
 def _settle(
     table: Table, found: Round, request: ResultRequest, fingerprint: str, actor: str
-) -> Answer:
+) -> RoundSettled:
     now = timezone.now()
     bets = store.round_bets(found.pk, Game(table.game))
     posted = sorted(play.seat for play in request.seats)
@@ -113,7 +134,9 @@ def _settle(
         pool_id=found.pool_id,
         occurred_at=now,
         postings=granted.postings if granted else (),
-        payload=answers.settled_event(table=table, found=found, answer=answer, granted=granted),
+        payload=answers.settled_event(
+            table=table, found=found, request=request, settlements=settlements, granted=granted
+        ),
         also=store.answered(
             found.pk,
             {
@@ -122,7 +145,7 @@ def _settle(
                 "closed_by": actor,
                 "close_fingerprint": fingerprint,
                 "close_response": answer,
-                "result": answers.result_record(answer),
+                "result": answers.result_record(request, settlements),
             },
         ),
     )
@@ -137,4 +160,4 @@ def _settle(
             round_id=found.round_id,
             currency=pool.currency,
         )
-    return Answer(200, answer)
+    return RoundSettled(answer)

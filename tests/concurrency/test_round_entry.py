@@ -1,0 +1,128 @@
+"""A round step has one entry: one durable transaction, run again by `jackpot.locks.retried`
+alone, with its Idempotency-Key's record looked up and written inside it. On real PostgreSQL
+connections: what the retry loops that used to sit in the view's path handled is still handled
+(a round in progress that closed meanwhile; a key taken by a racing request), and a step cannot
+be folded into someone else's transaction.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from jackpot.models import AuditEvent, Pool
+from tables.bodies.round_requests import parse_open
+from tables.models import Game, IdempotencyRecord, Round, Table
+from tables.rounds import replay, round_open, store
+from tests.conftest import Terminal, assert_journal_ok, make_floor, uth_play, uth_seat
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROYAL = {
+    "board": ["Ah", "Kh", "Qh", "2c", "3d"],
+    "dealer": ["9s", "9d"],
+    "seats": [uth_play(1, "Jh Th")],
+}
+
+
+def _post(terminal: Terminal, path: str, body: dict, **headers: str) -> tuple[int, dict]:
+    try:
+        response = terminal.post(path, body, **headers)
+        return response.status_code, response.json()
+    finally:
+        connection.close()
+
+
+def test_an_open_refused_by_a_round_that_closed_meanwhile_is_run_again(monkeypatch):
+    floor = make_floor(1)
+    terminal = floor.uth[0]
+    assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code == 201
+    real_insert = store.insert_round
+    inserts: list[str] = []
+
+    def insert_round(*args, **kwargs):
+        inserts.append("tried")
+        try:
+            return real_insert(*args, **kwargs)
+        except IntegrityError:
+            if len(inserts) == 1:
+                # r-1 is voided (and committed) between the refused INSERT and the look-up for
+                # the round in progress, which so finds none.
+                with ThreadPoolExecutor(max_workers=1) as executor:
+                    voided = executor.submit(
+                        _post, terminal, "/rounds/r-1/void", {"reason": "misdeal"}
+                    )
+                    assert voided.result(timeout=30)[0] == 200
+            raise
+
+    monkeypatch.setattr(store, "insert_round", insert_round)
+
+    status, body = _post(terminal, "/rounds", {"round_id": "r-2", "seats": [uth_seat(2)]})
+
+    assert (status, body["state"], body["round_id"]) == (201, "open", "r-2"), body
+    assert inserts == ["tried", "tried"]  # the whole open run again, by `retried`
+    assert sorted(Round.objects.values_list("round_id", "state")) == [
+        ("r-1", "void"),
+        ("r-2", "open"),
+    ]
+    assert AuditEvent.objects.filter(kind="round.opened").count() == 2
+    assert_journal_ok()
+
+
+def test_a_key_taken_meanwhile_by_another_request_refuses_this_one_and_keeps_nothing(
+    monkeypatch,
+):
+    floor = make_floor(1)
+    terminal = floor.uth[0]
+    key = {"HTTP_IDEMPOTENCY_KEY": "k-1"}
+    assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code == 201
+    settled = _post(terminal, "/rounds/r-1/result", ROYAL, **key)
+    assert settled[0] == 200, settled
+    meter = Pool.objects.get(pk=floor.pool_id).meter_units
+    # The open below (another request, the same key) looks its key up as if the settle had not
+    # committed yet, the race's window: it opens r-2, then its INSERT of the key's record fails.
+    real_stored = replay._stored
+    looks: list[str] = []
+
+    def stored(*args, **kwargs):
+        looks.append("looked")
+        return None if len(looks) == 1 else real_stored(*args, **kwargs)
+
+    monkeypatch.setattr(replay, "_stored", stored)
+
+    refused = _post(terminal, "/rounds", {"round_id": "r-2", "seats": [uth_seat(2)]}, **key)
+
+    assert refused[0] == 409, refused
+    assert refused[1]["error"]["code"] == "idempotency_key_reused"
+    assert looks == ["looked", "looked"]  # once before the open, once after the failed INSERT
+    # The open's round, stake and event went with its savepoint: nothing of r-2 is left.
+    assert list(Round.objects.values_list("round_id", "state")) == [("r-1", "settled")]
+    assert AuditEvent.objects.filter(kind="round.opened").count() == 1
+    assert list(IdempotencyRecord.objects.values_list("key", "response")) == [("k-1", settled[1])]
+    assert Pool.objects.get(pk=floor.pool_id).meter_units == meter
+    # The same request as the settle, in the same window, is given the settle's answer.
+    looks.clear()
+    replayed = terminal.post("/rounds/r-1/result", ROYAL, **key)
+    assert (replayed.status_code, replayed.json()) == (200, settled[1])
+    assert replayed.headers["Idempotent-Replayed"] == "true"
+    assert_journal_ok()
+
+
+def test_a_round_step_is_its_own_transaction_never_part_of_another():
+    floor = make_floor(1)
+    table = Table.objects.select_related("pool").get(pk=floor.uth[0].table_id)
+    request = parse_open(
+        {"round_id": "r-1", "seats": [uth_seat(1)]},
+        game=Game.UTH,
+        seats=table.seats,
+        progressive_stake_cents=500,
+    )
+
+    with pytest.raises(RuntimeError, match="durable"), transaction.atomic():
+        round_open(table=table, request=request, fingerprint="f", actor="test")
+
+    assert not Round.objects.exists()
+    opened = round_open(table=table, request=request, fingerprint="f", actor="test")
+    assert opened.answer["round_id"] == "r-1" and not opened.replayed
