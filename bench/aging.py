@@ -37,18 +37,19 @@ At each size it prints and records (bench/results/aging-<UTC time>.json):
 - `journal`: rounds, audit events, transfers, awards (by status), chains;
 - `play`: the rounds played to reach the size, their wall time and rounds/s;
 - (0) `catch_up`: the journal is built without beat, so first what a service that has run all
-  along has done already, timed: a scheduled reconciliation (`tables.reconciliation.reconcile()`;
-  from no checkpoint it walks the whole journal, once: the first run after this build is
-  installed) and the history's fold (`tables.history.fold_history`, in its limited steps);
-- (1) `selfcheck`: the start-up gate, `tables.selfcheck.selfcheck()`, as `manage.py selfcheck`
+  along has done already, timed: a scheduled reconciliation
+  (`tables.audit.reconciliation.reconcile()`; from no checkpoint it walks the whole journal, once:
+  the first run after this build is installed) and the history's fold
+  (`tables.audit.history.fold_history`, in its limited steps);
+- (1) `selfcheck`: the start-up gate, `tables.audit.selfcheck.selfcheck()`, as `manage.py selfcheck`
   runs it before gunicorn binds (no statement timeout), `--between` rounds after the newest
   checkpoint (a restart 5 minutes after the last scheduled reconciliation);
 - (2) `reconcile`: the next scheduled reconciliation, `--between` more rounds after that
   (about 5 minutes of play at a busy floor's peak), and the history's fold after it (`fold`);
-- (3) `verify`: the full verification from genesis, `tables.verification.verify_full()`, with
+- (3) `verify`: the full verification from genesis, `tables.audit.verification.verify_full()`, with
   events/s and microseconds per event (the daily run's walk, and the one (1) and (2) made before
   checkpoints: the "before" figures of docs/benchmarks.md);
-- (4) `history_day`, `history_range`: `tables.selectors.pool_history` over the last full club
+- (4) `history_day`, `history_range`: `tables.audit.pool_history` over the last full club
   day, and over every day from the first to the last (a year at 1,000,000 rounds);
 - (5) `export_day`: `GET /api/v1/awards/export.csv?from=&to=` over the last full club day,
   through django.test.Client with an auditor's staff token: time, bytes, rows.
@@ -112,17 +113,17 @@ from jackpot.bodies import WinnerIdentity
 from jackpot.canonical import fingerprint
 from jackpot.models import AuditEvent, Award, AwardStatus, PaymentMethod, Pool, Transfer
 from jackpot.services import pool_create, role_group, staff_token_issue
+from tables.audit.history import fold_history
+from tables.audit.pool_history import pool_history
+from tables.audit.reconciliation import reconcile
+from tables.audit.selfcheck import selfcheck
+from tables.audit.verification import verify_full
 from tables.bodies.history import PoolHistoryQuery
 from tables.bodies.round_requests import parse_open, parse_result
-from tables.history import fold_history
 from tables.models import Game, Round, RoundState, Table, Terminal
-from tables.reconciliation import reconcile
 from tables.rounds import RoundOpened, RoundSettled, round_open, round_settle
-from tables.selectors.pool_history import pool_history
-from tables.selfcheck import selfcheck
 from tables.services import table_create, terminal_token_issue
 from tables.simulation.deals import ANTES_CENTS, TRIPS_CENTS, RoundPlan, SeatBets, deal_fair
-from tables.verification import verify_full
 
 # --- what is timed: one place, so a faster sibling replaces an entry -----------------------------
 

@@ -5,7 +5,7 @@ turn (before and after a change) to compare them in the same hour.
 
 TREE is a checkout of the project (`git worktree add /tmp/old <commit>`, or `.`); DATABASE (at
 DATABASE_URL's server, default `jackpot_aging`: `bench/aging.py` builds it) is read, never
-written. It times the tree's walk from the first event (`tables.verification.verify_full`, or
+written. It times the tree's walk from the first event (`tables.audit.verification.verify_full`, or
 `verify_journal` in trees before checkpoints) with no statement timeout and prints its verdict,
 the events, the wall and process CPU time per event, and the load average.
 """
@@ -34,14 +34,14 @@ django.setup()
 
 from django.db import connection
 
-import tables.verification as verification
+import tables.audit.verification as verification
 
 with connection.cursor() as cursor:
     cursor.execute("SET statement_timeout = 0")
 # Trees before checkpoints named the walk `verify_journal`.
 walk = getattr(verification, "verify_full", None) or getattr(verification, "verify_journal", None)
 if walk is None:
-    raise SystemExit(f"{tree}: tables.verification has no full walk")
+    raise SystemExit(f"{tree}: tables.audit.verification has no full walk")
 started, cpu = time.perf_counter(), time.process_time()
 report = walk()
 wall, cpu = time.perf_counter() - started, time.process_time() - cpu

@@ -76,7 +76,8 @@ if LOG_FORMAT == "json":
 
 
 def on_starting(server):  # type: ignore[no-untyped-def]
-    """Run `manage.py selfcheck` (tables.selfcheck) before the port is bound; exit if it fails.
+    """Run `manage.py selfcheck` (tables.audit.selfcheck) before the port is bound; exit if it
+    fails.
 
     In a child process, with the settings `config.wsgi` will run (production unless
     DJANGO_SETTINGS_MODULE says otherwise), so the master imports no Django and holds no

@@ -516,7 +516,7 @@ class IntegrityFlag(Body):
     null), over a window: `observed` of the `rounds` (settled, with a progressive stake) paid
     at least one award of `kind` where `expected` (exact, "n/d") were expected; `tail` bounds
     P(count >= observed) from above, `adjusted` is Holm's over the `family` of tests of that
-    check, below `alpha`. Stored by the integrity check (tables.integrity); the tables own
+    check, below `alpha`. Stored by the integrity check (tables.audit.integrity); the tables own
     them, the pool report shows them. A void flag (`kind` a `VoidSignal`) is a table's voids:
     `observed` of its `rounds` (decided: settled or voided) were voided where the other tables'
     rate made `expected` likely, `seats` the stakes those voids refunded, `awards` 0."""
@@ -541,7 +541,8 @@ class IntegrityFlag(Body):
 
 
 class ReconciliationStatus(Body):
-    """The latest scheduled reconciliation (tables.reconciliation) as the pool report shows it:
+    """The latest scheduled reconciliation (tables.audit.reconciliation) as the pool report shows
+    it:
     the whole report is `GET /api/v1/reconciliations/{id}`. Null before the first run."""
 
     id: Id

@@ -8,7 +8,7 @@ A checkpoint's `state` (`State`) is, in one snapshot of the journal that verifie
   total by code (the pool report's meter identity needs them);
 - `projections`: `jackpot.projections.Projections.carried()`: awards not yet paid or void, the
   pools' parameters, staff renames, the awards' totals by status and live awards by kind;
-- `rounds`: what the layer above carries (`tables.verification`: the stakes of the rounds and
+- `rounds`: what the layer above carries (`tables.audit.verification`: the stakes of the rounds and
   which pools each table's chain may move);
 - `events`, `transfers`: how many the journal held up to `positions`.
 
@@ -44,7 +44,7 @@ from jackpot import ledger, locks
 from jackpot.canonical import canonical_json, chain_hash
 from jackpot.models import AuditChain, AuditEvent, Checkpoint
 
-#: 2: the layer above's `rounds` carry the register's rows (`tables.records`).
+#: 2: the layer above's `rounds` carry the register's rows (`tables.audit.records`).
 FORMAT = 2
 CHAIN = ledger.CHECKPOINT_CHAIN
 KIND = "journal.checkpoint"

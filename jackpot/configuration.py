@@ -16,7 +16,7 @@
 
 `config_checksum()` is the SHA-256 of its canonical JSON (`jackpot.canonical`). The operator
 approves a build by pinning that value in the environment (`JACKPOT_CONFIG_SHA256`); the
-start-up self-check (`tables.selfcheck`) refuses to serve when they differ. The checksum never
+start-up self-check (`tables.audit.selfcheck`) refuses to serve when they differ. The checksum never
 covers a secret, a host name or anything else that differs between two installations of one
 build.
 """

@@ -78,7 +78,7 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     "tables_idempotencyrecord": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # Reconciliation reports: written once, whole, never changed.
     "tables_reconciliation": READ_APPEND,
-    # A pool's history days and the fold's cursors (tables.history): not append-only, the fold
+    # A pool's history days and the fold's cursors (tables.audit.history): not append-only, the fold
     # adds each new event to its day's row and moves its chain's cursor; never deleted.
     "tables_historyday": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "tables_historycursor": frozenset({"SELECT", "INSERT", "UPDATE"}),

@@ -61,8 +61,8 @@ higher one.
   the new pool yet); a staff change: the change's row, the account's row (`auth_user`, which
   no money path locks), ADMIN_CHAIN;
 - store a checkpoint: CHECKPOINT_CHAIN alone, or after the full run's own job row
-  (`jackpot_verification`, `tables.verification_jobs`), which nothing else locks;
-- store a reconciliation's report (tables.reconciliation): its own transaction-level advisory
+  (`jackpot_verification`, `tables.audit.verification_jobs`), which nothing else locks;
+- store a reconciliation's report (tables.audit.reconciliation): its own transaction-level advisory
   lock (`Advisory.RECONCILIATION_STORE`), taken by nothing else, then ADMIN_CHAIN for its alert;
   the floor's watch and the history's fold likewise take their own advisory lock first
   (`Advisory`), the watch then ADMIN_CHAIN.
@@ -314,7 +314,7 @@ def export_jobs(jobs: QuerySet[M]) -> QuerySet[M]:
 
 
 def verification_jobs(jobs: QuerySet[M]) -> QuerySet[M]:
-    """A full verification's job row (`jackpot_verification`, `tables.verification_jobs`),
+    """A full verification's job row (`jackpot_verification`, `tables.audit.verification_jobs`),
     locked while its runner checks it still holds the job, before `Lock.CHECKPOINT_CHAIN`."""
     return jobs.select_for_update()
 
@@ -332,14 +332,14 @@ class Advisory(IntEnum):
     background job that must not run twice at once. Declared together, so no two share a key
     (`unique`). Each is taken first in its own transaction; none is taken by a money path."""
 
-    #: The history's fold ("HISTFOLD" in ASCII, `tables.history`): a fold that waited reads the
-    #: cursors its forerunner moved.
+    #: The history's fold ("HISTFOLD" in ASCII, `tables.audit.history`): a fold that waited reads
+    # the : cursors its forerunner moved.
     HISTORY_FOLD = 0x48495354464F4C44
     #: The floor's watch ("jackWATC", `tables.watch`): two watches at once record a silence or a
     #: restored database once; then the `admin` chain.
     FLOOR_WATCH = 0x6A61_636B_5741_5443
-    #: Storing a reconciliation's report ("RECONCIL", `tables.reconciliation`): a report compares
-    #: with the one stored just before it; then the `admin` chain for its alert.
+    #: Storing a reconciliation's report ("RECONCIL", `tables.audit.reconciliation`): a report
+    # compares : with the one stored just before it; then the `admin` chain for its alert.
     RECONCILIATION_STORE = 0x5245434F4E43494C
 
 

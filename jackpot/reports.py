@@ -13,7 +13,8 @@ checkpoint's, plus what was added since), never from a sum over the whole journa
 the transfers' totals by code and the live awards by kind. The stakes are counted from the
 rounds' seats, which the tables own: the caller passes their count, the pool's rounds still open,
 its latest integrity flags and the latest scheduled reconciliation's status
-(`tables.verification.pool_report` is the whole report, the one the API serves).
+(`journal_pool_report` here is the journal's part; `tables.audit.verification.pool_report` is the
+whole report, the one the API serves).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def _hit(hit: Award) -> ReportHit:
     )
 
 
-def pool_report(
+def journal_pool_report(
     pool: Pool,
     *,
     found: Report,

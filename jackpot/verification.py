@@ -29,7 +29,7 @@ Checks, in order; every problem is reported, the first broken chain named:
    accounts equal the awards in those states as the journal projects them; then the layer
    above's checks (`Crosscheck.pool_checks`);
 6. the layer above's rows say what the events walked say of them (`Crosscheck.row_problems`:
-   the register's rounds, tables and terminals, `tables.records`).
+   the register's rounds, tables and terminals, `tables.audit.records`).
 What a routine run does not see: a row edited in place, by someone going around the database's
 protection, before the checkpoint it starts from (an old event, transfer, paid award, or a
 round's bets): the next full run does, from the first event. docs/operations.md says how often
@@ -45,7 +45,7 @@ traffic cannot cause a false alarm, and each chain is seen as a prefix (a chain'
 in sequence order: its head row is locked by its writer until the commit).
 
 This module knows the journal alone; the tables add the rounds through a `Crosscheck`
-(`tables.verification`).
+(`tables.audit.verification`).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ Progress = Callable[[int, int], None]
 
 
 class Crosscheck(Protocol):
-    """What the layer above adds to a walk (`tables.verification.RoundsCheck`)."""
+    """What the layer above adds to a walk (`tables.audit.verification.RoundsCheck`)."""
 
     def chain_pools(self) -> Mapping[str, frozenset[int]]:
         """The chains beside the pools' own that may move money, and whose."""
@@ -127,7 +127,7 @@ class Report:
     started_from: int | None = None  # the checkpoint's id; None: the first event
     state: State | None = None  # what the run found; a checkpoint's when the run is ok
     new_events: int = 0  # events walked, apart from the checkpoints' own
-    checkpoint: int | None = None  # the checkpoint stored from it (tables.verification)
+    checkpoint: int | None = None  # the checkpoint stored from it (tables.audit.verification)
 
     def fail(self, problem: str, *, chain: str | None = None, sequence: int | None = None) -> None:
         if self.ok and chain is not None:

@@ -218,7 +218,7 @@ class IdempotencyRecord(models.Model):
 
 class IntegrityFlag(models.Model):
     """An improbable count of one award kind at a table (or in a whole pool, `table` null) over a
-    window, as `tables.integrity.check_integrity` found it (docs/operations.md, "Integrity
+    window, as `tables.audit.integrity.check_integrity` found it (docs/operations.md, "Integrity
     flags"). Written once per (scope, kind, window start, rounds, observed): a check run again
     over the same rounds stores nothing new. Never edited.
 
@@ -261,7 +261,7 @@ class IntegrityFlag(models.Model):
 
 
 class Reconciliation(models.Model):
-    """One reconciliation run's report (`tables.reconciliation.reconcile`, docs/operations.md
+    """One reconciliation run's report (`tables.audit.reconciliation.reconcile`, docs/operations.md
     "Reconciliation"): every pool recomputed from the journal, the chains verified (and their
     anchors, when JOURNAL_ANCHOR_DIR is set), each pool's meter identity checked.
 
@@ -302,8 +302,8 @@ class Reconciliation(models.Model):
 
 class HistoryDay(models.Model):
     """A pool's figures of one club day (the date in settings.TIME_ZONE) for its history
-    (`tables.selectors.pool_history`), kept by the fold (`tables.history.fold_history`) from the
-    audit events as the journal grows, so a year's history reads a year of rows, not a year of
+    (`tables.audit.pool_history`), kept by the fold (`tables.audit.history.fold_history`) from
+    the audit events as the journal grows, so a year's history reads a year of rows, not a year of
     rounds.
 
     Not append-only: the fold adds each new event's effect to its day's row (UPDATE), and a void
@@ -312,7 +312,7 @@ class HistoryDay(models.Model):
     settled that day with that many, `awards` an award kind to [observed, voided, cents of the
     non-void] by the day the award was won. `meter_moves`: the transfers to or from the pool's
     meter that day (a day with moves summing to 0 is still a day the meter moved).
-    `tables.history.history_problems` recomputes all of it from the journal.
+    `tables.audit.history.history_problems` recomputes all of it from the journal.
     """
 
     pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="+")

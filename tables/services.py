@@ -81,7 +81,7 @@ def terminal_token_issue(
             "name": name,
             "prefix": token.prefix,
             # The SHA-256 of the token, as the row holds it: the journal then covers which
-            # token is the table's (`tables.records`); the token itself is never recoverable.
+            # token is the table's (`tables.audit.records`); the token itself is never recoverable.
             "token_hash": token.token_hash,
             "revoked_others": revoke_others,
             "revoked": revoked,

@@ -1,10 +1,10 @@
 """The tables' Celery tasks: entry points like views, as thin (see jackpot.tasks).
 
 Sent by name (`config.dispatch`) or by beat (CELERY_BEAT_SCHEDULE); safe to run twice: the
-integrity check stores each flag once (tables.integrity), a reconciliation stores one report per
-scheduled run (its run key: the beat message's task id, which a redelivery keeps, or the UTC
-date of the daily report; tables.reconciliation), the history's fold folds each event once
-(its cursors move in the transaction that folds; tables.history), the watch records each
+integrity check stores each flag once (tables.audit.integrity), a reconciliation stores one report
+per scheduled run (its run key: the beat message's task id, which a redelivery keeps, or the UTC
+date of the daily report; tables.audit.reconciliation), the history's fold folds each event once
+(its cursors move in the transaction that folds; tables.audit.history), the watch records each
 silence and each new life of the database once (tables.watch).
 """
 
@@ -16,10 +16,10 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from tables.history import fold_history as fold
-from tables.integrity import check_integrity as check
-from tables.reconciliation import reconcile as run_reconciliation
-from tables.verification_jobs import verification_run, verification_sweep
+from tables.audit.history import fold_history as fold
+from tables.audit.integrity import check_integrity as check
+from tables.audit.reconciliation import reconcile as run_reconciliation
+from tables.audit.verification_jobs import verification_run, verification_sweep
 from tables.watch import watch as watch_floor
 
 
@@ -67,8 +67,8 @@ def fold_history() -> int:
 
 
 @shared_task(name="tables.verify_journal")
-def verify_journal(job_id: int) -> bool | None:
-    """Run a full verification asked for (`tables.verification_jobs`): a job finished or whose
+def run_verification(job_id: int) -> bool | None:
+    """Run a full verification asked for (`tables.audit.verification_jobs`): a job finished or whose
     runner is alive is left alone (None); otherwise its verdict."""
     run = verification_run(job_id)
     return None if run is None else run.ok

@@ -1,5 +1,5 @@
 """The void watch: voids counted by table and by shift, and the tables whose void rate the other
-tables' make improbable (an integrity signal: tables.integrity, docs/operations.md "Voids").
+tables' make improbable (an integrity signal: tables.audit.integrity, docs/operations.md "Voids").
 
 A terminal alone can void its open round, and the house refunds the round's progressive stakes
 (tables.rounds.voiding): a terminal (or a crew) voiding the rounds that went badly for the players

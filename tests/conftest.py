@@ -185,7 +185,7 @@ def uth_play(
 
 
 def assert_journal_ok() -> dict:
-    from tables.verification import verify_full
+    from tables.audit.verification import verify_full
 
     report = verify_full()
     assert report.ok, report.problems

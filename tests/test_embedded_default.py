@@ -25,7 +25,7 @@ result = {"board": ["Ah", "Kh", "Qh", "2c", "3d"], "dealer": ["9s", "9d"], "seat
      "multiple": 4}}, {"seat": 2, "cards": ["2s", "2d"], "decision": {"action": "fold"}}]}
 settled = terminal.post(base + "/demo-1/result", result, content_type="application/json")
 again = terminal.post(base + "/demo-1/result", result, content_type="application/json")
-from tables.verification import verify_full
+from tables.audit.verification import verify_full
 print(json.dumps({
     "open": [opened.status_code, opened.json()["meter"]["amount_cents"]],
     "settle": [settled.status_code,

@@ -1,7 +1,7 @@
 """The floor's integrity monitoring: award counts tested against the odds, voids by table and shift,
 silent terminals, stale rounds.
 
-Integrity monitoring (tables.integrity, docs/operations.md "Integrity flags"): INTEGRITY_ALPHA
+Integrity monitoring (tables.audit.integrity, docs/operations.md "Integrity flags"): INTEGRITY_ALPHA
 (0.001), the family-wise level below which an award count is flagged, a decimal in (0, 1);
 INTEGRITY_WINDOW_HOURS (0: since each pool was created), the rounds looked at;
 INTEGRITY_CHECK_SECONDS (3600), how often beat runs the check. Its void watch (tables.voids):

@@ -49,7 +49,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "tables.reconcile",
         "schedule": float(RECONCILE_SECONDS),
     },
-    # The new audit events folded into the pools' history days (tables.history).
+    # The new audit events folded into the pools' history days (tables.audit.history).
     "fold-history": {
         "task": "tables.fold_history",
         "schedule": float(HISTORY_FOLD_SECONDS),

@@ -2,7 +2,7 @@
 
 Thin views. Nothing here reads the journal: `GET /journal/verify` answers from the recorded runs
 (`jackpot.models.Verification`), and `POST` queues a full run that a worker does in the
-background (`tables.verification_jobs`), polled like a background export.
+background (`tables.audit.verification_jobs`), polled like a background export.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from jackpot.api.awards import StaffView
 from jackpot.models import Verification, VerificationStatus
 from jackpot.render import verification_body
 from jackpot.selectors import verification_get, verification_runs
-from tables.verification_jobs import heartbeat, verification_request
+from tables.audit.verification_jobs import heartbeat, verification_request
 
 AUDITORS = ("auditor", "admin")
 

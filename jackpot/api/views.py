@@ -17,7 +17,7 @@ from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.display import display_meter
 from jackpot.models import Pool
 from jackpot.selectors import event_page, journal_page, pool_configuration
-from tables.verification import pool_report
+from tables.audit.verification import pool_report
 
 
 class PublicView(APIView):

@@ -1,7 +1,7 @@
 """A pool's history for auditors: the JSON the auditor's page draws (`/audit/pools/{pool}/`), and
 each chart's rows as CSV.
 
-Both read `tables.selectors.pool_history` with the same query: a CSV is the chart's rows, its
+Both read `tables.audit.pool_history` with the same query: a CSV is the chart's rows, its
 columns the fields of the row's model (`tables.bodies.history.HISTORY_ROWS`) in their order, its
 values as the JSON writes them; so the CSV and the chart never differ by a column or a cent. Text
 that a spreadsheet would evaluate (a table named `=HYPERLINK(...)`) is written behind an apostrophe,
@@ -26,8 +26,8 @@ from config.throttling import HeavyReadThrottle
 from config.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import spreadsheet_safe
+from tables.audit.pool_history import pool_history
 from tables.bodies.history import HISTORY_ROWS, PoolHistory, PoolHistoryCsvQuery, PoolHistoryQuery
-from tables.selectors.pool_history import pool_history
 
 AUDITORS = ("auditor", "admin")
 

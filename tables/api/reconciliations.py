@@ -1,5 +1,5 @@
 """The reconciliation reports over the API: auditors, supervisors and admins read them
-(tables.reconciliation stores them on beat's schedule; the pool report shows the latest's
+(tables.audit.reconciliation stores them on beat's schedule; the pool report shows the latest's
 status)."""
 
 from __future__ import annotations

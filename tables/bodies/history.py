@@ -1,4 +1,4 @@
-"""A pool's history for auditors (`tables.selectors.pool_history`): one row model per chart
+"""A pool's history for auditors (`tables.audit.pool_history`): one row model per chart
 (`HISTORY_ROWS`), whose fields are also the columns of that chart's CSV, and the page that puts
 them together with the latest reconciliation.
 
@@ -22,7 +22,7 @@ from jackpot.bodies import (
 from jackpot.models import AwardKind, AwardStatus
 from tables.bodies.reconciliation import ReconciliationPool
 
-# --- a pool's history for auditors (tables.selectors.pool_history) ------------------------------
+# --- a pool's history for auditors (tables.audit.pool_history) ------------------------------
 
 
 class HistoryChart(StrEnum):

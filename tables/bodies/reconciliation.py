@@ -1,5 +1,5 @@
-"""The reconciliation's reports (`tables.reconciliation`): a run's figures for each pool, the first
-chain that broke, the page of runs.
+"""The reconciliation's reports (`tables.audit.reconciliation`): a run's figures for each pool, the
+first chain that broke, the page of runs.
 
 Invariant: `problems` holds at most the first 100 found, `problem_count` counts them all.
 """
@@ -16,7 +16,8 @@ from jackpot.bodies import (
 )
 from jackpot.models import AccountKind
 
-# --- reconciliation reports (tables.reconciliation) ---------------------------------------------
+# --- reconciliation reports (tables.audit.reconciliation)
+# ---------------------------------------------
 
 
 class ReconciliationQuery(Query):

@@ -6,7 +6,7 @@ voided). From the moment a round leaves `open` its row never changes again: a tr
 any UPDATE of a settled or voided round, from the ORM, raw SQL or psql alike (DELETE is not
 granted at all: `jackpot.grants`). Someone who goes around the trigger (the schema's owner) is
 found by the journal's verification, which compares each round's row with the events that opened
-and closed it (`tables.records`).
+and closed it (`tables.audit.records`).
 """
 
 from django.db import migrations

@@ -7,7 +7,7 @@ results (the rules engine's settlements, the progressive's `jackpot.movements` r
 dumped once as JSON: the shape is the model's, written nowhere else. The audit payloads
 (`opened_event`, `settled_event`, `voided_event`) and the round's result record (`result_record`)
 are records, not answers: their JSON is hashed into the chain (or re-derived from it,
-`tables.records`) and never changes, so they are built here from the same domain values, never
+`tables.audit.records`) and never changes, so they are built here from the same domain values, never
 from the answer's JSON, and a change of the wire's shape cannot reach the chain
 (`tests/tables/test_round_payloads.py` pins them). Nothing here decides money or reads the database.
 """
@@ -265,7 +265,7 @@ def settled_event(
 
 def result_record(request: ResultRequest, settlements: Mapping[int, Settlement]) -> JsonObject:
     """What the terminal dealt (board, dealer, seats' cards and decisions) and each seat's best
-    five, kept on the round (`tables.records` derives the same from the settled event)."""
+    five, kept on the round (`tables.audit.records` derives the same from the settled event)."""
     return {
         "board": [str(card) for card in request.board],
         "dealer": [str(card) for card in request.dealer],

@@ -1,5 +1,5 @@
-"""Reads of the integrity monitoring: the integrity flags (`tables.integrity`) listed and as the
-pool report shows them, and the void watch (`tables.voids`: the counts the check tests, over its
+"""Reads of the integrity monitoring: the integrity flags (`tables.audit.integrity`) listed and as
+the pool report shows them, and the void watch (`tables.voids`: the counts the check tests, over its
 window).
 
 Invariant: the void watch reads the window exactly as the check does (`tables.voids.read_window`),

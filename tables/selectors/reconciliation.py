@@ -1,5 +1,5 @@
-"""Reads of the reconciliation reports (`tables.reconciliation`): listed, one by id, the latest's
-status as the pool report shows it, and a pool's figures in a report.
+"""Reads of the reconciliation reports (`tables.audit.reconciliation`): listed, one by id, the
+latest's status as the pool report shows it, and a pool's figures in a report.
 
 Invariant: a report is read as stored, never recomputed here.
 """

@@ -63,8 +63,8 @@ from schemathesis.specs.openapi.checks import (
 from jackpot.bodies import ExportRequest
 from jackpot.export_jobs import Built, export_job_build, export_job_create
 from jackpot.services import role_group, staff_token_issue
+from tables.audit.reconciliation import reconcile
 from tables.models import Table
-from tables.reconciliation import reconcile
 from tables.services import terminal_token_issue
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles, referred, surveilled

@@ -23,7 +23,7 @@ from django.test import Client
 from openapi_spec_validator import validate as validate_spec
 
 from jackpot.services import role_group, staff_token_issue
-from tables.reconciliation import reconcile
+from tables.audit.reconciliation import reconcile
 from tests.api.strict import StrictClient, load_openapi, validate_exchange
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.staff import grant_roles

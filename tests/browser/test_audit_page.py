@@ -26,8 +26,8 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from jackpot.services import role_group
-from tables.integrity import check_integrity
-from tables.reconciliation import reconcile
+from tables.audit.integrity import check_integrity
+from tables.audit.reconciliation import reconcile
 from tables.voids import shift_of
 from tests import pool_story as story
 from tests.conftest import make_floor

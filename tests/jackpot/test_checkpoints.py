@@ -25,7 +25,7 @@ from jackpot.models import (
     Transfer,
 )
 from jackpot.services import role_group
-from tables.verification import keep_checkpoint, verify_full, verify_routine
+from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 from tests.jackpot.tamper import play_rounds, superuser_sql
 from tests.staff import grant_roles
 

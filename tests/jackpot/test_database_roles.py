@@ -276,11 +276,11 @@ seen["void"] = terminal.post(f"{base}/app-2/void", {"reason": "misdeal"},
                              content_type="application/json").status_code
 seen["meter"] = Client().get(f"/api/v1/pools/{given['pool']}/meter").status_code
 started = staff_client("ida").post("/api/v1/journal/verify")
-from tables.verification_jobs import verification_run  # the worker's task, in this process
+from tables.audit.verification_jobs import verification_run  # the worker's task, in this process
 verification_run(started.json()["id"])
 verify = staff_client("ida").get(started.json()["url"]).json()
 seen["journal"] = [started.status_code, verify["status"], verify["ok"], verify["checkpoint"] > 0]
-from tables.selfcheck import selfcheck  # the start-up gate: a routine run and its checkpoint
+from tables.audit.selfcheck import selfcheck  # the start-up gate: a routine run and its checkpoint
 seen["selfcheck"] = selfcheck().ok
 print(json.dumps(seen))
 """

@@ -12,7 +12,7 @@ from django.test import Client
 
 from jackpot.models import AuditEvent, Transfer
 from jackpot.services import role_group, staff_token_issue
-from tables.verification_jobs import verification_run
+from tables.audit.verification_jobs import verification_run
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles
 

@@ -44,8 +44,8 @@ from jackpot.models import (
     Pool,
     Transfer,
 )
+from tables.audit.verification import keep_checkpoint, verify_full
 from tables.pages import audit
-from tables.verification import keep_checkpoint, verify_full
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
 from tests.staff import api_clients, surveilled

@@ -358,8 +358,8 @@ def test_checkpoints_reconciliation_and_the_report_understand_a_stop(staff):
     """The routine run from a checkpoint taken before the stop, the scheduled reconciliation and
     each pool's report (the meter identity) after it; a status edited behind the journal's back
     is found."""
-    from tables import reconciliation
-    from tables.verification import keep_checkpoint, verify_full, verify_routine
+    from tables.audit import reconciliation
+    from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
     from tests.jackpot.tamper import superuser_sql
 
     stopped, heir = make_floor(), make_floor()

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from jackpot.models import AuditEvent, Checkpoint, Verification, VerificationStatus
 from jackpot.services import role_group, staff_token_issue
-from tables.reconciliation import reconcile
-from tables.verification_jobs import heartbeat, verification_run
+from tables.audit.reconciliation import reconcile
+from tables.audit.verification_jobs import heartbeat, verification_run
 from tests.jackpot.tamper import play_rounds
 from tests.staff import grant_roles
 from tests.workers import wait_for

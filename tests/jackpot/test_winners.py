@@ -33,7 +33,7 @@ from jackpot.models import (
     WinnerIdentity,
 )
 from jackpot.tasks import purge_winner_identities
-from tables.verification import verify_full, verify_routine
+from tables.audit.verification import verify_full, verify_routine
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
 from tests.staff import api_clients, surveilled

@@ -18,7 +18,7 @@ from itertools import pairwise
 import pytest
 
 from jackpot.models import AuditEvent, Award, Pool, Transfer
-from tables.verification import verify_full
+from tables.audit.verification import verify_full
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db

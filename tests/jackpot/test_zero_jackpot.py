@@ -19,8 +19,8 @@ from jackpot import meter
 from jackpot.changes import change_propose
 from jackpot.models import Award, Pool, Transfer
 from jackpot.services import PoolChangeRefused, pool_create
+from tables.audit.verification import verify_full
 from tables.models import Round, RoundState, Table
-from tables.verification import verify_full
 from tests.conftest import make_floor, uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db

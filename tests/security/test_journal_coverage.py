@@ -15,9 +15,9 @@ from jackpot.models import AuditEvent, StaffToken, Transfer
 from jackpot.services import role_group, staff_token_issue
 from jackpot.staff import roles_of
 from jackpot.staff_records import record_accounts
+from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 from tables.models import Round, RoundState, Table, Terminal
 from tables.services import table_update, terminal_token_issue
-from tables.verification import keep_checkpoint, verify_full, verify_routine
 from tests.conftest import make_floor
 from tests.jackpot.tamper import keyed_link, play_rounds, rehash_chain, superuser_sql
 from tests.staff import grant_roles

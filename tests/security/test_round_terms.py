@@ -18,10 +18,10 @@ from django.test import Client
 
 from jackpot.models import AuditEvent, Award, ParameterChange, Pool
 from jackpot.services import role_group, staff_token_issue
+from tables.audit.verification import verify_full
 from tables.models import Round, RoundState, Table
 from tables.rules import paytables
 from tables.rules.paytables import CURRENT, ProgressivePaytable
-from tables.verification import verify_full
 from tests.conftest import Floor, uth_play, uth_seat
 from tests.staff import grant_roles
 

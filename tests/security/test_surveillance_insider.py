@@ -21,7 +21,7 @@ from jackpot.models import (
     SurveillanceReview,
     Verdict,
 )
-from tables.verification import keep_checkpoint, verify_full, verify_routine
+from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 from tests.conftest import uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql, verify
 from tests.staff import person, signed_in

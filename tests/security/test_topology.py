@@ -1,5 +1,5 @@
 """The journal's anchors are another user's: the service that could rewrite them does not serve
-(issue 20, item 5; tables.selfcheck item `anchors`, deploy/systemd/jackpot-anchor.service).
+(issue 20, item 5; tables.audit.selfcheck item `anchors`, deploy/systemd/jackpot-anchor.service).
 
 Someone holding the service's user (its shell, its files) and the journal's key can rewrite the
 journal so every link verifies; the anchors are what still tells. If that user could also write
@@ -26,7 +26,7 @@ from django.test import override_settings
 
 from jackpot.anchors import write_anchor
 from jackpot.models import AuditEvent, Transfer
-from tables import selfcheck
+from tables.audit import selfcheck
 from tests.conftest import uth_seat
 
 pytestmark = pytest.mark.django_db

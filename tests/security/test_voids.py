@@ -20,7 +20,7 @@ from django.test import Client
 
 from jackpot.models import AuditEvent, Transfer, TransferCode
 from jackpot.services import role_group, staff_token_issue
-from tables.integrity import check_integrity
+from tables.audit.integrity import check_integrity
 from tables.models import IntegrityFlag, Round, RoundSeat, RoundState
 from tables.models import Terminal as TerminalRow
 from tables.simulation.deals import plan_round

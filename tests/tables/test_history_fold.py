@@ -1,5 +1,5 @@
-"""The pool history's day rows (tables.history): the fold of the audit events, the history read
-from them (stored days plus the events after the cursors), always equal to a from-scratch count
+"""The pool history's day rows (tables.audit.history): the fold of the audit events, the history
+read from them (stored days plus the events after the cursors), always equal to a from-scratch count
 of the journal and the rows, whether the fold ran, ran part-way, or never; the full check that
 names a day row edited behind the fold's back; the beat task."""
 
@@ -18,11 +18,11 @@ from jackpot.awards import award_void, award_void_confirm
 from jackpot.models import Account, AccountKind, Award, Transfer
 from jackpot.services import role_group
 from tables import tasks
+from tables.audit.history import fold_history, history_problems
+from tables.audit.integrity import expected_awards
+from tables.audit.pool_history import pool_history
 from tables.bodies.history import PoolHistoryQuery
-from tables.history import fold_history, history_problems
-from tables.integrity import expected_awards
 from tables.models import HistoryCursor, HistoryDay, Round, RoundSeat, RoundState
-from tables.selectors.pool_history import pool_history
 from tests.conftest import Floor, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
 

@@ -18,8 +18,8 @@ from django.test import Client
 from config.dispatch import send
 from jackpot.models import AuditEvent, Award, AwardKind
 from jackpot.services import role_group, staff_token_issue
+from tables.audit.integrity import check_integrity, round_probability
 from tables.bodies.round_requests import parse_open, parse_result
-from tables.integrity import check_integrity, round_probability
 from tables.models import Game, IntegrityFlag, RoundSeat, Table
 from tables.rounds.opening import round_open
 from tables.rounds.settlement import round_settle

@@ -21,9 +21,9 @@ from django.test import Client
 
 from jackpot.models import AuditEvent
 from jackpot.services import role_group, staff_token_issue
+from tables.audit.integrity import check_integrity
 from tables.bodies.integrity import VoidWatch
 from tables.bodies.round_requests import parse_open, parse_result
-from tables.integrity import check_integrity
 from tables.models import Game, IntegrityFlag, RoundState, Table
 from tables.rounds.opening import round_open
 from tables.rounds.settlement import round_settle

@@ -13,12 +13,12 @@ import pytest
 from django.test import Client
 
 from jackpot.services import role_group, staff_token_issue
+from tables.audit.history import fold_history
+from tables.audit.pool_history import pool_history
+from tables.audit.reconciliation import reconcile
 from tables.bodies.history import PoolHistory, PoolHistoryQuery
-from tables.history import fold_history
-from tables.reconciliation import reconcile
 from tables.rules.par import progressive_sheet
 from tables.rules.paytables import CURRENT
-from tables.selectors.pool_history import pool_history
 from tests import pool_story as story
 from tests.staff import grant_roles
 
@@ -194,7 +194,7 @@ def test_rights(django_user_model, floor):
 
 def test_a_constant_number_of_queries(django_assert_num_queries):
     """Day rows, not rounds: once folded, the same statements for three days as for none,
-    whatever the number of rounds, awards and hits (tables.history)."""
+    whatever the number of rounds, awards and hits (tables.audit.history)."""
     floor = story.play_story()
     reconcile()
     fold_history()
@@ -210,7 +210,7 @@ def test_a_constant_number_of_queries(django_assert_num_queries):
 
 
 def test_the_history_is_the_same_folded_or_not(auditor):
-    """The day rows the fold keeps (tables.history) give the answers the journal gives."""
+    """The day rows the fold keeps (tables.audit.history) give the answers the journal gives."""
     floor = story.play_story()
     url = f"/api/v1/pools/{floor.pool_id}/history"
     queries = ["", f"?from={story.DAYS[1]}", f"?to={story.DAYS[1]}", f"?from={story.DAYS[2]}"]

@@ -12,10 +12,10 @@ from config.errors import Conflict
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.services import pool_create, role_group, staff_token_issue
 from jackpot.staff import operator_grant
+from tables.audit.verification import verify_full
 from tables.bodies.round_requests import parse_open
 from tables.models import Game, Round, Table
 from tables.rounds import round_open
-from tables.verification import verify_full
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
 
@@ -103,7 +103,7 @@ def test_a_round_settles_and_voids_against_its_pool_of_record_after_its_table_mo
     }
     assert _meters(other) == meter_b  # pool B's meter never moved, its house paid no envy
     assert voided.json()["progressive_refund_cents"] == 500
-    # The money is exact; the move made behind the journal's back is named (tables.records).
+    # The money is exact; the move made behind the journal's back is named (tables.audit.records).
     assert verify_full().problems == [
         f"table {terminal.table_id}: the row's pool differ from its events"
     ]

@@ -26,9 +26,9 @@ from jackpot.anchors import write_anchor
 from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, OutboxMessage, Transfer
 from jackpot.services import role_group, staff_token_issue
-from tables import reconciliation
+from tables.audit import reconciliation
+from tables.audit.reconciliation import reconcile
 from tables.models import Reconciliation, Table
-from tables.reconciliation import reconcile
 from tables.services import table_update
 from tables.tasks import reconcile_daily
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
@@ -158,7 +158,7 @@ def test_a_scheduled_run_stores_one_report_however_often_it_is_delivered(caplog)
     transfer = Transfer.objects.filter(code="fixed_award").order_by("pk").first()
     superuser_sql(EDIT, [1, transfer.pk])
 
-    with caplog.at_level(logging.ERROR, logger="tables.reconciliation"):
+    with caplog.at_level(logging.ERROR, logger="tables.audit.reconciliation"):
         first = reconcile(run_key="periodic:the-same-task-id")
         again = reconcile(run_key="periodic:the-same-task-id")
     assert again.pk == first.pk and not first.ok

@@ -1,7 +1,7 @@
 """The round events' payloads and `Round.result`, pinned: what is hashed into the chain for a round.
 
-The journal's hashes, `tables.records` (which re-derives a round's row from its events),
-`tables.verification` and docs/accounting.md's worked example read these payloads: a change of
+The journal's hashes, `tables.audit.records` (which re-derives a round's row from its events),
+`tables.audit.verification` and docs/accounting.md's worked example read these payloads: a change of
 one key or value is a change of the chain's format, never a side effect of the wire's shape. One
 pooled UTH round settled with a jackpot and an envy (seats posted out of order), one voided, and
 one Stud round with a buy, through the terminal API; ids are the database's.

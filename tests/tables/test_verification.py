@@ -14,15 +14,15 @@ from django.test import Client
 from jackpot import verification as journal
 from jackpot.ledger import table_chain
 from jackpot.services import role_group, staff_token_issue
+from tables.audit.verification_jobs import verification_run
 from tables.models import Round, RoundSeat, Table
-from tables.verification_jobs import verification_run
 from tests.conftest import uth_seat
 from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
 PROBLEM = "pool {pool}: stakes account = -stakes of rounds not voided: -1000 != -500"
-#: The seat's row no longer says what the round's opening event says (tables.records).
+#: The seat's row no longer says what the round's opening event says (tables.audit.records).
 BETS = "round {round} (chain table-{table} sequence 1): the row's bets differ from its events"
 
 

@@ -1,4 +1,4 @@
-"""selfcheck: the start-up self-check (compliance requirement 27, `tables.selfcheck`).
+"""selfcheck: the start-up self-check (compliance requirement 27, `tables.audit.selfcheck`).
 
 Exit status 0 when it passes, 1 when an item failed (the report names it). `--json` prints the
 report as JSON; `--print-checksum` prints only this build's configuration checksum (the value an
@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from jackpot.configuration import config_checksum, configuration_json
-from tables.selfcheck import selfcheck
+from tables.audit.selfcheck import selfcheck
 
 
 class Command(BaseCommand):

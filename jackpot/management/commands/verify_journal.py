@@ -1,5 +1,6 @@
 """verify_journal: verify the journal from its first event (a full run); print OK or the first
-break. A passing run stores a checkpoint, and every run is recorded (`tables.verification_jobs`).
+break. A passing run stores a checkpoint, and every run is recorded
+(`tables.audit.verification_jobs`).
 
 `--anchors DIR` also checks the live chains against every anchor file of DIR (written by
 `anchor_journal`, kept outside the database): a chain rewritten or cut short since is named.
@@ -17,8 +18,8 @@ from django.utils import timezone
 from config.replicas import replica_reads
 from jackpot.anchors import read_anchors
 from jackpot.models import VerificationTrigger
-from tables.verification import keep_checkpoint, verify_full
-from tables.verification_jobs import record
+from tables.audit.verification import keep_checkpoint, verify_full
+from tables.audit.verification_jobs import record
 
 
 class Command(BaseCommand):

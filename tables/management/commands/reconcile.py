@@ -1,6 +1,6 @@
 """reconcile: run a reconciliation now, as beat does every RECONCILE_SECONDS.
 
-`tables.reconciliation.reconcile`: from the newest checkpoint like the scheduled run, or with
+`tables.audit.reconciliation.reconcile`: from the newest checkpoint like the scheduled run, or with
 `--full` from the first event like the daily one; the report is stored like a scheduled one
 (without a run key)
 and a failure alerts the same way (the `reconciliation.failed` event, the ERROR line); prints the
@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from tables.reconciliation import reconcile
+from tables.audit.reconciliation import reconcile
 from tables.selectors.reconciliation import reconciliation_get
 
 

@@ -3,7 +3,8 @@ the chains verified, the meter identity checked, a report stored, and an alert o
 
 `reconcile()` runs, in one consistent snapshot (REPEATABLE READ, read only, with the worker's
 5-minute statement timeout):
-1. the journal check (`jackpot.verification`, crossed with the rounds by `tables.verification`):
+1. the journal check (`jackpot.verification`, crossed with the rounds by
+`tables.audit.verification`):
    the scheduled run is routine, from the newest checkpoint (it costs what was added since: about
    5 minutes of play), the daily run is full, from the first event: every chain's links and
    head, the chains allowed to move each pool's money, the awards and pools against what the
@@ -20,9 +21,9 @@ the chains verified, the meter identity checked, a report stored, and an alert o
 3. a check that itself breaks (a journal edited so badly that reading it raises, a statement
    cancelled by the timeout) is a failed run, its error the problem.
 
-A passing run stores its checkpoint (`tables.verification.keep_checkpoint`) and every run its
-record (`tables.verification_jobs`: the daily one a job begun before it walks, its progress shown
-like a full run asked for over the API). Then one transaction stores the report
+A passing run stores its checkpoint (`tables.audit.verification.keep_checkpoint`) and every run its
+record (`tables.audit.verification_jobs`: the daily one a job begun before it walks, its progress
+shown like a full run asked for over the API). Then one transaction stores the report
 (`tables.models.Reconciliation`, written once, whole) and, for a failed run, `raise_alert`: a
 `reconciliation.failed` event on the `admin` chain (a security kind: also in the security log), and
 a log line at ERROR. A run that is ok after a failed one writes `reconciliation.recovered`
@@ -55,9 +56,9 @@ from jackpot import ledger, locks, rows
 from jackpot.anchors import Anchor, read_anchors
 from jackpot.models import ChangeStatus, ParameterChange, Pool, VerificationTrigger
 from jackpot.verification import Progress, Report
+from tables.audit.verification import keep_checkpoint, pool_report, verify_full, verify_routine
+from tables.audit.verification_jobs import begin, record
 from tables.models import Reconciliation
-from tables.verification import keep_checkpoint, pool_report, verify_full, verify_routine
-from tables.verification_jobs import begin, record
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """A pool's history by club day, kept as the journal grows: the fold of the audit events into
-one `HistoryDay` row per (pool, club day), so that `tables.selectors.pool_history` reads a
+one `HistoryDay` row per (pool, club day), so that `tables.audit.pool_history` reads a
 range's days, never the range's rounds (issue 19: a year in under a second on a million rounds).
 
 What a day holds, each as the history's charts counted it from the journal and the rows (a club
@@ -9,7 +9,7 @@ day is the date in settings.TIME_ZONE):
 - the stakes: the seats with a progressive stake of the rounds opened that day (count, cents),
   and of those since voided, still on the day the round opened;
 - the settled rounds with a stake, by number of staked seats, on the day they closed (the PAR
-  sheet's expectation: `tables.integrity.expected_awards`);
+  sheet's expectation: `tables.audit.integrity.expected_awards`);
 - each award kind: observed, voided, cents of the non-void, on the day the award was won.
 
 Invariants:

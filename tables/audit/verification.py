@@ -12,7 +12,7 @@ progressive and add what only they know, in the same snapshot (`RoundsCheck`):
 - a routine run also finds every round row made since its checkpoint announced by a
   `round.opened` event (a round written behind the journal);
 - the rows the register prints (rounds' records, tables, terminals) say what their events say
-  (`tables.records`).
+  (`tables.audit.records`).
 From the first event these are aggregates over every round; from a checkpoint, the checkpoint
 carries each pool's stakes (of rounds not voided, and how many stakes were ever taken, voided
 rounds included: the pool report's count) and the chains' pools, and the run adds the rounds
@@ -41,9 +41,9 @@ from jackpot.bodies import PoolReport
 from jackpot.ledger import table_chain
 from jackpot.models import Pool, Transfer
 from jackpot.projections import Event
-from tables.history import history_problems
+from tables.audit.history import history_problems
+from tables.audit.records import Records
 from tables.models import Round, RoundSeat, RoundState, Table
-from tables.records import Records
 from tables.selectors.integrity import pool_integrity_flags
 from tables.selectors.reconciliation import latest_reconciliation
 from tables.selectors.rounds import pool_open_rounds
@@ -168,7 +168,8 @@ def verify_full(
     anchors: Sequence[Anchor] = (), *, progress: journal.Progress | None = None
 ) -> journal.Report:
     """The journal from the first event, crossed with the rounds (and the anchors, when
-    given), and the pools' history days recomputed from it (`tables.history`), in one snapshot;
+    given), and the pools' history days recomputed from it (`tables.audit.history`), in one
+    snapshot;
     `progress` is told the counts after each batch. `keep_checkpoint` stores it."""
     with rows.snapshot():
         report = journal.verify_journal(
@@ -191,9 +192,10 @@ def keep_checkpoint(report: journal.Report) -> int | None:
 
 def pool_report(pool: Pool, found: journal.Report | None = None) -> PoolReport:
     """The pool's reconciliation (`jackpot.reports`) with the stakes its tables took, its
-    rounds still open, its latest integrity flags (`tables.integrity`) and the latest scheduled
-    reconciliation's status (`tables.reconciliation`). `found`: the walk of a caller's snapshot
-    (the reconciliation's); None: a routine walk in a snapshot of its own (no checkpoint
+    rounds still open, its latest integrity flags (`tables.audit.integrity`) and the latest
+    scheduled reconciliation's status (`tables.audit.reconciliation`). `found`: the walk of a
+    caller's snapshot (the reconciliation's); None: a routine walk in a snapshot of its own (no
+    checkpoint
     stored), which costs what was added since the newest checkpoint."""
     if found is not None:
         return _pool_report(pool, found)
@@ -205,7 +207,7 @@ def pool_report(pool: Pool, found: journal.Report | None = None) -> PoolReport:
 def _pool_report(pool: Pool, found: journal.Report) -> PoolReport:
     rounds = (found.state.rounds if found.state else None) or {}
     stakes = rounds.get("stakes", {}).get(str(pool.pk), [0, 0])
-    return reports.pool_report(
+    return reports.journal_pool_report(
         pool,
         found=found,
         stakes_count=int(stakes[1]),

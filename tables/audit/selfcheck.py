@@ -7,7 +7,7 @@ configuration only, unpinned (no approved checksum where one is not required):
 1. `database`: PostgreSQL answers;
 2. `migrations`: every migration of this build is applied, and the database has none this
    build does not know (a database of a newer build);
-3. `journal`: the routine verification (`tables.verification.verify_routine`) passes: the
+3. `journal`: the routine verification (`tables.audit.verification.verify_routine`) passes: the
    newest checkpoint verifies under the journal's key, and every event since links and hashes,
    the pools' balances carried forward sum to zero, each meter and reserve counter equals its
    journal account (the meter equals the ledger), the award accounts equal the awards, the
@@ -23,7 +23,7 @@ configuration only, unpinned (no approved checksum where one is not required):
    user's (deploy/systemd/jackpot-anchor.service), or someone holding the service's user could
    move them to match a rewritten journal. Unset, nothing is read and the item is ok.
 The check passes when no item failed or was skipped. It writes only what a passing journal check
-leaves behind: its record (`tables.verification_jobs`) and a new checkpoint.
+leaves behind: its record (`tables.audit.verification_jobs`) and a new checkpoint.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from jackpot.configuration import config_checksum
 from jackpot.models import VerificationTrigger
-from tables.verification_jobs import run_routine
+from tables.audit.verification_jobs import run_routine
 
 OK, FAILED, SKIPPED, UNPINNED = "ok", "failed", "skipped", "unpinned"
 _SHA256 = re.compile(r"[0-9a-f]{64}")

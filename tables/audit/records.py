@@ -1,5 +1,5 @@
 """The rows the register prints, compared with the events that wrote them: rounds, tables and
-terminals (one part of a verification's walk, `tables.verification.RoundsCheck`).
+terminals (one part of a verification's walk, `tables.audit.verification.RoundsCheck`).
 
 The payout log, the payment slip and the pages print a round's cards and result, its table and
 its terminal's round id from the rows, not from the journal; a table's name, pool and state and a

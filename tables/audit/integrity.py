@@ -32,7 +32,7 @@ The test (docs/operations.md, "Integrity flags"; the statistics in ``tables.rule
   shifts; those tests join the same Holm family, so the level INTEGRITY_ALPHA holds for the whole
   check. Their reads are bounded by that window (the index on the rounds' ``opened_at``).
 
-The auditors' history (``tables.selectors.pool_history``) reads the same counts of rounds by staked
+The auditors' history (``tables.audit.pool_history``) reads the same counts of rounds by staked
 seats (:func:`rounds_by_stakes`) and the same probabilities, but charts awards rather than rounds
 with one: :func:`expected_awards` is their exact expectation (linearity needs no independence).
 
@@ -125,7 +125,7 @@ def window_start(pool: Pool, now: datetime) -> datetime:
 
 def expected_awards(kind: AwardKind, sizes: Mapping[int, int]) -> Fraction:
     """The exact expected number of awards of ``kind`` (not of rounds with one: the auditors'
-    chart, ``tables.selectors.pool_history``) in ``sizes`` rounds (number of staked seats ->
+    chart, ``tables.audit.pool_history``) in ``sizes`` rounds (number of staked seats ->
     rounds): by linearity, each staked seat's probability of the kind as the PAR sheet gives it
     with the seat's ``other_bettors`` (m - 1): p for the per-seat kinds and the community royal
     (every bettor holds the board), ``(m - 1) x p(jackpot)`` for envy. Exact whatever the

@@ -1,6 +1,6 @@
 """Verification runs: each routine run recorded, and full runs as background jobs with progress.
 
-- `run_routine(trigger)`: a routine verification (`tables.verification.verify_routine`), its
+- `run_routine(trigger)`: a routine verification (`tables.audit.verification.verify_routine`), its
   checkpoint stored when it passed and new, and its record (`jackpot.models.Verification`,
   `done`); the start-up gate calls it (the reconciliation records its own run with `record`).
 - `verification_request(user)`: a full verification asked for (`POST /api/v1/journal/verify`):
@@ -40,7 +40,7 @@ from config.replicas import replica_reads
 from jackpot import locks
 from jackpot.models import AuditChain, Verification, VerificationStatus, VerificationTrigger
 from jackpot.verification import Progress, Report
-from tables.verification import keep_checkpoint, verify_full, verify_routine
+from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 
 logger = logging.getLogger(__name__)
 

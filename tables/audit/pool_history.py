@@ -1,5 +1,5 @@
 """A pool's history for auditors (`pool_history`): the meter, stakes and awards against the PAR
-sheet from the pool's club days as `tables.history` folds them, the range's day rows plus the
+sheet from the pool's club days as `tables.audit.history` folds them, the range's day rows plus the
 events since the last fold, never the range's rounds; the jackpots by an indexed query of the
 royal awards.
 
@@ -27,6 +27,8 @@ from jackpot.models import (
     Transfer,
     TransferCode,
 )
+from tables.audit.history import DayFigures, meter_before, pending_days, stored_days
+from tables.audit.integrity import expected_awards
 from tables.bodies.history import (
     AwardFrequency,
     HistoryHit,
@@ -35,8 +37,6 @@ from tables.bodies.history import (
     PoolHistoryQuery,
     StakeDay,
 )
-from tables.history import DayFigures, meter_before, pending_days, stored_days
-from tables.integrity import expected_awards
 from tables.models import Reconciliation
 from tables.selectors.reconciliation import latest_reconciliation, reconciled_pool
 
@@ -62,7 +62,8 @@ def _day_bounds(first: date | None, last: date | None, zone: tzinfo) -> Q:
 
 def _history_days(pool: Pool, query: PoolHistoryQuery) -> tuple[int, dict[date, DayFigures]]:
     """The pool's days from `query.from_` to `query.to` (the fold's stored rows plus the events
-    after its cursors, folded here: `tables.history`), and the meter's closing before the first
+    after its cursors, folded here: `tables.audit.history`), and the meter's closing before the
+    first
     (the sum of every earlier day's change: day rows, which are few)."""
     days = stored_days(pool.pk, query.from_, query.to)
     before = 0 if query.from_ is None else meter_before(pool.pk, query.from_)
