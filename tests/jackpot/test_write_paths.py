@@ -137,3 +137,41 @@ def test_the_one_statement_and_the_portable_path_write_the_same_rows(
     assert len(one_statement["transfers"]) == 29  # the void gives back both parts of its reset
     assert portable == one_statement
     assert_journal_ok()
+
+
+def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_rows(
+    django_user_model, monkeypatch
+):
+    """A round's open writes its event in the statement that takes the pool row when the
+    counters it read just before still hold (jackpot.movements.take_stakes_recorded), and after
+    that statement when another table moved them in between: the same rows either way."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from jackpot import meter
+
+    users = [django_user_model.objects.create(username=name) for name in ("ann", "bob")]
+    for user in users:
+        grant_roles(user, role_group("supervisor"))
+    with CaptureQueriesContext(connection) as led:
+        in_the_lead = _rows(*_play(users))
+    leading = [q["sql"] for q in led.captured_queries if q["sql"].startswith("WITH lead AS")]
+    assert len(leading) == 4  # each open, its event written by the pool's own statement
+
+    expected = meter.expected_stakes
+
+    def another_table_moved_it(**kwargs: Any) -> tuple[int, ...] | None:
+        # As if another table's stakes committed between the read and the UPDATE.
+        found = expected(**kwargs)
+        return None if found is None else (found[0] + 1, *found[1:])
+
+    monkeypatch.setattr(meter, "expected_stakes", another_table_moved_it)
+    with CaptureQueriesContext(connection) as missed:
+        after_it = _rows(*_play(users))
+    written = [
+        q["sql"] for q in missed.captured_queries if "INSERT INTO jackpot_auditevent" in q["sql"]
+    ]
+    assert sum(sql.startswith("WITH event AS") for sql in written) >= 4  # recorded after the lead
+
+    assert after_it == in_the_lead
+    assert_journal_ok()
