@@ -284,7 +284,9 @@ def take_stakes_recorded(
     """
     expected = meter.expected_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents)
     if expected is None:  # refused as it reads now: the row's own check says so, under its lock
-        split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents, now=now)
+        taken = take_stakes(
+            pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=stake_cents, now=now
+        )
     else:
         guess = meter.split_of(expected, stakes=stakes, stake_cents=stake_cents)
         taken = _stakes_taken(pool, round_pk, stakes, stake_cents, guess, now)
@@ -306,15 +308,11 @@ def take_stakes_recorded(
         if event is not None:
             _announce_stakes(pool, taken)
             return taken, built
-        split = (
-            None
-            if returned is None
-            else meter.split_of(returned, stakes=stakes, stake_cents=stake_cents)
-        )
-    if split is None:
-        _refuse_stakes(pool, stake_cents)
-    taken = _stakes_taken(pool, round_pk, stakes, stake_cents, split, now)
-    _announce_stakes(pool, taken)
+        if returned is None:  # the row refused the stakes: nothing was written
+            _refuse_stakes(pool, stake_cents)
+        split = meter.split_of(returned, stakes=stakes, stake_cents=stake_cents)
+        taken = _stakes_taken(pool, round_pk, stakes, stake_cents, split, now)
+        _announce_stakes(pool, taken)
     built = entry(taken)
     ledger.record(
         chain=chain,

@@ -175,3 +175,36 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
 
     assert after_it == in_the_lead
     assert_journal_ok()
+
+
+def test_a_pool_suspended_between_the_read_and_the_update_refuses_the_round_whole(monkeypatch):
+    """Given the counters read while the pool was active, when it is suspended before the
+    statement that takes its row, then that statement writes nothing (its UPDATE finds no
+    active pool, so no event either) and the open is the 409 a suspended pool gives."""
+    from django.utils import timezone
+
+    from jackpot import meter
+    from jackpot.models import Pool
+    from tables.models import Round
+
+    floor = make_floor()
+    expected = meter.expected_stakes
+
+    def then_suspended(**kwargs: Any) -> tuple[int, ...] | None:
+        found = expected(**kwargs)
+        Pool.objects.filter(pk=floor.pool_id).update(
+            status="suspended", status_reason="fault", status_since=timezone.now()
+        )
+        return found
+
+    events, transfers = AuditEvent.objects.count(), Transfer.objects.count()
+    counters = Pool.objects.values_list("meter_units", "reserve_units").get(pk=floor.pool_id)
+    monkeypatch.setattr(meter, "expected_stakes", then_suspended)
+    refused = floor.uth[0].post("/rounds", {"round_id": "r1", "seats": [uth_seat(1)]})
+
+    assert refused.status_code == 409, refused.json()
+    assert refused.json()["error"]["code"] == "pool_suspended"
+    assert not Round.objects.filter(round_id="r1").exists()
+    assert (AuditEvent.objects.count(), Transfer.objects.count()) == (events, transfers)
+    after = Pool.objects.values_list("meter_units", "reserve_units").get(pk=floor.pool_id)
+    assert after == counters
