@@ -61,6 +61,7 @@ from django.db import connection, transaction
 
 from config import metrics
 from config.circuit import redis_circuit, redis_client
+from jackpot import rows
 from jackpot.bodies import Hit, Meter, SignAwards
 from jackpot.ledger import journal_key
 from jackpot.meter import pool_meter
@@ -276,41 +277,61 @@ def awards_changed(pool_id: int) -> None:
     transaction.on_commit(publish, robust=True)  # see _AFTER_COMMIT
 
 
-def _hit(award: Award) -> Hit:
-    return Hit.model_construct(
-        table=award.round.table.name,
-        kind=AwardKind(award.kind),
-        amount_cents=award.amount_cents,
-        at=award.created_at,
-    )
+# The awards part in one statement by primary key (plain SQL: it runs after every commit that
+# grants an award, and the three ORM queries it was compiled from cost a tenth of a round's CPU,
+# bench/round_cpu.py). The pool's award version, then the winners a sign lists (`which` 0):
+# each hand's award, newest first, envy left out (it rides on a royal already listed) and a
+# voided award too (it was never won); then the newest jackpot waiting for its checks (`which`
+# 1), shown whatever has been won since. No pool: no row.
+_AWARDS = (
+    "SELECT p.award_version, w.which, w.name, w.kind, w.amount_cents, w.created_at"
+    " FROM jackpot_pool p LEFT JOIN ("
+    " SELECT * FROM (SELECT 0 AS which, tb.name, a.kind, a.amount_cents, a.created_at,"
+    " a.sequence FROM jackpot_award a JOIN tables_round r ON r.id = a.round_id"
+    " JOIN tables_table tb ON tb.id = r.table_id"
+    " WHERE a.pool_id = %s AND NOT a.status = %s AND NOT a.kind = %s"
+    " ORDER BY a.sequence DESC LIMIT %s) AS recent"
+    " UNION ALL"
+    " SELECT * FROM (SELECT 1 AS which, tb.name, a.kind, a.amount_cents, a.created_at,"
+    " a.sequence FROM jackpot_award a JOIN tables_round r ON r.id = a.round_id"
+    " JOIN tables_table tb ON tb.id = r.table_id"
+    " WHERE a.pool_id = %s AND a.kind = %s AND a.status IN (%s, %s)"
+    " ORDER BY a.sequence DESC LIMIT 1) AS waiting"
+    ") w ON 1 = 1 WHERE p.id = %s ORDER BY w.which, w.sequence DESC"
+)
 
 
 def _awards_part(pool_id: int) -> tuple[int, SignAwards]:
-    version = Pool.objects.filter(pk=pool_id).values_list("award_version", flat=True).first()
-    awards = Award.objects.filter(pool_id=pool_id).select_related("round__table")
-    # The winners a sign lists: each hand's award, newest first. Envy is left out (it rides on a
-    # royal already listed) and so is a voided award (it was never won).
-    hits = [
-        _hit(award)
-        for award in awards.exclude(status=AwardStatus.VOID)
-        .exclude(kind=AwardKind.ENVY)
-        .order_by("-sequence")[:RECENT_HITS]
-    ]
-    # A jackpot waiting for its checks is shown whatever has been won since.
-    pending = (
-        awards.filter(
-            kind=AwardKind.ROYAL_FLUSH, status__in=(AwardStatus.PENDING, AwardStatus.VERIFIED)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _AWARDS,
+            [
+                *(pool_id, AwardStatus.VOID, AwardKind.ENVY, RECENT_HITS),
+                *(pool_id, AwardKind.ROYAL_FLUSH, AwardStatus.PENDING, AwardStatus.VERIFIED),
+                pool_id,
+            ],
         )
-        .order_by("-sequence")
-        .first()
-    )
+        found = cursor.fetchall()
+    hits: list[Hit] = []
+    pending: Hit | None = None
+    for _version, which, table, kind, amount_cents, created_at in found:
+        if which is None:  # a pool without an award
+            continue
+        at = rows.converted(Award, "created_at", created_at)  # SQLite reads it as text
+        hit = Hit.model_construct(
+            table=table, kind=AwardKind(kind), amount_cents=amount_cents, at=at
+        )
+        if which == 0:
+            hits.append(hit)
+        else:
+            pending = hit
     body = SignAwards.model_construct(
         last_hit=hits[0] if hits else None,
         recent_hits=hits,
         jackpot_pending=pending is not None,
-        pending_jackpot=_hit(pending) if pending is not None else None,
+        pending_jackpot=pending,
     )
-    return int(version or 0), body
+    return int(found[0][0] if found else 0), body
 
 
 def _from_database(pool_id: int) -> tuple[dict[str, Any], int, dict[str, Any]] | None:

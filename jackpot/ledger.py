@@ -11,6 +11,13 @@ transaction, so money and its audit record commit or roll back together. Invaria
   database, so rows rewritten in the database cannot be given matching hashes without it;
 - the chain head is locked by `jackpot.locks.chain_slot`, in the order `jackpot.locks` states.
 
+The hot path (a round's open): `record_led` writes the event, its transfers, the chain head and
+the round's answer in the statement whose first part is the pool row's UPDATE (a `Lead`), the
+event and its hash computed before it from the counters the UPDATE is expected to return, and
+written only if it returns exactly those; otherwise the UPDATE alone is done and the caller
+records the event as `record` does. So in the usual case the pool row is held for one round
+trip and the commit, with no Python between the two.
+
 The events that change what a pool pays or who may do what (`SECURITY_KINDS`: pools, tables,
 tokens, staff), and the significant events (`jackpot.significant`: the reconciliation's alerts, a
 silent terminal, a suspension...), whether made in the admin or by a service, are also written to
@@ -23,6 +30,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -205,19 +213,37 @@ def in_one_statement() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _insert(event: AuditEvent, transfers: Sequence[Transfer], also: rows.RowUpdate | None) -> None:
-    """Write the event, its transfers, the new chain head and `also` (plain SQL: jackpot.rows).
+def _insert(
+    event: AuditEvent,
+    transfers: Sequence[Transfer],
+    also: rows.RowUpdate | None,
+    lead: Lead | None = None,
+) -> tuple[bool, tuple[Any, ...] | None]:
+    """Write the event, its transfers, the new chain head and `also` (plain SQL: jackpot.rows),
+    after `lead` and only if it returns what it expects (`Lead`). Returns whether the event was
+    written and the lead's row (None: no lead, or it returned none).
 
     On PostgreSQL this is one statement (data-modifying CTEs): it runs while the pool row is
-    locked, so every round trip saved shortens the wait of every other table. Elsewhere it is
-    up to four.
+    locked (or takes it, with a lead), so every round trip saved shortens the wait of every
+    other table. Elsewhere it is up to five.
     """
     event_row = {f.attname: getattr(event, f.attname) for f in AuditEvent._meta.concrete_fields}
     if in_one_statement():
-        event.pk = _insert_postgresql(event_row, event, transfers, also)
+        event_id, led = _insert_postgresql(event_row, event, transfers, also, lead)
+        if event_id is None:
+            return False, led
+        event.pk = event_id
         for transfer in transfers:
             transfer.event_id = event.pk
-        return
+        return True, led
+    led = None
+    if lead is not None:
+        with connection.cursor() as cursor:
+            cursor.execute(lead.sql, lead.params)
+            found = cursor.fetchone()
+        led = None if found is None else tuple(found)
+        if led is None or led != lead.expect:
+            return False, led
     (event.pk,) = rows.insert(AuditEvent, [event_row], returning_id=True)
     for transfer in transfers:
         transfer.event_id = event.pk
@@ -235,6 +261,7 @@ def _insert(event: AuditEvent, transfers: Sequence[Transfer], also: rows.RowUpda
         )
     if also is not None:
         rows.update(also.model, also.pk, also.changes)
+    return True, led
 
 
 _TRANSFER_VALUES = (
@@ -250,18 +277,50 @@ _TRANSFER_VALUES = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Lead:
+    """A data-modifying statement that `record_led` runs as the first part of the event's own
+    statement (`sql`, with its `params`, `RETURNING` the columns `returning`), and on whose
+    result the event is written: only when it returns a row whose columns equal `expect`.
+
+    So an event whose content depends on what a locked row's UPDATE returns (the meter after a
+    round's stakes) is written, hash and all, by the very statement that takes the lock, when
+    the caller knew the returned values beforehand: the lock is then held for that one round
+    trip and the commit. When the row returns other values, the lead alone is written and the
+    caller records the event from the values returned (`record`), the lock already held.
+    """
+
+    sql: str
+    params: list[Any]
+    returning: tuple[str, ...]
+    expect: tuple[Any, ...]
+
+
 def _insert_postgresql(
     event_row: dict[str, Any],
     event: AuditEvent,
     transfers: Sequence[Transfer],
     also: rows.RowUpdate | None,
-) -> int:
-    event_sql, event_values = rows.insert_sql(AuditEvent, [event_row])
-    values: list[Any] = [*event_values, event.hash, event.chain]
-    sql = (
-        f"WITH event AS ({event_sql} RETURNING id),"
-        " head AS (UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s)"
-    )
+    lead: Lead | None = None,
+) -> tuple[int | None, tuple[Any, ...] | None]:
+    """The event's one statement; with a `lead`, the lead runs first and gates the rest
+    (`Lead`). Returns the event's id (None: not written) and the lead's row (None: none)."""
+    if lead is None:
+        event_sql, values = rows.insert_sql(AuditEvent, [event_row])
+        sql = f"WITH event AS ({event_sql} RETURNING id)"
+        gate = ""
+    else:
+        # INSERT ... SELECT from the lead's row where it holds the expected values: no such
+        # row, no event; each part below joins the event or waits for it (`gate`).
+        matches = " AND ".join(f"lead.{column} = %s" for column in lead.returning)
+        event_sql, event_values = rows.insert_select_sql(
+            AuditEvent, event_row, source=f"lead WHERE {matches}"
+        )
+        sql = f"WITH lead AS ({lead.sql}), event AS ({event_sql} RETURNING id)"
+        values = [*lead.params, *event_values, *lead.expect]
+        gate = " AND EXISTS (SELECT 1 FROM event)"
+    values += [event.hash, event.chain]
+    sql += f", head AS (UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s{gate})"
     if transfers:
         one = "(" + ", ".join(f"%s::{kind}" for _name, kind in _TRANSFER_VALUES) + ")"
         names = [name for name, _kind in _TRANSFER_VALUES]
@@ -288,31 +347,37 @@ def _insert_postgresql(
         )
     if also is not None:
         also_sql, also_values = also.sql()
-        sql += f", also AS ({also_sql})"
+        sql += f", also AS ({also_sql}{gate})"
         values += also_values
+    params: list[Any] | None = values
+    if lead is None:
+        sql += " SELECT id FROM event"
+    else:
+        sql += f" SELECT (SELECT id FROM event), {', '.join(lead.returning)} FROM lead"
+        # The statement's text, its values in it (as psycopg's client-side binding sends it
+        # anyway), made before it is sent: the lead takes the row lock, and the JSON and the
+        # quoting of a hundred values then cost no time of the lock's.
+        ops: Any = connection.ops  # PostgreSQL's: the stubs know only the base class
+        sql, params = ops.compose_sql(sql, values), None
     with connection.cursor() as cursor:
-        cursor.execute(f"{sql} SELECT id FROM event", values)
-        (event_id,) = cursor.fetchone()
-    return int(event_id)
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None, None
+    return (None if row[0] is None else int(row[0])), (tuple(row[1:]) if lead else None)
 
 
-def record(
+def _prepared(
     *,
     chain: str | ChainSlot,
     kind: str,
     actor: str,
     payload: dict[str, Any],
-    pool_id: int | None = None,
-    postings: Sequence[Posting] = (),
-    occurred_at: datetime | None = None,
-    also: rows.RowUpdate | None = None,
-) -> AuditEvent:
-    """Append one audit event and its transfers. Call inside the caller's atomic block.
-
-    `chain` is a chain key, or the slot taken earlier in the same transaction by
-    `jackpot.locks.chain_slot` (a round takes its slot before the pool row: see jackpot.locks).
-    `also` is one more row change written with them (in the same statement on PostgreSQL).
-    """
+    pool_id: int | None,
+    postings: Sequence[Posting],
+    occurred_at: datetime | None,
+) -> tuple[AuditEvent, list[Transfer]]:
+    """The event and its transfers as `record` writes them, hash computed (not written)."""
     if not connection.in_atomic_block:
         raise RuntimeError("ledger.record must run inside the caller's transaction")
     postings = [p for p in postings if p.amount_cents != 0]
@@ -337,11 +402,18 @@ def record(
         content_format=CONTENT_FORMAT,
     )
     event.hash = chain_hash(journal_key(), slot.prev_hash, event_content(event, transfers))
-    _insert(event, transfers, also)
+    return event, transfers
+
+
+def _written(event: AuditEvent) -> None:
+    """What follows an event's write: the significant events' follow-up and the security log's
+    line, both after commit."""
+    kind, actor, payload = event.kind, event.actor, event.payload
     if kind in significant.KINDS:
         significant.follow(event)
     if kind in SECURITY_KINDS or kind in significant.KINDS:
         line = json.dumps(payload, sort_keys=True, default=str)
+        now = event.occurred_at
         transaction.on_commit(
             lambda: security_log.info(
                 "%s by %s at %s (audit %s #%s): %s",
@@ -353,4 +425,67 @@ def record(
                 line,
             )
         )
+
+
+def record(
+    *,
+    chain: str | ChainSlot,
+    kind: str,
+    actor: str,
+    payload: dict[str, Any],
+    pool_id: int | None = None,
+    postings: Sequence[Posting] = (),
+    occurred_at: datetime | None = None,
+    also: rows.RowUpdate | None = None,
+) -> AuditEvent:
+    """Append one audit event and its transfers. Call inside the caller's atomic block.
+
+    `chain` is a chain key, or the slot taken earlier in the same transaction by
+    `jackpot.locks.chain_slot` (a round takes its slot before the pool row: see jackpot.locks).
+    `also` is one more row change written with them (in the same statement on PostgreSQL).
+    """
+    event, transfers = _prepared(
+        chain=chain,
+        kind=kind,
+        actor=actor,
+        payload=payload,
+        pool_id=pool_id,
+        postings=postings,
+        occurred_at=occurred_at,
+    )
+    _insert(event, transfers, also)
+    _written(event)
     return event
+
+
+def record_led(
+    lead: Lead,
+    *,
+    chain: ChainSlot,
+    kind: str,
+    actor: str,
+    payload: dict[str, Any],
+    pool_id: int | None = None,
+    postings: Sequence[Posting] = (),
+    occurred_at: datetime | None = None,
+    also: rows.RowUpdate | None = None,
+) -> tuple[AuditEvent | None, tuple[Any, ...] | None]:
+    """`record`, written by the statement that runs `lead` first, if the lead returns the row it
+    expects (`Lead`). Returns the event (None: not written, nothing but the lead was) and the
+    lead's row (None: it returned none). The event, its hash included, is prepared before the
+    statement, whose `chain` slot is taken already: nothing is left to do between the lead's
+    lock and the commit."""
+    event, transfers = _prepared(
+        chain=chain,
+        kind=kind,
+        actor=actor,
+        payload=payload,
+        pool_id=pool_id,
+        postings=postings,
+        occurred_at=occurred_at,
+    )
+    written, led = _insert(event, transfers, also, lead)
+    if not written:
+        return None, led
+    _written(event)
+    return event, led

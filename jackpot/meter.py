@@ -6,7 +6,10 @@ the row (SELECT ... FOR UPDATE) and applies relative changes computed under that
 here ever writes back a value read earlier without the lock, so concurrent tables cannot lose an
 update. The first of these statements in a transaction takes the pool row lock, held until
 commit, so callers run them as late as they can, in the order `jackpot.locks` states. Only
-`jackpot.movements` calls them.
+`jackpot.movements` calls them; a round's stakes have their UPDATE (`stakes_update`) run by
+`jackpot.ledger` as the first part of the statement that writes the round's event, built
+beforehand from the counters as read without a lock (`expected_stakes`: a guess, written only
+where the UPDATE returns exactly it).
 
 Units: the meter and reserve are kept in 1/10,000 cent (`UNITS_PER_CENT`); the journal's meter
 and reserve accounts hold whole cents and always equal the counters rounded down.
@@ -14,6 +17,7 @@ and reserve accounts hold whole cents and always equal the counters rounded down
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -64,6 +68,52 @@ def crossed_cents(after_units: int, added_units: int) -> int:
     return after_units // U - (after_units - added_units) // U
 
 
+#: A contribution's one statement (`add_stakes`, `stakes_update`): the counters move relative to
+#: the row as the database holds it, under its lock; a stale stake or a pool not active moves
+#: nothing and returns no row.
+_ADD_STAKES = (
+    "UPDATE jackpot_pool SET"
+    " meter_units = meter_units + %s * stake_cents * meter_share_bp,"
+    " reserve_units = reserve_units + %s * stake_cents * reserve_share_bp,"
+    " meter_version = meter_version + 1, meter_changed_at = %s"
+    " WHERE id = %s AND stake_cents = %s AND status = 'active'"
+    " RETURNING meter_units, reserve_units, meter_share_bp, reserve_share_bp, meter_version"
+)
+#: The columns `_ADD_STAKES` returns, which decide its `Split` (`split_of`).
+STAKES_RETURNING = (
+    "meter_units",
+    "reserve_units",
+    "meter_share_bp",
+    "reserve_share_bp",
+    "meter_version",
+)
+
+
+def stakes_update(
+    *, pool_id: int, stakes: int, stake_cents: int, now: datetime
+) -> tuple[str, list[Any]]:
+    """`add_stakes`' statement and its parameters, for a caller that runs it as the first part
+    of a larger statement (`jackpot.movements.take_stakes_recorded`)."""
+    return _ADD_STAKES, [stakes, stakes, now, pool_id, stake_cents]
+
+
+def split_of(row: Sequence[Any], *, stakes: int, stake_cents: int) -> Split:
+    """The split of a contribution of `stakes` stakes of `stake_cents`, from the row its
+    statement returned (`STAKES_RETURNING`)."""
+    meter_units, reserve_units, meter_bp, reserve_bp, version = (int(value) for value in row)
+    stakes_cents = stakes * stake_cents
+    meter_cents = crossed_cents(meter_units, stakes * stake_cents * meter_bp)
+    reserve_cents = crossed_cents(reserve_units, stakes * stake_cents * reserve_bp)
+    return Split(
+        stakes_cents=stakes_cents,
+        meter_cents=meter_cents,
+        reserve_cents=reserve_cents,
+        house_cents=stakes_cents - meter_cents - reserve_cents,
+        meter_after_cents=meter_units // U,
+        meter_version=version,
+    )
+
+
 def add_stakes(*, pool_id: int, stakes: int, stake_cents: int, now: datetime) -> Split | None:
     """Add `stakes` progressive stakes of `stake_cents` to the meter and the reserve and return
     the split; None, changing nothing, when the pool's stake is no longer `stake_cents` (the
@@ -77,31 +127,39 @@ def add_stakes(*, pool_id: int, stakes: int, stake_cents: int, now: datetime) ->
     shows exactly `seed + N * stake_cents * meter_share_bp // 10000` cents; after a hit, the
     sub-cent remainder the hit left on the meter counts too.
     """
+    sql, params = stakes_update(pool_id=pool_id, stakes=stakes, stake_cents=stake_cents, now=now)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE jackpot_pool SET"
-            " meter_units = meter_units + %s * stake_cents * meter_share_bp,"
-            " reserve_units = reserve_units + %s * stake_cents * reserve_share_bp,"
-            " meter_version = meter_version + 1, meter_changed_at = %s"
-            " WHERE id = %s AND stake_cents = %s AND status = 'active'"
-            " RETURNING meter_units, reserve_units, meter_share_bp, reserve_share_bp,"
-            " meter_version",
-            [stakes, stakes, now, pool_id, stake_cents],
-        )
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return None if row is None else split_of(row, stakes=stakes, stake_cents=stake_cents)
+
+
+_EXPECTED = (
+    "SELECT meter_units, reserve_units, meter_share_bp, reserve_share_bp, meter_version"
+    " FROM jackpot_pool WHERE id = %s AND stake_cents = %s AND status = 'active'"
+)
+
+
+def expected_stakes(*, pool_id: int, stakes: int, stake_cents: int) -> tuple[int, ...] | None:
+    """What `add_stakes`' statement would return (`STAKES_RETURNING`) if it ran now and no other
+    transaction changed the pool first, read without a lock; None when it would refuse.
+
+    Only a guess, never written: a caller writes it only where the statement's own returned row
+    equals it (`jackpot.movements.take_stakes_recorded`), and goes by that row otherwise.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(_EXPECTED, [pool_id, stake_cents])
         row = cursor.fetchone()
     if row is None:
         return None
     meter_units, reserve_units, meter_bp, reserve_bp, version = (int(value) for value in row)
-    stakes_cents = stakes * stake_cents
-    meter_cents = crossed_cents(meter_units, stakes * stake_cents * meter_bp)
-    reserve_cents = crossed_cents(reserve_units, stakes * stake_cents * reserve_bp)
-    return Split(
-        stakes_cents=stakes_cents,
-        meter_cents=meter_cents,
-        reserve_cents=reserve_cents,
-        house_cents=stakes_cents - meter_cents - reserve_cents,
-        meter_after_cents=meter_units // U,
-        meter_version=version,
+    added = stakes * stake_cents
+    return (
+        meter_units + added * meter_bp,
+        reserve_units + added * reserve_bp,
+        meter_bp,
+        reserve_bp,
+        version + 1,
     )
 
 

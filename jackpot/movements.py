@@ -23,7 +23,12 @@ Invariants:
 - award numbers follow the commit order (taken under the pool row lock), within a round in seat
   order, each seat's own award before its envy;
 - the displays hear of a change only after commit (`jackpot.display`), and the metrics count it
-  only then (`_count_after_commit`, config.metrics): a rolled-back transaction counts nothing.
+  only then (`_count_after_commit`, config.metrics): a rolled-back transaction counts nothing;
+- a round's stakes and its event are written together, by the statement that takes the pool row
+  (`take_stakes_recorded`): what the event says of the stakes (the split, the meter after, the
+  meter version) is built from the counters read just before and written only if the UPDATE
+  returns exactly them, else built again from what it returned. Either way the event holds the
+  values the UPDATE returned: the hash chain cannot tell the two apart.
 """
 
 from __future__ import annotations
@@ -31,14 +36,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, NoReturn
 
 from django.db import transaction
 
 from config import metrics
 from config.errors import Conflict
-from jackpot import display, meter
+from jackpot import display, ledger, meter, rows
 from jackpot.accounting import Posting
 from jackpot.bodies import Meter
+from jackpot.locks import ChainSlot
 from jackpot.meter import meter_body, pool_meter
 from jackpot.models import (
     Award,
@@ -167,23 +174,23 @@ class StakesTaken:
     postings: tuple[Posting, ...]
 
 
-def take_stakes(
-    *, pool: Pool, round_pk: int, stakes: int, stake_cents: int, now: datetime
+def _refuse_stakes(pool: Pool, stake_cents: int) -> NoReturn:
+    """The pool's row refused the stakes: 409 `pool_suspended` or `pool_stopped` when it is not
+    active, else `stake_changed`."""
+    refuse_unless_active(pool.pk, param="seats", doing="it takes no progressive stake")
+    raise Conflict(
+        "stake_changed",
+        f"pool {pool.pk}'s progressive stake is no longer {stake_cents} cents; nothing was "
+        "taken: read the pool and post the round again",
+        param="seats",
+    )
+
+
+def _stakes_taken(
+    pool: Pool, round_pk: int, stakes: int, stake_cents: int, split: meter.Split, now: datetime
 ) -> StakesTaken:
-    """Raise the meter and the reserve by `stakes` stakes of `stake_cents`, the stake the round
-    was validated and recorded with (the pool row lock, held to commit), and say where each cent
-    went. A 409 `stake_changed` when the pool's stake changed since, `pool_suspended` or
-    `pool_stopped` when the pool is no longer active (the row's own check, under its lock):
-    nothing is taken."""
-    split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents, now=now)
-    if split is None:
-        refuse_unless_active(pool.pk, param="seats", doing="it takes no progressive stake")
-        raise Conflict(
-            "stake_changed",
-            f"pool {pool.pk}'s progressive stake is no longer {stake_cents} cents; nothing was "
-            "taken: read the pool and post the round again",
-            param="seats",
-        )
+    """Where each cent of a contribution's `split` goes, and the meter after (no side effect:
+    `_announce_stakes` tells the signs and the metrics once the split is the one written)."""
     postings = [Posting(TransferCode.CONTRIBUTION_METER, split.meter_cents, round_pk)]
     if split.house_cents >= 0:
         postings += [
@@ -198,8 +205,14 @@ def take_stakes(
             Posting(TransferCode.CONTRIBUTION_RESERVE, split.reserve_cents - carry, round_pk),
             Posting(TransferCode.SUB_CENT_CARRY, carry, round_pk),
         ]
-    body = _meter_changed(pool, split.meter_after_cents, split.meter_version, now, "active")
-    _count_after_commit(lambda: _count_stakes(pool.pk, stakes, stake_cents))
+    body = meter_body(
+        pool_id=pool.pk,
+        currency=pool.currency,
+        meter_cents=split.meter_after_cents,
+        meter_version=split.meter_version,
+        as_of=now,
+        status="active",
+    )
     return StakesTaken(
         stakes=stakes,
         stake_cents=stake_cents,
@@ -210,6 +223,108 @@ def take_stakes(
         meter_version=split.meter_version,
         postings=tuple(postings),
     )
+
+
+def _announce_stakes(pool: Pool, taken: StakesTaken) -> None:
+    """The signs get the meter after commit, and the metrics count the stakes then."""
+    display.meter_changed(pool.pk, taken.meter)
+    stakes, stake_cents = taken.stakes, taken.stake_cents
+    _count_after_commit(lambda: _count_stakes(pool.pk, stakes, stake_cents))
+
+
+def take_stakes(
+    *, pool: Pool, round_pk: int, stakes: int, stake_cents: int, now: datetime
+) -> StakesTaken:
+    """Raise the meter and the reserve by `stakes` stakes of `stake_cents`, the stake the round
+    was validated and recorded with (the pool row lock, held to commit), and say where each cent
+    went. A 409 `stake_changed` when the pool's stake changed since, `pool_suspended` or
+    `pool_stopped` when the pool is no longer active (the row's own check, under its lock):
+    nothing is taken."""
+    split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents, now=now)
+    if split is None:
+        _refuse_stakes(pool, stake_cents)
+    taken = _stakes_taken(pool, round_pk, stakes, stake_cents, split, now)
+    _announce_stakes(pool, taken)
+    return taken
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What a step records with the stakes it took (`take_stakes_recorded`): its event's
+    payload, the row change written with it (`ledger.record`'s `also`) and its answer."""
+
+    payload: dict[str, Any]
+    also: rows.RowUpdate | None
+    answer: dict[str, object]
+
+
+def take_stakes_recorded(
+    *,
+    pool: Pool,
+    round_pk: int,
+    stakes: int,
+    stake_cents: int,
+    now: datetime,
+    chain: ChainSlot,
+    kind: str,
+    actor: str,
+    entry: Callable[[StakesTaken], Entry],
+) -> tuple[StakesTaken, Entry]:
+    """`take_stakes`, then `ledger.record` of the event `entry` builds from the stakes taken
+    (its postings the stakes'), with the pool row held for one statement and the commit.
+
+    The stakes' split, the event, its hash and its answer depend on the counters the pool's
+    UPDATE returns. So they are built first from the counters as read just before (without a
+    lock: `meter.expected_stakes`), and written by the statement that runs the UPDATE, only if
+    it returns exactly those counters (`ledger.Lead`): nothing of the event is computed under
+    the lock. If another table moved the pool in between, the UPDATE alone is done, and the
+    event is built again from what it returned and recorded as `record` does, the row already
+    held: the same values either way, so the same rows and the same hash (only how long the
+    lock is held differs). A refusal (a stale stake, a pool not active) is `take_stakes`'.
+    """
+    expected = meter.expected_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents)
+    if expected is None:  # refused as it reads now: the row's own check says so, under its lock
+        taken = take_stakes(
+            pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=stake_cents, now=now
+        )
+    else:
+        guess = meter.split_of(expected, stakes=stakes, stake_cents=stake_cents)
+        taken = _stakes_taken(pool, round_pk, stakes, stake_cents, guess, now)
+        built = entry(taken)
+        sql, params = meter.stakes_update(
+            pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents, now=now
+        )
+        event, returned = ledger.record_led(
+            ledger.Lead(sql, params, meter.STAKES_RETURNING, expected),
+            chain=chain,
+            kind=kind,
+            actor=actor,
+            pool_id=pool.pk,
+            occurred_at=now,
+            postings=taken.postings,
+            payload=built.payload,
+            also=built.also,
+        )
+        if event is not None:
+            _announce_stakes(pool, taken)
+            return taken, built
+        if returned is None:  # the row refused the stakes: nothing was written
+            _refuse_stakes(pool, stake_cents)
+        split = meter.split_of(returned, stakes=stakes, stake_cents=stake_cents)
+        taken = _stakes_taken(pool, round_pk, stakes, stake_cents, split, now)
+        _announce_stakes(pool, taken)
+    built = entry(taken)
+    ledger.record(
+        chain=chain,
+        kind=kind,
+        actor=actor,
+        pool_id=pool.pk,
+        occurred_at=now,
+        postings=taken.postings,
+        payload=built.payload,
+        also=built.also,
+    )
+    return taken, built
 
 
 @dataclass(frozen=True, slots=True)

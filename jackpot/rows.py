@@ -73,6 +73,22 @@ def insert_sql(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> tuple[s
     return f"{head} {', '.join([one] * len(rows))}", values
 
 
+def insert_select_sql(
+    model: type[Model], row: Mapping[str, Any], *, source: str
+) -> tuple[str, list[Any]]:
+    """`insert_sql` for one row written only where `source` (SQL after FROM: a table or a CTE,
+    and its WHERE) yields a row: `INSERT INTO t (columns) SELECT %s, ... FROM source`. Its
+    parameters are the row's; `source`'s own come after them."""
+    fields, head, one = _insert_head(model)
+    values = [
+        field.get_db_prep_save(
+            row[field.attname] if field.attname in row else field.get_default(), connection
+        )
+        for field in fields
+    ]
+    return f"{head.removesuffix(' VALUES')} SELECT {one[1:-1]} FROM {source}", values
+
+
 def insert(
     model: type[Model], rows: Sequence[Mapping[str, Any]], *, returning_id: bool
 ) -> list[int]:
@@ -121,19 +137,48 @@ def select_one(
     return None if row is None else from_row(model, row, only)
 
 
+@cache
+def _converters(
+    model: type[Model], only: tuple[str, ...] | None, vendor: str
+) -> tuple[list[str], tuple[tuple[Any, tuple[Any, ...]], ...]]:
+    """`from_row`'s attnames and, per field, its column and the converters the ORM's compiler
+    applies to it, in its order. They depend on the field and the database's vendor only, so
+    they are looked up once: doing it per value cost a third of reading a row."""
+    fields = _fields(model, only)
+    converted = []
+    for field in fields:
+        column = field.get_col(model._meta.db_table)
+        found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        converted.append((column, tuple(found)))
+    return [field.attname for field in fields], tuple(converted)
+
+
 def from_row(model: type[M], row: Sequence[Any], only: tuple[str, ...] | None = None) -> M:
     """A model instance from a row of the columns `columns(model, alias, only)` selected."""
-    fields = _fields(model, only)
+    attnames, converted = _converters(model, only, connection.vendor)
     values = []
-    for field, value in zip(fields, row, strict=True):
-        column = field.get_col(model._meta.db_table)
+    for (column, converters), value in zip(converted, row, strict=True):
         # The same conversions, in the same order, as the ORM's compiler applies.
-        for converter in connection.ops.get_db_converters(column) + column.get_db_converters(
-            connection
-        ):
+        for converter in converters:
             value = converter(value, column, connection)
         values.append(value)
-    return model.from_db(connection.alias, [field.attname for field in fields], values)
+    return model.from_db(connection.alias, attnames, values)
+
+
+@cache
+def _field_converters(model: type[Model], attname: str, vendor: str) -> tuple[Any, tuple[Any, ...]]:
+    field = next(f for f in model._meta.concrete_fields if f.attname == attname)
+    column = field.get_col(model._meta.db_table)
+    found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+    return column, tuple(found)
+
+
+def converted(model: type[Model], attname: str, value: Any) -> Any:
+    """A value of `model`'s field `attname` read by plain SQL, converted as the ORM would."""
+    column, converters = _field_converters(model, attname, connection.vendor)
+    for converter in converters:
+        value = converter(value, column, connection)
+    return value
 
 
 @cache

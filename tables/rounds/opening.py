@@ -106,23 +106,37 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> R
         for seat in request.seats
         if isinstance(seat.bets, UthBets) and seat.bets.progressive_cents
     )
-    taken = None
-    if pool is not None and stakes:
-        taken = movements.take_stakes(
-            pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=pool.stake_cents, now=now
+
+    def entry(taken: movements.StakesTaken | None) -> movements.Entry:
+        meter = taken.meter if taken else pool_meter(pool_id=pool.pk) if pool else None
+        answer = answers.opened(table=table, request=request, now=now, stakes=taken, meter=meter)
+        payload = answers.opened_event(
+            table=table, round_pk=round_pk, request=request, stakes=taken, terms=terms
         )
-    meter = taken.meter if taken else pool_meter(pool_id=pool.pk) if pool else None
-    answer = answers.opened(table=table, request=request, now=now, stakes=taken, meter=meter)
+        return movements.Entry(payload, store.answered(round_pk, {"open_response": answer}), answer)
+
+    if pool is not None and stakes:
+        # Built before the pool row is taken, written with it (movements.take_stakes_recorded).
+        _taken, built = movements.take_stakes_recorded(
+            pool=pool,
+            round_pk=round_pk,
+            stakes=stakes,
+            stake_cents=pool.stake_cents,
+            now=now,
+            chain=slot,
+            kind="round.opened",
+            actor=actor,
+            entry=entry,
+        )
+        return RoundOpened(built.answer)
+    built = entry(None)
     ledger.record(
         chain=slot,
         kind="round.opened",
         actor=actor,
         pool_id=table.pool_id,
         occurred_at=now,
-        postings=taken.postings if taken else (),
-        payload=answers.opened_event(
-            table=table, round_pk=round_pk, request=request, stakes=taken, terms=terms
-        ),
-        also=store.answered(round_pk, {"open_response": answer}),
+        payload=built.payload,
+        also=built.also,
     )
-    return RoundOpened(answer)
+    return RoundOpened(built.answer)

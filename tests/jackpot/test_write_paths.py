@@ -137,3 +137,74 @@ def test_the_one_statement_and_the_portable_path_write_the_same_rows(
     assert len(one_statement["transfers"]) == 29  # the void gives back both parts of its reset
     assert portable == one_statement
     assert_journal_ok()
+
+
+def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_rows(
+    django_user_model, monkeypatch
+):
+    """A round's open writes its event in the statement that takes the pool row when the
+    counters it read just before still hold (jackpot.movements.take_stakes_recorded), and after
+    that statement when another table moved them in between: the same rows either way."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from jackpot import meter
+
+    users = [django_user_model.objects.create(username=name) for name in ("ann", "bob")]
+    for user in users:
+        grant_roles(user, role_group("supervisor"))
+    with CaptureQueriesContext(connection) as led:
+        in_the_lead = _rows(*_play(users))
+    leading = [q["sql"] for q in led.captured_queries if q["sql"].startswith("WITH lead AS")]
+    assert len(leading) == 4  # each open, its event written by the pool's own statement
+
+    expected = meter.expected_stakes
+
+    def another_table_moved_it(**kwargs: Any) -> tuple[int, ...] | None:
+        # As if another table's stakes committed between the read and the UPDATE.
+        found = expected(**kwargs)
+        return None if found is None else (found[0] + 1, *found[1:])
+
+    monkeypatch.setattr(meter, "expected_stakes", another_table_moved_it)
+    with CaptureQueriesContext(connection) as missed:
+        after_it = _rows(*_play(users))
+    written = [
+        q["sql"] for q in missed.captured_queries if "INSERT INTO jackpot_auditevent" in q["sql"]
+    ]
+    assert sum(sql.startswith("WITH event AS") for sql in written) >= 4  # recorded after the lead
+
+    assert after_it == in_the_lead
+    assert_journal_ok()
+
+
+def test_a_pool_suspended_between_the_read_and_the_update_refuses_the_round_whole(monkeypatch):
+    """Given the counters read while the pool was active, when it is suspended before the
+    statement that takes its row, then that statement writes nothing (its UPDATE finds no
+    active pool, so no event either) and the open is the 409 a suspended pool gives."""
+    from django.utils import timezone
+
+    from jackpot import meter
+    from jackpot.models import Pool
+    from tables.models import Round
+
+    floor = make_floor()
+    expected = meter.expected_stakes
+
+    def then_suspended(**kwargs: Any) -> tuple[int, ...] | None:
+        found = expected(**kwargs)
+        Pool.objects.filter(pk=floor.pool_id).update(
+            status="suspended", status_reason="fault", status_since=timezone.now()
+        )
+        return found
+
+    events, transfers = AuditEvent.objects.count(), Transfer.objects.count()
+    counters = Pool.objects.values_list("meter_units", "reserve_units").get(pk=floor.pool_id)
+    monkeypatch.setattr(meter, "expected_stakes", then_suspended)
+    refused = floor.uth[0].post("/rounds", {"round_id": "r1", "seats": [uth_seat(1)]})
+
+    assert refused.status_code == 409, refused.json()
+    assert refused.json()["error"]["code"] == "pool_suspended"
+    assert not Round.objects.filter(round_id="r1").exists()
+    assert (AuditEvent.objects.count(), Transfer.objects.count()) == (events, transfers)
+    after = Pool.objects.values_list("meter_units", "reserve_units").get(pk=floor.pool_id)
+    assert after == counters
