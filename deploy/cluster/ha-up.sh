@@ -138,7 +138,7 @@ roles = sorted((m["role"], m["state"]) for m in members)
 sys.exit(0 if roles == [("leader", "running"), ("sync_standby", "running")] else 1)
 PY
 }
-wait_until 120 "the Patroni pair (a leader and its synchronous standby)" pair_ready
+wait_until "${READY_SECONDS:-120}" "the Patroni pair (a leader and its synchronous standby)" pair_ready
 
 # --- HAProxy: the primary's address and the standby's -----------------------------------------
 primary_servers=""

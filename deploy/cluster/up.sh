@@ -63,6 +63,9 @@ TERMINAL_WORKERS=${TERMINAL_WORKERS:-2}
 # The CPU goes to the terminals first: the other instances, the worker and beat run at this
 # niceness (0 to share it evenly), the terminals' at 0 (jackpot-terminals@.service's CPUWeight).
 STAFF_NICE=${STAFF_NICE:-10}
+# How long a started process may take to answer (a gunicorn instance's start-up self-check, the
+# Patroni pair's first election) before this gives up: longer on a machine busy with other work.
+READY_SECONDS=${READY_SECONDS:-120}
 WORKER_CONCURRENCY=${WORKER_CONCURRENCY:-2}
 CLUSTER_ALLOWED_HOSTS=${CLUSTER_ALLOWED_HOSTS:-127.0.0.1,localhost,jackpot.club.internal}
 VENV=${VENV:-$ROOT/.venv}
@@ -82,7 +85,7 @@ deploy/dev/ensure-packages.sh
 # the standby (DATABASE_REPLICA_URL, for the staff's instances and the worker only).
 HA=${HA:-0}
 if [ "$HA" = 1 ]; then
-    CLUSTER_DIR=$CLUSTER_DIR deploy/cluster/ha-up.sh
+    CLUSTER_DIR=$CLUSTER_DIR READY_SECONDS=$READY_SECONDS deploy/cluster/ha-up.sh
     # shellcheck disable=SC1091
     . "$CLUSTER_DIR/ha/ha.env"
 else
@@ -399,7 +402,7 @@ else
 fi
 
 for port in $TERMINAL_PORTS $WEB_PORTS; do
-    wait_until 120 "gunicorn on $port" healthy "$port"
+    wait_until "$READY_SECONDS" "gunicorn on $port" healthy "$port"
 done
 public_port=${PUBLIC_LISTEN##*:}
 public_host=${PUBLIC_LISTEN%:*}

@@ -467,8 +467,22 @@ def burst(
 # --- the books, from outside ---------------------------------------------------------------------
 
 
+#: How long the books' reader tries to reach the database after a drill: a proxy in front of it
+#: (HAProxy after a switchover) may not send connections to the new primary yet.
+BOOKS_REACHABLE_WITHIN_S = 60.0
+
+
 def _rows(database_url: str, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-    with psycopg.connect(database_url, autocommit=True) as connection:
+    deadline = time.monotonic() + BOOKS_REACHABLE_WITHIN_S
+    while True:
+        try:
+            connection = psycopg.connect(database_url, autocommit=True)
+            break
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    with connection:
         return connection.execute(sql, list(params)).fetchall()
 
 
