@@ -123,7 +123,7 @@ from tables.bodies.round_requests import parse_open, parse_result
 from tables.models import Game, Round, RoundState, Table, Terminal
 from tables.rounds import RoundOpened, RoundSettled, round_open, round_settle
 from tables.services import table_create, terminal_token_issue
-from tables.simulation.deals import ANTES_CENTS, TRIPS_CENTS, RoundPlan, SeatBets, deal_fair
+from tables.simulation.deals import ANTES_CENTS, TRIPS_CENTS, PlacedBets, RoundPlan, deal_fair
 
 # --- what is timed: one place, so a faster sibling replaces an entry -----------------------------
 
@@ -254,7 +254,7 @@ def _plan(floor: Floor, number: int) -> RoundPlan:
     rng = random.Random(f"aging:{floor.seed}:{number}")
     stake = floor.pool.stake_cents
     seats = tuple(
-        SeatBets(seat, rng.choice(ANTES_CENTS), rng.choice(TRIPS_CENTS), stake) for seat in SEATS
+        PlacedBets(seat, rng.choice(ANTES_CENTS), rng.choice(TRIPS_CENTS), stake) for seat in SEATS
     )
     return RoundPlan(f"a{number}", seats, deal_fair(rng, len(seats)))
 

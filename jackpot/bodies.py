@@ -417,7 +417,7 @@ class ProgressivePaytable(Body):
     envy_cents: Cents
 
 
-def progressive_paytable_of(table: rules.ProgressivePaytable) -> ProgressivePaytable:
+def progressive_paytable_of(table: rules.ProgressiveSchedule) -> ProgressivePaytable:
     """The engine's progressive table as the wire shows it, best award first: the jackpot royal
     with its share of the meter and `amount_cents: null`, the others a fixed amount."""
     line = ProgressiveAwardLine.model_construct

@@ -43,7 +43,7 @@ class Split:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
+class JackpotTaken:
     """A jackpot hit: the whole meter (whole cents) is won, then the meter resets to the seed."""
 
     amount_cents: int
@@ -173,7 +173,7 @@ class ZeroJackpot(RuntimeError):
     """
 
 
-def take_jackpot(*, pool_id: int, now: datetime) -> Hit:
+def take_jackpot(*, pool_id: int, now: datetime) -> JackpotTaken:
     """Win the whole meter (in whole cents) and reset it to the seed from the reserve.
 
     The sub-cent remainder stays in the meter. Where the reserve holds less than the seed, the
@@ -198,7 +198,7 @@ def take_jackpot(*, pool_id: int, now: datetime) -> Hit:
         " WHERE id = %s RETURNING meter_units, meter_version, hit_count",
         [amount_cents * U, seed_cents * U, from_reserve * U, now, pool_id],
     )
-    return Hit(
+    return JackpotTaken(
         amount_cents=amount_cents,
         reset_from_reserve_cents=from_reserve,
         reset_from_house_cents=from_house,

@@ -57,7 +57,7 @@ from jackpot.models import (
     TransferCode,
 )
 from tables.rules.paytables import CURRENT, PaytableSet, get_progressive_paytable
-from tables.rules.progressive import ENVY, ProgressiveAward, RoundAward, fixed_award_cents
+from tables.rules.progressive import ENVY, OwedAward, ProgressiveAward, fixed_award_cents
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,7 +339,7 @@ class AwardsGranted:
 
 
 def grant_awards(
-    *, pool: Pool, terms: Terms, round_pk: int, owed: Sequence[RoundAward], now: datetime
+    *, pool: Pool, terms: Terms, round_pk: int, owed: Sequence[OwedAward], now: datetime
 ) -> AwardsGranted:
     """Create the awards a round owes (`tables.rules.progressive.round_awards`), winning the
     jackpot for a royal: each fixed award and envy from the round's `terms` (its paytable,
@@ -352,7 +352,7 @@ def grant_awards(
     paytable = paytables(terms).progressive
     numbers = iter(meter.next_award_numbers(pool_id=pool.pk, count=len(owed)))
     awards: list[Award] = []
-    hit: meter.Hit | None = None
+    hit: meter.JackpotTaken | None = None
     for item in owed:
         jackpot = item.kind == ProgressiveAward.ROYAL_FLUSH
         if jackpot:

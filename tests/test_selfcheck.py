@@ -166,7 +166,7 @@ def test_the_checksum_changes_with_what_decides_money(monkeypatch):
     assert approved() == before
     # A box's odds
     blind = paytables.UTH_BLIND_2026_1
-    odds = {**blind.odds, paytables.Category.FLUSH: paytables.Odds(2)}
+    odds = {**blind.odds, paytables.Category.FLUSH: paytables.Payout(2)}
     changed = {**paytables.PAYTABLES, blind.version: replace(blind, odds=odds)}
     monkeypatch.setattr(configuration, "PAYTABLES", MappingProxyType(changed))
     assert approved() != before

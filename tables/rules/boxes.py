@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from tables.rules.errors import RulesError
-from tables.rules.paytables import Odds
+from tables.rules.paytables import Payout
 
 __all__ = ["MAX_BET_CENTS", "Box", "BoxName", "Outcome", "Settled", "check_stake_cents"]
 
@@ -63,7 +63,7 @@ class Box:
         return self.stake_cents + self.net_cents
 
     @classmethod
-    def win(cls, name: BoxName, stake_cents: int, odds: Odds) -> Box:
+    def win(cls, name: BoxName, stake_cents: int, odds: Payout) -> Box:
         return cls(name, stake_cents, odds.win_cents(stake_cents))
 
     @classmethod

@@ -53,7 +53,7 @@ from tables.rules.paytables import (
     PAYTABLES,
     PROGRESSIVE_PAYTABLES,
     Paytable,
-    ProgressivePaytable,
+    ProgressiveSchedule,
 )
 from tables.rules.progressive import (
     AWARD_DEALS,
@@ -70,8 +70,8 @@ __all__ = [
     "STUD_BONUS_BEATEN",
     "STUD_BONUS_PAIRS",
     "TRIPS_SEVEN_CARD_COUNTS",
-    "ParLine",
     "ParSheet",
+    "SheetLine",
     "par_sheets",
     "percent",
     "progressive_sheet",
@@ -110,7 +110,7 @@ _BONUS_CATEGORIES = tuple(c for c in Category if c >= Category.FLUSH)
 
 
 @dataclass(frozen=True, slots=True)
-class ParLine:
+class SheetLine:
     """One award kind of a sheet.
 
     ``combinations`` of ``out_of`` equally likely outcomes win it (``probability`` is their
@@ -144,7 +144,7 @@ class ParSheet:
 
     game: str
     paytable_version: str
-    lines: tuple[ParLine, ...]
+    lines: tuple[SheetLine, ...]
     rtp: Fraction
     house_edge: Fraction
     rtp_percent: str
@@ -174,7 +174,7 @@ def _sheet(
     contributions = [Fraction(n, d) * payout for _, n, d, _, _, payout, _ in rows]
     rtp = sum(contributions, start=Fraction(0))
     lines = tuple(
-        ParLine(
+        SheetLine(
             kind=kind,
             combinations=n,
             out_of=d,
@@ -205,7 +205,7 @@ def _euros(cents: int) -> str:
 
 
 def progressive_sheet(
-    paytable: ProgressivePaytable,
+    paytable: ProgressiveSchedule,
     *,
     jackpot_cents: int,
     other_bettors: int,

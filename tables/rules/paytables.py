@@ -11,10 +11,10 @@ engine's.
 
 Invariants:
 
-- Money is integer euro cents; no float is ever involved. ``Odds(n, d)`` pays ``n:d`` ("to 1" when
+- Money is integer euro cents; no float is ever involved. ``Payout(n, d)`` pays ``n:d`` ("to 1" when
   ``d == 1``): the win on a stake is ``stake_cents * n // d``, i.e. rounded DOWN to the cent
   (3:2 on 125 cents pays 187).
-- Odds are positive and in lowest terms, so their text (``"3:2"``) is unique and stable.
+- Payouts are positive and in lowest terms, so their text (``"3:2"``) is unique and stable.
 - Every table is immutable (frozen dataclasses, read-only mappings) and keyed by ``version``.
 """
 
@@ -32,22 +32,22 @@ __all__ = [
     "CURRENT",
     "PAYTABLES",
     "PROGRESSIVE_PAYTABLES",
-    "Odds",
+    "Payout",
     "Paytable",
     "PaytableSet",
-    "ProgressivePaytable",
+    "ProgressiveSchedule",
     "get_paytable",
     "get_progressive_paytable",
 ]
 
 
 @dataclass(frozen=True, slots=True)
-class Odds:
-    """A payout of ``numerator:denominator``; ``Odds(3, 2).win_cents(125) == 187`` (rounded down).
+class Payout:
+    """A payout of ``numerator:denominator``; ``Payout(3, 2).win_cents(125) == 187`` (rounded down).
 
-    >>> str(Odds(3, 2)), str(Odds(500))
+    >>> str(Payout(3, 2)), str(Payout(500))
     ('3:2', '500:1')
-    >>> Odds(3, 2).win_cents(125)
+    >>> Payout(3, 2).win_cents(125)
     187
     """
 
@@ -75,25 +75,25 @@ class Odds:
 class Paytable:
     """One box's table: ``name`` says which box (``'uth_blind'``...), ``version`` which edition.
 
-    ``odds`` maps the categories that pay to their :class:`Odds`; a category absent from it does
+    ``odds`` maps the categories that pay to their :class:`Payout`; a category absent from it does
     not pay. The mapping is copied into a read-only, weakest-first mapping at construction.
     """
 
     name: str
     version: str
-    odds: Mapping[Category, Odds]
+    odds: Mapping[Category, Payout]
 
     def __post_init__(self) -> None:
         ordered = dict(sorted(self.odds.items(), key=lambda item: item[0]))
         object.__setattr__(self, "odds", MappingProxyType(ordered))
 
-    def pays(self, category: Category) -> Odds | None:
+    def pays(self, category: Category) -> Payout | None:
         """The odds for ``category``, or ``None`` when that category does not pay."""
         return self.odds.get(category)
 
 
 @dataclass(frozen=True, slots=True)
-class ProgressivePaytable:
+class ProgressiveSchedule:
     """The progressive's awards: a share of the meter for a jackpot royal, fixed cents otherwise.
 
     ``jackpot_percent_bp`` is the share of the meter paid for a royal flush using at least one
@@ -127,7 +127,7 @@ class ProgressivePaytable:
         return meter_cents * self.jackpot_percent_bp // 10_000
 
 
-def _table(name: str, version: str, odds: Mapping[Category, Odds]) -> Paytable:
+def _table(name: str, version: str, odds: Mapping[Category, Payout]) -> Paytable:
     return Paytable(name=name, version=version, odds=odds)
 
 
@@ -135,54 +135,54 @@ UTH_BLIND_2026_1 = _table(
     "uth_blind",
     "uth-blind/2026-1",
     {
-        Category.STRAIGHT: Odds(1),
-        Category.FLUSH: Odds(3, 2),
-        Category.FULL_HOUSE: Odds(3),
-        Category.FOUR_OF_A_KIND: Odds(10),
-        Category.STRAIGHT_FLUSH: Odds(50),
-        Category.ROYAL_FLUSH: Odds(500),
+        Category.STRAIGHT: Payout(1),
+        Category.FLUSH: Payout(3, 2),
+        Category.FULL_HOUSE: Payout(3),
+        Category.FOUR_OF_A_KIND: Payout(10),
+        Category.STRAIGHT_FLUSH: Payout(50),
+        Category.ROYAL_FLUSH: Payout(500),
     },
 )
 UTH_TRIPS_2026_1 = _table(
     "uth_trips",
     "uth-trips/2026-1",
     {
-        Category.THREE_OF_A_KIND: Odds(3),
-        Category.STRAIGHT: Odds(4),
-        Category.FLUSH: Odds(7),
-        Category.FULL_HOUSE: Odds(8),
-        Category.FOUR_OF_A_KIND: Odds(30),
-        Category.STRAIGHT_FLUSH: Odds(40),
-        Category.ROYAL_FLUSH: Odds(50),
+        Category.THREE_OF_A_KIND: Payout(3),
+        Category.STRAIGHT: Payout(4),
+        Category.FLUSH: Payout(7),
+        Category.FULL_HOUSE: Payout(8),
+        Category.FOUR_OF_A_KIND: Payout(30),
+        Category.STRAIGHT_FLUSH: Payout(40),
+        Category.ROYAL_FLUSH: Payout(50),
     },
 )
 STUD_RAISE_2026_1 = _table(
     "stud_raise",
     "stud-raise/2026-1",
     {
-        Category.PAIR: Odds(1),
-        Category.TWO_PAIR: Odds(2),
-        Category.THREE_OF_A_KIND: Odds(3),
-        Category.STRAIGHT: Odds(4),
-        Category.FLUSH: Odds(5),
-        Category.FULL_HOUSE: Odds(7),
-        Category.FOUR_OF_A_KIND: Odds(20),
-        Category.STRAIGHT_FLUSH: Odds(50),
-        Category.ROYAL_FLUSH: Odds(100),
+        Category.PAIR: Payout(1),
+        Category.TWO_PAIR: Payout(2),
+        Category.THREE_OF_A_KIND: Payout(3),
+        Category.STRAIGHT: Payout(4),
+        Category.FLUSH: Payout(5),
+        Category.FULL_HOUSE: Payout(7),
+        Category.FOUR_OF_A_KIND: Payout(20),
+        Category.STRAIGHT_FLUSH: Payout(50),
+        Category.ROYAL_FLUSH: Payout(100),
     },
 )
 STUD_BONUS_2026_1 = _table(
     "stud_bonus",
     "stud-bonus/2026-1",
     {
-        Category.FLUSH: Odds(100),
-        Category.FULL_HOUSE: Odds(150),
-        Category.FOUR_OF_A_KIND: Odds(1000),
-        Category.STRAIGHT_FLUSH: Odds(2000),
-        Category.ROYAL_FLUSH: Odds(5000),
+        Category.FLUSH: Payout(100),
+        Category.FULL_HOUSE: Payout(150),
+        Category.FOUR_OF_A_KIND: Payout(1000),
+        Category.STRAIGHT_FLUSH: Payout(2000),
+        Category.ROYAL_FLUSH: Payout(5000),
     },
 )
-PROGRESSIVE_2026_1 = ProgressivePaytable(version="uth-progressive/2026-1")
+PROGRESSIVE_2026_1 = ProgressiveSchedule(version="uth-progressive/2026-1")
 
 #: Every published box paytable, by version. Append new versions; never edit or remove one.
 PAYTABLES: Mapping[str, Paytable] = MappingProxyType(
@@ -192,7 +192,7 @@ PAYTABLES: Mapping[str, Paytable] = MappingProxyType(
     }
 )
 #: Every published progressive paytable, by version (a pool stores one of these keys).
-PROGRESSIVE_PAYTABLES: Mapping[str, ProgressivePaytable] = MappingProxyType(
+PROGRESSIVE_PAYTABLES: Mapping[str, ProgressiveSchedule] = MappingProxyType(
     {PROGRESSIVE_2026_1.version: PROGRESSIVE_2026_1}
 )
 
@@ -221,7 +221,7 @@ class PaytableSet:
     uth_trips: Paytable = UTH_TRIPS_2026_1
     stud_raise: Paytable = STUD_RAISE_2026_1
     stud_bonus: Paytable = STUD_BONUS_2026_1
-    progressive: ProgressivePaytable = PROGRESSIVE_2026_1
+    progressive: ProgressiveSchedule = PROGRESSIVE_2026_1
 
     def __post_init__(self) -> None:
         for box, required in _REQUIRED_CATEGORIES.items():
@@ -253,7 +253,7 @@ def get_paytable(version: str, *, param: str = "paytable") -> Paytable:
     """The published box paytable ``version``; unknown -> ``RulesError('invalid_parameter')``.
 
     >>> get_paytable("uth-blind/2026-1").pays(Category.FLUSH)
-    Odds(numerator=3, denominator=2)
+    Payout(numerator=3, denominator=2)
     """
     try:
         return PAYTABLES[version]
@@ -265,7 +265,7 @@ def get_paytable(version: str, *, param: str = "paytable") -> Paytable:
         ) from None
 
 
-def get_progressive_paytable(version: str, *, param: str = "paytable") -> ProgressivePaytable:
+def get_progressive_paytable(version: str, *, param: str = "paytable") -> ProgressiveSchedule:
     """The published progressive paytable ``version`` (as a pool stores it); unknown -> error."""
     try:
         return PROGRESSIVE_PAYTABLES[version]

@@ -36,16 +36,16 @@ from typing import Literal
 from tables.rules.cards import Card, ensure_distinct
 from tables.rules.errors import RulesError
 from tables.rules.hands import Category, HandValue, evaluate
-from tables.rules.paytables import ProgressivePaytable
+from tables.rules.paytables import ProgressiveSchedule
 
 __all__ = [
     "AWARD_DEALS",
     "ENVY",
     "SEVEN_CARD_COUNTS",
     "TOTAL_DEALS",
+    "OwedAward",
     "ProgressiveAward",
     "ProgressiveReturn",
-    "RoundAward",
     "award_of",
     "envy_seats",
     "fixed_award_cents",
@@ -109,7 +109,7 @@ def progressive_award(*, hole: Sequence[Card], board: Sequence[Card]) -> Progres
     return award_of(evaluate([*hole, *board]), board)
 
 
-def fixed_award_cents(award: ProgressiveAward, paytable: ProgressivePaytable) -> int | None:
+def fixed_award_cents(award: ProgressiveAward, paytable: ProgressiveSchedule) -> int | None:
     """The house-paid amount of ``award``; ``None`` for the jackpot royal (its amount is the meter).
 
     ``ProgressiveAward.NONE`` is worth 0.
@@ -163,14 +163,14 @@ ENVY: Literal["envy"] = "envy"
 
 
 @dataclass(frozen=True, slots=True)
-class RoundAward:
+class OwedAward:
     """One award a round owes: a seat's own best award (never ``NONE``) or its envy."""
 
     seat: int
     kind: ProgressiveAward | Literal["envy"]
 
 
-def round_awards(best: Mapping[int, ProgressiveAward]) -> tuple[RoundAward, ...]:
+def round_awards(best: Mapping[int, ProgressiveAward]) -> tuple[OwedAward, ...]:
     """Every award of a round, given each bettor's best award (``best`` has one entry per seat
     with a progressive stake): seats in ascending order, each seat's own award before its envy.
 
@@ -180,12 +180,12 @@ def round_awards(best: Mapping[int, ProgressiveAward]) -> tuple[RoundAward, ...]
     [(1, 'full_house'), (1, 'envy'), (3, 'royal_flush'), (5, 'envy')]
     """
     envy = envy_seats(best, best)
-    owed: list[RoundAward] = []
+    owed: list[OwedAward] = []
     for seat in sorted(best):
         if best[seat] != ProgressiveAward.NONE:
-            owed.append(RoundAward(seat, best[seat]))
+            owed.append(OwedAward(seat, best[seat]))
         if seat in envy:
-            owed.append(RoundAward(seat, ENVY))
+            owed.append(OwedAward(seat, ENVY))
     return tuple(owed)
 
 
@@ -286,7 +286,7 @@ def _require_int(value: object, *, param: str, low: int, high: int | None = None
 
 
 def _expected_fixed_cents(
-    paytable: ProgressivePaytable, other_bettors: int
+    paytable: ProgressiveSchedule, other_bettors: int
 ) -> tuple[Fraction, Fraction]:
     """Expected fixed awards + envy per stake, and the probability of being paid envy."""
     fixed = sum(
@@ -307,7 +307,7 @@ def progressive_return(
     *,
     jackpot_cents: int,
     other_bettors: int,
-    paytable: ProgressivePaytable,
+    paytable: ProgressiveSchedule,
     stake_cents: int = 500,
 ) -> ProgressiveReturn:
     """The exact return of a progressive stake when the meter shows ``jackpot_cents``.
@@ -317,7 +317,7 @@ def progressive_return(
     negative meter, ``other_bettors`` outside 0..6 or a stake below 1 cent.
 
     >>> r = progressive_return(jackpot_cents=0, other_bettors=0,
-    ...                        paytable=ProgressivePaytable(version="x"))
+    ...                        paytable=ProgressiveSchedule(version="x"))
     >>> r.break_even_jackpot_cents is not None and r.rtp < 1
     True
     """
@@ -352,7 +352,7 @@ def progressive_return(
 
 
 def _break_even(
-    paytable: ProgressivePaytable, fixed: Fraction, p_jackpot: Fraction, stake_cents: int
+    paytable: ProgressiveSchedule, fixed: Fraction, p_jackpot: Fraction, stake_cents: int
 ) -> int | None:
     """Smallest meter m with fixed + p_jackpot * jackpot_award_cents(m) >= stake, or None.
 

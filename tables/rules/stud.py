@@ -44,7 +44,7 @@ from tables.rules.boxes import Box, BoxName, Outcome, Settled, check_stake_cents
 from tables.rules.cards import Card, Rank, ensure_distinct
 from tables.rules.errors import RulesError
 from tables.rules.hands import Category, HandValue, evaluate
-from tables.rules.paytables import CURRENT, Odds, PaytableSet
+from tables.rules.paytables import CURRENT, Payout, PaytableSet
 
 __all__ = [
     "Box",
@@ -58,7 +58,7 @@ __all__ = [
     "settle_stud",
 ]
 
-_EVEN_MONEY = Odds(1)
+_EVEN_MONEY = Payout(1)
 _RAISE_MULTIPLE = 2
 
 

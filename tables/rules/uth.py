@@ -45,7 +45,7 @@ from tables.rules.boxes import Box, BoxName, Outcome, Settled, check_stake_cents
 from tables.rules.cards import Card, ensure_distinct
 from tables.rules.errors import RulesError
 from tables.rules.hands import Category, HandValue, evaluate
-from tables.rules.paytables import CURRENT, Odds, PaytableSet
+from tables.rules.paytables import CURRENT, Payout, PaytableSet
 from tables.rules.progressive import ProgressiveAward, award_of, fixed_award_cents
 
 __all__ = [
@@ -53,7 +53,7 @@ __all__ = [
     "Box",
     "BoxName",
     "Outcome",
-    "ProgressiveResult",
+    "SeatProgressive",
     "Street",
     "UthAction",
     "UthBets",
@@ -65,7 +65,7 @@ __all__ = [
 #: The pool's progressive stake unless the caller says otherwise: EUR 5.
 DEFAULT_PROGRESSIVE_STAKE_CENTS = 500
 
-_EVEN_MONEY = Odds(1)
+_EVEN_MONEY = Payout(1)
 
 
 class UthAction(StrEnum):
@@ -235,7 +235,7 @@ def _check_progressive(progressive_cents: int, stake_cents: int, param: str) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class ProgressiveResult:
+class SeatProgressive:
     """The seat's progressive: its stake, best award and the award's fixed amount in cents.
 
     ``fixed_cents`` is ``None`` for the jackpot royal (its amount is the meter at the hit) and 0
@@ -257,7 +257,7 @@ class UthSettlement(Settled):
     dealer_qualifies: bool
     outcome: Outcome
     boxes: tuple[Box, ...]
-    progressive: ProgressiveResult | None
+    progressive: SeatProgressive | None
     net_cents: int
 
 
@@ -356,7 +356,7 @@ def settle_uth(
     progressive = None
     if bets.progressive_cents > 0:
         award = award_of(player_hand, board)
-        progressive = ProgressiveResult(
+        progressive = SeatProgressive(
             stake_cents=bets.progressive_cents,
             award=award,
             fixed_cents=fixed_award_cents(award, paytables.progressive),

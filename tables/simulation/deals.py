@@ -35,7 +35,7 @@ PROGRESSIVE_SHARE = 0.80  # of seats staking the progressive
 
 
 @dataclass(frozen=True, slots=True)
-class SeatBets:
+class PlacedBets:
     """One occupied seat's locked bets, in cents (the Blind equals the Ante)."""
 
     seat: int
@@ -67,7 +67,7 @@ class RoundPlan:
     """A round as a terminal posts it: the open's bets, then the result's cards and decisions."""
 
     round_id: str
-    seats: tuple[SeatBets, ...]
+    seats: tuple[PlacedBets, ...]
     deal: Deal
 
     def open_body(self) -> dict[str, Any]:
@@ -89,12 +89,12 @@ class RoundPlan:
         }
 
 
-def place_bets(rng: random.Random, stake_cents: int) -> tuple[SeatBets, ...]:
+def place_bets(rng: random.Random, stake_cents: int) -> tuple[PlacedBets, ...]:
     """The occupied seats of a round and their bets, in seat order."""
     counts = list(OCCUPIED_SEATS_WEIGHTS)
     occupied = rng.choices(counts, weights=[OCCUPIED_SEATS_WEIGHTS[n] for n in counts])[0]
     return tuple(
-        SeatBets(
+        PlacedBets(
             seat=seat,
             ante_cents=rng.choice(ANTES_CENTS),
             trips_cents=rng.choice(TRIPS_CENTS) if rng.random() < TRIPS_SHARE else 0,
@@ -149,5 +149,8 @@ def plan_round(
     royal_seat = rng.choice(bettors) if bettors else 0
     if not bettors:
         first = seats[0]
-        seats = (SeatBets(first.seat, first.ante_cents, first.trips_cents, stake_cents), *seats[1:])
+        seats = (
+            PlacedBets(first.seat, first.ante_cents, first.trips_cents, stake_cents),
+            *seats[1:],
+        )
     return RoundPlan(round_id, seats, deal_royal(rng, len(seats), royal_seat))

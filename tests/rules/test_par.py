@@ -36,9 +36,9 @@ from tables.rules.par import (
 from tables.rules.paytables import (
     CURRENT,
     PAYTABLES,
-    Odds,
+    Payout,
     Paytable,
-    ProgressivePaytable,
+    ProgressiveSchedule,
 )
 from tables.rules.progressive import ProgressiveAward, progressive_return
 
@@ -130,7 +130,7 @@ def test_progressive_sheet_agrees_with_progressive_return(jackpot_cents, other_b
 
 
 def test_progressive_sheet_pays_the_paytables_amounts():
-    table = ProgressivePaytable(
+    table = ProgressiveSchedule(
         version="test/half", jackpot_percent_bp=5_050, envy_cents=10_000, full_house_cents=0
     )
     by_kind = lines(progressive_sheet(table, jackpot_cents=1_000_001, other_bettors=2))
@@ -182,7 +182,7 @@ def test_trips_return_is_the_known_figure():
 
 def test_fractional_odds_return_stake_plus_win():
     odds = dict(CURRENT.uth_trips.odds)
-    odds[Category.THREE_OF_A_KIND] = Odds(5, 2)
+    odds[Category.THREE_OF_A_KIND] = Payout(5, 2)
     table = Paytable(name="uth_trips", version="test/trips", odds=odds)
     assert lines(trips_sheet(table))["three_of_a_kind"].rtp_contribution == Fraction(
         6_461_620, comb(52, 7)

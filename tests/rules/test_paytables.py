@@ -16,10 +16,10 @@ from tables.rules.paytables import (
     CURRENT,
     PAYTABLES,
     PROGRESSIVE_PAYTABLES,
-    Odds,
+    Payout,
     Paytable,
     PaytableSet,
-    ProgressivePaytable,
+    ProgressiveSchedule,
     get_paytable,
     get_progressive_paytable,
 )
@@ -95,26 +95,26 @@ def test_progressive_table_is_domain_md() -> None:
 @pytest.mark.parametrize(
     ("odds", "stake", "win"),
     [
-        (Odds(3, 2), 125, 187),  # 187.5 rounded down
-        (Odds(3, 2), 1, 1),  # 1.5 -> 1
-        (Odds(3, 2), 100, 150),
-        (Odds(1), 7, 7),
-        (Odds(500), 100, 50_000),
-        (Odds(3, 2), MAX_BET_CENTS + 1, 15_000_001),  # big ints stay exact
+        (Payout(3, 2), 125, 187),  # 187.5 rounded down
+        (Payout(3, 2), 1, 1),  # 1.5 -> 1
+        (Payout(3, 2), 100, 150),
+        (Payout(1), 7, 7),
+        (Payout(500), 100, 50_000),
+        (Payout(3, 2), MAX_BET_CENTS + 1, 15_000_001),  # big ints stay exact
     ],
 )
-def test_odds_win_is_rounded_down_to_the_cent(odds: Odds, stake: int, win: int) -> None:
+def test_odds_win_is_rounded_down_to_the_cent(odds: Payout, stake: int, win: int) -> None:
     assert odds.win_cents(stake) == win
 
 
 def test_odds_render_as_n_colon_d() -> None:
-    assert [str(Odds(3, 2)), str(Odds(1)), str(Odds(5000))] == ["3:2", "1:1", "5000:1"]
+    assert [str(Payout(3, 2)), str(Payout(1)), str(Payout(5000))] == ["3:2", "1:1", "5000:1"]
 
 
 @pytest.mark.parametrize(("n", "d"), [(6, 4), (0, 1), (1, 0), (-1, 1), (True, 1), (1.5, 1)])
 def test_odds_refuse_non_positive_non_int_or_unreduced_terms(n: object, d: object) -> None:
     with pytest.raises(ValueError, match="odds"):
-        Odds(n, d)  # type: ignore[arg-type]
+        Payout(n, d)  # type: ignore[arg-type]
 
 
 # --- registry, versions, immutability ---------------------------------------------------------
@@ -152,7 +152,7 @@ def test_unknown_version_is_an_invalid_parameter() -> None:
 
 def test_tables_are_immutable() -> None:
     with pytest.raises(TypeError):
-        CURRENT.uth_blind.odds[Category.PAIR] = Odds(1)  # type: ignore[index]
+        CURRENT.uth_blind.odds[Category.PAIR] = Payout(1)  # type: ignore[index]
     with pytest.raises(FrozenInstanceError):
         CURRENT.progressive.envy_cents = 1  # type: ignore[misc]
     with pytest.raises(TypeError):
@@ -160,9 +160,9 @@ def test_tables_are_immutable() -> None:
 
 
 def test_a_table_copy_does_not_follow_later_edits_of_its_source_dict() -> None:
-    source = {Category.STRAIGHT: Odds(1)}
+    source = {Category.STRAIGHT: Payout(1)}
     table = Paytable("x", "x/1", source)
-    source[Category.FLUSH] = Odds(2)
+    source[Category.FLUSH] = Payout(2)
     assert list(table.odds) == [Category.STRAIGHT]
 
 
@@ -172,20 +172,20 @@ def test_paytable_set_refuses_a_table_in_the_wrong_slot() -> None:
 
 
 def test_paytable_set_refuses_a_blind_table_paying_below_a_straight() -> None:
-    odds = {**CURRENT.uth_blind.odds, Category.PAIR: Odds(1)}
+    odds = {**CURRENT.uth_blind.odds, Category.PAIR: Payout(1)}
     with pytest.raises(ValueError, match="must pay on exactly"):
         PaytableSet(uth_blind=Paytable("uth_blind", "uth-blind/test", odds))
 
 
 def test_progressive_table_refuses_bad_amounts() -> None:
     with pytest.raises(ValueError, match="jackpot_percent_bp"):
-        ProgressivePaytable(version="x", jackpot_percent_bp=10_001)
+        ProgressiveSchedule(version="x", jackpot_percent_bp=10_001)
     with pytest.raises(ValueError, match="envy_cents"):
-        ProgressivePaytable(version="x", envy_cents=-1)
+        ProgressiveSchedule(version="x", envy_cents=-1)
 
 
 def test_jackpot_share_is_rounded_down() -> None:
-    half = ProgressivePaytable(version="x", jackpot_percent_bp=5_000)
+    half = ProgressiveSchedule(version="x", jackpot_percent_bp=5_000)
     assert half.jackpot_award_cents(1_000_001) == 500_000
     assert CURRENT.progressive.jackpot_award_cents(1_234_567) == 1_234_567
 
@@ -226,7 +226,7 @@ def test_check_stake_cents_accepts_the_bounds() -> None:
 def test_box_cannot_lose_more_than_its_stake() -> None:
     assert Box.lose(BoxName.ANTE, 100).return_cents == 0
     assert Box.push(BoxName.ANTE, 100).return_cents == 100
-    assert Box.win(BoxName.BLIND, 125, Odds(3, 2)).return_cents == 312
+    assert Box.win(BoxName.BLIND, 125, Payout(3, 2)).return_cents == 312
     with pytest.raises(ValueError, match="cannot lose more than its stake"):
         Box(BoxName.ANTE, 100, -101)
 

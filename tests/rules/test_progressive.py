@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tables.rules.cards import DECK, Card, Rank, Suit, parse_cards
 from tables.rules.errors import RulesError
 from tables.rules.hands import Category, evaluate
-from tables.rules.paytables import CURRENT, ProgressivePaytable
+from tables.rules.paytables import CURRENT, ProgressiveSchedule
 from tables.rules.progressive import (
     AWARD_DEALS,
     SEVEN_CARD_COUNTS,
@@ -306,7 +306,7 @@ def test_return_with_an_empty_meter_is_the_fixed_awards_only() -> None:
 @pytest.mark.parametrize("others", range(7))
 @pytest.mark.parametrize("bp", [10_000, 5_000, 3_333])
 def test_break_even_meter_is_the_smallest_that_returns_the_stake(others: int, bp: int) -> None:
-    table = ProgressivePaytable(version="test", jackpot_percent_bp=bp)
+    table = ProgressiveSchedule(version="test", jackpot_percent_bp=bp)
     result = progressive_return(jackpot_cents=0, other_bettors=others, paytable=table)
     meter = result.break_even_jackpot_cents
     assert meter is not None and meter > 0
@@ -325,7 +325,7 @@ def test_break_even_for_the_current_table_alone_at_the_table() -> None:
 
 
 def test_break_even_edge_cases() -> None:
-    generous = ProgressivePaytable(version="g", full_house_cents=10_000_000)
+    generous = ProgressiveSchedule(version="g", full_house_cents=10_000_000)
     assert progressive_return(jackpot_cents=0, other_bettors=0, paytable=generous).rtp > 1
     assert (
         progressive_return(
@@ -333,7 +333,7 @@ def test_break_even_edge_cases() -> None:
         ).break_even_jackpot_cents
         == 0
     )
-    no_share = ProgressivePaytable(version="n", jackpot_percent_bp=0)
+    no_share = ProgressiveSchedule(version="n", jackpot_percent_bp=0)
     result = progressive_return(jackpot_cents=10**12, other_bettors=0, paytable=no_share)
     assert result.break_even_jackpot_cents is None
 

@@ -12,7 +12,7 @@ from tables.rules.errors import RulesError
 from tables.rules.hands import Category
 from tables.rules.progressive import ProgressiveAward
 from tables.rules.uth import (
-    ProgressiveResult,
+    SeatProgressive,
     Street,
     UthAction,
     UthBets,
@@ -272,7 +272,7 @@ def test_progressive_is_reported_but_not_a_box_nor_in_the_net(
 ) -> None:
     with_stake = settle(player, "5c 6c", board, FOLD, progressive=500)
     without = settle(player, "5c 6c", board, FOLD)
-    assert with_stake.progressive == ProgressiveResult(500, award, fixed)
+    assert with_stake.progressive == SeatProgressive(500, award, fixed)
     assert with_stake.boxes == without.boxes
     assert with_stake.net_cents == without.net_cents == -200  # judged after a fold too
 

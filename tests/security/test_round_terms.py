@@ -21,14 +21,14 @@ from jackpot.services import role_group, staff_token_issue
 from tables.audit.verification import verify_full
 from tables.models import Round, RoundState, Table
 from tables.rules import paytables
-from tables.rules.paytables import CURRENT, ProgressivePaytable
+from tables.rules.paytables import CURRENT, ProgressiveSchedule
 from tests.conftest import Floor, uth_play, uth_seat
 from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
 #: Another progressive paytable, every line different from the current one.
-OTHER = ProgressivePaytable(
+OTHER = ProgressiveSchedule(
     version="uth-progressive/test-other",
     straight_flush_cents=20_000,
     four_of_a_kind_cents=30_000,

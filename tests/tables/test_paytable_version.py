@@ -9,12 +9,12 @@ import pytest
 
 from jackpot.models import Award, Pool
 from tables.rules import paytables
-from tables.rules.paytables import CURRENT, ProgressivePaytable
+from tables.rules.paytables import CURRENT, ProgressiveSchedule
 from tests.conftest import make_floor, uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db
 
-OLDER = ProgressivePaytable(version="uth-progressive/test-older", full_house_cents=7_500)
+OLDER = ProgressiveSchedule(version="uth-progressive/test-older", full_house_cents=7_500)
 
 
 def test_settlement_and_awards_use_the_pools_paytable_version(monkeypatch):

@@ -1,0 +1,63 @@
+"""One word per thing (docs/glossary.md): a wire body never shares its name with a class of the
+domain, so that a reader of `Odds` or `Payout` knows which side of the API it is on.
+
+The wire's names are the OpenAPI schema's component names and stay; the domain's classes take
+names of their own. The Django models still named like their bodies are listed in the glossary;
+this test holds the list to them, so a new clash fails it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections import defaultdict
+from pathlib import Path
+
+from django.db import models
+
+from config.wire import Body, Query
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Models whose bodies have their name (docs/glossary.md "Wire names and domain names").
+MODELS_NAMED_LIKE_THEIR_BODY = {
+    "Award",
+    "ExportJob",
+    "IntegrityFlag",
+    "ParameterChange",
+    "Reconciliation",
+    "WinnerIdentity",
+}
+
+
+def _classes() -> dict[str, set[type]]:
+    """Every class defined in a module of config, jackpot and tables (not their migrations), by
+    name."""
+    found: dict[str, set[type]] = defaultdict(set)
+    for package in ("config", "jackpot", "tables"):
+        for info in pkgutil.walk_packages([str(ROOT / package)], prefix=f"{package}."):
+            if ".migrations" in info.name or info.name.startswith("config.settings"):
+                continue
+            module = importlib.import_module(info.name)
+            for _, cls in inspect.getmembers(module, inspect.isclass):
+                if cls.__module__ == module.__name__:
+                    found[cls.__name__].add(cls)
+    return found
+
+
+def _is_wire(cls: type) -> bool:
+    return issubclass(cls, Body | Query)
+
+
+def test_no_wire_body_shares_its_name_with_a_domain_class() -> None:
+    clashes = {
+        name: group
+        for name, group in _classes().items()
+        if any(map(_is_wire, group)) and not all(map(_is_wire, group))
+    }
+    named = {
+        name: sorted(f"{cls.__module__}.{name}" for cls in group) for name, group in clashes.items()
+    }
+    assert set(clashes) == MODELS_NAMED_LIKE_THEIR_BODY, named
+    for group in clashes.values():
+        assert all(_is_wire(cls) or issubclass(cls, models.Model) for cls in group), named
