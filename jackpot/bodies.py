@@ -37,6 +37,7 @@ from jackpot.models import (
 )
 from jackpot.significant import EventCode
 from tables.rules import paytables as rules
+from tables.rules.cards import CARD_PATTERN
 
 MAX_TEXT = 500  # a note's or a reason's characters
 
@@ -47,7 +48,7 @@ Cents = int  # integer euro cents, everywhere
 Id = Annotated[int, Field(ge=1)]
 Page = Annotated[int, Field(ge=0)]
 Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
-CardText = Annotated[str, Field(pattern=r"^[2-9TJQKA][cdhs]$")]
+CardText = Annotated[str, Field(pattern=CARD_PATTERN)]
 
 # --- the meter --------------------------------------------------------------------------------
 

@@ -64,6 +64,14 @@ from tables.rules.paytables import get_progressive_paytable
 logger = logging.getLogger(__name__)
 
 
+def pool_get(pool_id: int) -> Pool:
+    """The pool, or a 404 `pool_not_found` naming it (every view of a pool's path starts here)."""
+    found = Pool.objects.filter(pk=pool_id).first()
+    if found is None:
+        raise NotFound(ErrorCode.POOL_NOT_FOUND, f"no pool {pool_id}", param="pool")
+    return found
+
+
 def pool_configuration(*, pool: Pool) -> PoolConfiguration:
     """What regulators want posted: the stake, its split, the seed and the paytable."""
     return PoolConfiguration.model_construct(

@@ -7,7 +7,9 @@ put in a layer, and until the rules engine's contract forbids it every other mod
 
 from __future__ import annotations
 
+import ast
 import pkgutil
+import re
 import tomllib
 from pathlib import Path
 
@@ -56,3 +58,38 @@ def test_the_rules_engine_may_import_no_other_module_of_tables() -> None:
     forbidden = set(CONTRACTS["rules-pure"]["forbidden_modules"])
     missing = sorted(children("tables") - {"tables.rules"} - forbidden)
     assert not missing, f"add {', '.join(missing)} to the rules-pure contract's forbidden_modules"
+
+
+def _walk() -> list[str]:
+    """The modules README's "A round's result, from the view to the SQL" names, in order."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## A round's result, from the view to the SQL")[1].split("\n## ")[0]
+    named: list[str] = []
+    for path in re.findall(r"`((?:config|jackpot|tables)/[\w/]+\.py)`", section):
+        module = path.removesuffix(".py").replace("/", ".")
+        if module not in named:
+            named.append(module)
+    return named
+
+
+def _imports(module: str) -> set[str]:
+    """The project's modules `module` imports (`from a.b import c` counts `a.b.c` when it is a
+    module, else `a.b`)."""
+    tree = ast.parse((ROOT / (module.replace(".", "/") + ".py")).read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_the_readmes_walk_of_a_result_never_goes_back_to_a_module_already_read() -> None:
+    walk = _walk()
+    assert len(walk) >= 15, walk
+    backwards = {
+        module: sorted(set(walk[:at]) & _imports(module)) for at, module in enumerate(walk)
+    }
+    assert {module: back for module, back in backwards.items() if back} == {}

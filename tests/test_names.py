@@ -13,10 +13,17 @@ import inspect
 import pkgutil
 from collections import defaultdict
 from pathlib import Path
+from typing import get_args
 
 from django.db import models
 
 from config.wire import Body, Query
+from tables.bodies.round_reads import RoundStateName
+from tables.bodies.seats import BoxText
+from tables.bodies.vocabulary import CategoryName
+from tables.models import RoundState
+from tables.rules.boxes import BoxName
+from tables.rules.hands import Category
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Models whose bodies have their name (docs/glossary.md "Wire names and domain names").
@@ -61,3 +68,11 @@ def test_no_wire_body_shares_its_name_with_a_domain_class() -> None:
     assert set(clashes) == MODELS_NAMED_LIKE_THEIR_BODY, named
     for group in clashes.values():
         assert all(_is_wire(cls) or issubclass(cls, models.Model) for cls in group), named
+
+
+def test_the_wires_words_for_a_domain_enum_are_its_values() -> None:
+    """Each word is written twice on purpose: the wire's literal (inline in the schema, as
+    clients see it) and the domain's enum; this keeps them one list."""
+    assert get_args(RoundStateName) == tuple(RoundState.values)
+    assert get_args(BoxText) == tuple(BoxName)
+    assert get_args(CategoryName) == tuple(category.name.lower() for category in Category)

@@ -11,7 +11,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.errors import NotFound
 from config.openapi import query_parameters
 from config.wire import read, read_query
 from jackpot import bodies, changes, lifecycle
@@ -19,16 +18,9 @@ from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
 from jackpot.models import Pool, PoolStatus
 from jackpot.render import change_body
-from jackpot.selectors import change_list
+from jackpot.selectors import change_list, pool_get
 
 ADMINS = [require_roles("admin")]
-
-
-def _pool(pool: int) -> Pool:
-    found = Pool.objects.filter(pk=pool).first()
-    if found is None:
-        raise NotFound("pool_not_found", f"no pool {pool}", param="pool")
-    return found
 
 
 class PoolChangesView(StaffView):
@@ -42,7 +34,7 @@ class PoolChangesView(StaffView):
     )
     def get(self, request: Request, pool: int) -> Response:
         query = read_query(bodies.ParameterChangeQuery, request.query_params)
-        return Response(change_list(pool=_pool(pool), query=query).model_dump(mode="json"))
+        return Response(change_list(pool=pool_get(pool), query=query).model_dump(mode="json"))
 
     @extend_schema(
         operation_id="pool_change_propose",
@@ -54,7 +46,10 @@ class PoolChangesView(StaffView):
         proposal = read(bodies.ChangeProposal, request.data)
         values = proposal.changes.model_dump(exclude_none=True)
         change = changes.change_propose(
-            pool_id=_pool(pool).pk, changes=values, reason=proposal.reason, user=self.staff(request)
+            pool_id=pool_get(pool).pk,
+            changes=values,
+            reason=proposal.reason,
+            user=self.staff(request),
         )
         return Response(change_body(change).model_dump(mode="json"), status=201)
 
@@ -72,7 +67,7 @@ class PoolChangeApproveView(StaffView):
     def post(self, request: Request, pool: int, change: int) -> Response:
         approval = read(bodies.ChangeApproval, request.data if request.data else {})
         applied = lifecycle.pool_change_approve(
-            pool_id=_pool(pool).pk,
+            pool_id=pool_get(pool).pk,
             change_id=change,
             user=self.staff(request),
             note=approval.note or "",
@@ -92,7 +87,10 @@ class PoolChangeRejectView(StaffView):
     def post(self, request: Request, pool: int, change: int) -> Response:
         rejection = read(bodies.ChangeRejection, request.data if request.data else {})
         rejected = changes.change_reject(
-            pool_id=_pool(pool).pk, change_id=change, user=self.staff(request), note=rejection.note
+            pool_id=pool_get(pool).pk,
+            change_id=change,
+            user=self.staff(request),
+            note=rejection.note,
         )
         return Response(change_body(rejected).model_dump(mode="json"))
 
@@ -109,7 +107,7 @@ class PoolChangeWithdrawView(StaffView):
     def post(self, request: Request, pool: int, change: int) -> Response:
         withdrawal = read(bodies.ChangeApproval, request.data if request.data else {})
         withdrawn = changes.change_withdraw(
-            pool_id=_pool(pool).pk,
+            pool_id=pool_get(pool).pk,
             change_id=change,
             user=self.staff(request),
             note=withdrawal.note or "",
@@ -139,7 +137,7 @@ class PoolSuspendView(StaffView):
     def post(self, request: Request, pool: int) -> Response:
         asked = read(bodies.PoolStatusChange, request.data if request.data else {})
         done = lifecycle.pool_suspend(
-            pool_id=_pool(pool).pk, reason=asked.reason, user=self.staff(request)
+            pool_id=pool_get(pool).pk, reason=asked.reason, user=self.staff(request)
         )
         return Response(_life(done).model_dump(mode="json"))
 
@@ -156,7 +154,7 @@ class PoolResumeView(StaffView):
     def post(self, request: Request, pool: int) -> Response:
         asked = read(bodies.PoolStatusChange, request.data if request.data else {})
         done = lifecycle.pool_resume(
-            pool_id=_pool(pool).pk, reason=asked.reason, user=self.staff(request)
+            pool_id=pool_get(pool).pk, reason=asked.reason, user=self.staff(request)
         )
         return Response(_life(done).model_dump(mode="json"))
 
@@ -174,7 +172,7 @@ class PoolStopView(StaffView):
     def post(self, request: Request, pool: int) -> Response:
         proposal = read(bodies.PoolStopProposal, request.data if request.data else {})
         change = lifecycle.pool_stop_propose(
-            pool_id=_pool(pool).pk,
+            pool_id=pool_get(pool).pk,
             to=proposal.to,
             to_pool=proposal.to_pool,
             reason=proposal.reason,

@@ -15,8 +15,7 @@ from config.wire import read_query
 from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.display import display_meter
-from jackpot.models import Pool
-from jackpot.selectors import event_page, journal_page, pool_configuration
+from jackpot.selectors import event_page, journal_page, pool_configuration, pool_get
 from tables.audit.verification import pool_report
 
 
@@ -26,13 +25,6 @@ class PublicView(APIView):
     throttle_classes = [AddressThrottle]
 
 
-def _pool(pool: int) -> Pool:
-    found = Pool.objects.filter(pk=pool).first()
-    if found is None:
-        raise NotFound("pool_not_found", f"no pool {pool}", param="pool")
-    return found
-
-
 class PoolDetailView(PublicView):
     @extend_schema(
         operation_id="pool_detail",
@@ -40,7 +32,7 @@ class PoolDetailView(PublicView):
         summary="A pool's configuration and paytable, as regulators want it posted",
     )
     def get(self, request: Request, pool: int) -> Response:
-        return Response(pool_configuration(pool=_pool(pool)).model_dump(mode="json"))
+        return Response(pool_configuration(pool=pool_get(pool)).model_dump(mode="json"))
 
 
 class PoolMeterView(PublicView):
@@ -71,7 +63,7 @@ class PoolReportView(APIView):
         summary="A pool's reconciliation: balances, stakes, awards by kind, hits, meter identity",
     )
     def get(self, request: Request, pool: int) -> Response:
-        return Response(pool_report(_pool(pool)).model_dump(mode="json"))
+        return Response(pool_report(pool_get(pool)).model_dump(mode="json"))
 
 
 class JournalView(APIView):

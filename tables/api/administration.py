@@ -26,8 +26,9 @@ from jackpot.api.awards import StaffView
 from jackpot.bodies import ChangeApproval, ChangeRejection
 from jackpot.bodies import ParameterChange as ChangeAnswer
 from jackpot.canonical import fingerprint
-from jackpot.models import ChangeKind, ParameterChange, Pool
+from jackpot.models import ChangeKind, ParameterChange
 from jackpot.render import change_body
+from jackpot.selectors import pool_get
 from tables.api.views import ROUND_ID_PATH, rendered, replayed_header
 from tables.bodies.administration import (
     TableAnswer,
@@ -107,7 +108,7 @@ class TableMovesView(StaffView):
         proposal = read(TableMoveProposal, request.data)
         change = table_move_propose(
             table_id=_table(table).pk,
-            pool=None if proposal.pool is None else _pool(proposal.pool),
+            pool=None if proposal.pool is None else pool_get(proposal.pool),
             reason=proposal.reason,
             user=self.staff(request),
         )
@@ -251,13 +252,6 @@ class TerminalRevokeView(APIView):
             actor=f"user:{request.user.get_username()}",
         )
         return Response(_terminal_answer(revoked).model_dump(mode="json"))
-
-
-def _pool(pool: int) -> Pool:
-    found = Pool.objects.filter(pk=pool).first()
-    if found is None:
-        raise NotFound("pool_not_found", f"no pool {pool}", param="pool")
-    return found
 
 
 class RoundSupervisorVoidView(APIView):

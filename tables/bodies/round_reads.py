@@ -20,18 +20,18 @@ from tables.bodies.round_answers import OpenAnswer, ResultAnswer, VoidAnswer
 from tables.bodies.seats import StudSeatBets, UthSeatBets
 from tables.bodies.vocabulary import RoundId
 
+#: A round's state on the wire (`tables.models.RoundState`'s values).
+RoundStateName = Literal["open", "settled", "void"]
+
 
 class RoundDetail(Body):
     """A round as stored: its open's answer, and its result's or void's once closed."""
 
     table: int
     round_id: RoundId
-    state: Literal["open", "settled", "void"]
+    state: RoundStateName
     opened: OpenAnswer
     closed: ResultAnswer | VoidAnswer | None
-
-
-RoundStateName = Literal["open", "settled", "void"]
 
 
 class RoundListQuery(Query):

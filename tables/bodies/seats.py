@@ -178,7 +178,7 @@ class ProgressiveResult(Body):
     fixed_cents: int | None = Field(description="null for the jackpot royal: the meter pays it")
 
 
-BoxName = Literal["ante", "blind", "play", "trips", "raise", "bonus", "purchase"]
+BoxText = Literal["ante", "blind", "play", "trips", "raise", "bonus", "purchase"]
 
 
 class Settlement(Body):
@@ -189,7 +189,7 @@ class Settlement(Body):
     dealer_hand: Hand
     dealer_qualifies: bool
     outcome: Literal["player", "dealer", "tie", "fold"]
-    boxes: dict[BoxName, BoxResult]
+    boxes: dict[BoxText, BoxResult]
     net_cents: int
     # Absent, not null, when the seat did not stake the progressive.
     progressive: ProgressiveResult | None = Field(

@@ -16,6 +16,7 @@ from pydantic import Field
 from config.codes import ErrorCode
 from config.wire import Refusal
 from tables.rules.boxes import MAX_BET_CENTS
+from tables.rules.cards import CARD_PATTERN
 from tables.rules.errors import RulesError
 
 ROUND_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$"
@@ -36,7 +37,7 @@ RoundId = Annotated[
 SeatNumber = Annotated[int, Field(ge=1, le=MAXSEATS), Refusal(ErrorCode.INVALID_SEAT)]
 CardText = Annotated[
     str,
-    Field(pattern=r"^[2-9TJQKA][cdhs]$", description="rank 2-9 T J Q K A, then suit c d h s"),
+    Field(pattern=CARD_PATTERN, description="rank 2-9 T J Q K A, then suit c d h s"),
     Refusal(ErrorCode.INVALID_CARD),
 ]
 CARD_COUNT = Refusal(

@@ -21,6 +21,7 @@ from enum import IntEnum, StrEnum
 from tables.rules.errors import RulesError
 
 __all__ = [
+    "CARD_PATTERN",
     "DECK",
     "Card",
     "Rank",
@@ -32,6 +33,9 @@ __all__ = [
 
 _RANK_SYMBOLS = "23456789TJQKA"
 _SUIT_SYMBOLS = "cdhs"
+#: A card's text as the API writes it, a rank symbol then a suit symbol: the wire's pattern for
+#: every card field (tests/rules/test_cards.py: exactly the 52 cards' texts match it).
+CARD_PATTERN = r"^[2-9TJQKA][cdhs]$"
 
 
 class Rank(IntEnum):

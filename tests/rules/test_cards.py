@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import doctest
+import re
 
 import pytest
 
 from tables.rules import cards as cards_module
 from tables.rules import errors as errors_module
-from tables.rules.cards import DECK, Card, Rank, Suit, ensure_distinct, parse_card, parse_cards
+from tables.rules.cards import (
+    CARD_PATTERN,
+    DECK,
+    Card,
+    Rank,
+    Suit,
+    ensure_distinct,
+    parse_card,
+    parse_cards,
+)
 from tables.rules.errors import RulesError
 
 SYNTAX = "expected a rank 2-9, T, J, Q, K or A followed by a suit c, d, h or s"
@@ -188,3 +198,10 @@ def test_doctests(module: object) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
     assert result.failed == 0
     assert result.attempted > 0
+
+
+def test_the_wires_card_pattern_matches_exactly_the_52_cards() -> None:
+    texts = {rank + suit for rank in "0123456789TJQKAXtjqka" for suit in "cdhsCDHSx"}
+    matching = {text for text in texts if re.fullmatch(CARD_PATTERN, text)}
+    assert matching == {str(card) for card in DECK}
+    assert len(matching) == 52
