@@ -352,3 +352,14 @@ def advisory(key: Advisory) -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int(key)])
+
+
+def advisory_if_free(key: Advisory) -> bool:
+    """Take the advisory lock `key` until the transaction ends if no other transaction holds it;
+    False, at once, if one does (never a wait a lock or statement timeout could cut short)."""
+    if connection.vendor != "postgresql":
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [int(key)])
+        (taken,) = cursor.fetchone()
+    return bool(taken)

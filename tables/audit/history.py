@@ -18,7 +18,8 @@ Invariants:
   writer locks the chain's head, so a per-chain watermark never skips an event committing late,
   where a global id would), adds their effect to the day rows and moves the cursors, in one
   transaction under its own transaction-level advisory lock: run twice or concurrently, each
-  event is folded exactly once. One run folds at most HISTORY_FOLD_LIMIT events, so a first fold
+  event is folded exactly once (a fold that finds the lock taken folds nothing and says 0: the
+  one holding it goes on). One run folds at most HISTORY_FOLD_LIMIT events, so a first fold
   on an old journal is many short transactions, never one of minutes.
 - An event's effect is read from the rows it wrote, which never change afterwards (a round's
   pool, opening and closing times and its seats' stakes; an award's pool, kind, amount and time
@@ -322,11 +323,14 @@ def fold_history(*, limit: int | None = None) -> int:
     """Fold the events after the cursors into the day rows, at most `limit` (default
     HISTORY_FOLD_LIMIT), and move the cursors past them, in one transaction under the fold's
     advisory lock. Returns how many events were folded: fewer than the limit means none is left
-    (as of this transaction)."""
+    (as of this transaction), or another fold holds the lock (0), which goes on while it finds a
+    full page; waiting for it could only end in a timeout (the lock and statement timeouts bound
+    every wait) and fold nothing it will not fold."""
     limit = settings.HISTORY_FOLD_LIMIT if limit is None else limit
     with transaction.atomic():
-        # The lock first, so a fold that waited reads the cursors its forerunner moved.
-        locks.advisory(locks.Advisory.HISTORY_FOLD)
+        # The lock first, so that the cursors read are those the last fold moved.
+        if not locks.advisory_if_free(locks.Advisory.HISTORY_FOLD):
+            return 0
         folder = _read_pending(_cursors(), limit=limit)
         if folder.days:
             _write_days(folder.days)

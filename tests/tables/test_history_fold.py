@@ -12,8 +12,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 import time_machine
-from django.db import connection
+from django.db import connection, transaction
 
+from jackpot import locks
 from jackpot.awards import award_void, award_void_confirm
 from jackpot.models import Account, AccountKind, Award, Transfer
 from jackpot.services import role_group
@@ -287,6 +288,34 @@ def test_folds_running_at_once_fold_each_event_once(django_user_model):
     assert fold_history() == 0
     assert history_problems() == []
     assert_exact(floor.pool_id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fold_that_finds_another_at_work_folds_nothing_at_once(django_user_model):
+    floor = make_floor(2, verification_threshold_cents=1)
+    _play(floor, django_user_model)
+    taken, release = threading.Event(), threading.Event()
+
+    def another_fold() -> None:  # its own connection, holding the fold's lock
+        try:
+            with transaction.atomic():
+                assert locks.advisory_if_free(locks.Advisory.HISTORY_FOLD)
+                taken.set()
+                release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=another_fold)
+    other.start()
+    assert taken.wait(timeout=30)
+    try:
+        # Not a wait (the lock timeout would raise): at once, nothing folded.
+        assert fold_history() == 0
+        assert not HistoryCursor.objects.exists()
+    finally:
+        release.set()
+        other.join(timeout=30)
+    assert fold_history() > 0
 
 
 @pytest.mark.django_db
