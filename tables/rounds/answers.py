@@ -237,7 +237,9 @@ def settled_event(
     settlements: Mapping[int, Settlement],
     granted: AwardsGranted | None,
 ) -> JsonObject:
-    """The `round.settled` payload: the cards and decisions, each seat's net, the awards."""
+    """The `round.settled` payload: the cards and decisions, each seat's net, the awards, each
+    with what it shows of the round as its row records it (`jackpot.movements.Dealt`: the
+    verification compares the row with it, `jackpot.projections.RECORD_FIELDS`)."""
     return {
         "table": table.pk,
         "pool": found.pool_id,  # the round's pool of record
@@ -257,8 +259,7 @@ def settled_event(
                 "amount_cents": award.amount_cents,
                 "status": AwardStatus(award.status).value,
                 "sequence": award.sequence,
-                # What the award shows of the round, as its row records it at the grant
-                # (jackpot.movements.Dealt): the verification compares the row with these.
+                # Without them a database writer could change what the slip shows unseen.
                 "table_pk": award.table_pk,
                 "table_name": award.table_name,
                 "game": award.game,

@@ -27,7 +27,7 @@ from jackpot.projections import RECORD_FIELDS
 from tables.models import Round, Table
 from tables.rounds import answers
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
-from tests.jackpot.tamper import superuser_sql
+from tests.jackpot.tamper import superuser_sql, verify
 
 pytestmark = pytest.mark.django_db
 
@@ -341,3 +341,16 @@ def test_a_round_settled_before_issue_23_is_backfilled_and_still_verifies(floor,
     )
     # and the journal verifies, each award against its own event's shape
     assert_journal_ok()
+    # and the old award's cards forged in the database are found, against what its event says
+    # of its seat (an old event has no award fields, but it has the seat's cards)
+    superuser_sql(
+        """UPDATE jackpot_award SET hole_cards = '["Ah", "Ac"]' WHERE id = %s""", [old.pk]
+    )
+    status, lines = verify()
+    assert status == 1
+    assert any(
+        line.startswith(
+            f"  award {old.pk}: hole_cards is ['Ah', 'Ac'], the journal says ['Jh', 'Th']"
+        )
+        for line in lines
+    ), lines
