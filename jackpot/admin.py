@@ -396,7 +396,9 @@ class AwardAdmin(ReadOnlyAdmin):
     list_display = (
         "sequence",
         "pool",
-        "round",
+        # The award's own record of its round (not `round`, the tables' row).
+        "table_name",
+        "round_name",
         "seat",
         "kind",
         "amount_cents",

@@ -436,9 +436,10 @@ def award_review(
         made.append(review)
         return (), review_facts(review)
 
-    # The table, for a referral's significant event (jackpot.significant); an award's round, and
-    # so its table, never changes, so it can be read before the award is locked.
-    table = Award.objects.filter(pk=award_id).values_list("round__table_id", flat=True).first()
+    # The table, for a referral's significant event (jackpot.significant): the award's own
+    # record of its grant, which never changes (a trigger), so it can be read before the award
+    # is locked.
+    table = Award.objects.filter(pk=award_id).values_list("table_pk", flat=True).first()
     award = _take_step(
         award_id,
         user,

@@ -282,19 +282,18 @@ def awards_changed(pool_id: int) -> None:
 # bench/round_cpu.py). The pool's award version, then the winners a sign lists (`which` 0):
 # each hand's award, newest first, envy left out (it rides on a royal already listed) and a
 # voided award too (it was never won); then the newest jackpot waiting for its checks (`which`
-# 1), shown whatever has been won since. No pool: no row.
+# 1), shown whatever has been won since. No pool: no row. The table's name is the award's own,
+# recorded at its grant: the sign never reads the tables' rows.
 _AWARDS = (
     "SELECT p.award_version, w.which, w.name, w.kind, w.amount_cents, w.created_at"
     " FROM jackpot_pool p LEFT JOIN ("
-    " SELECT * FROM (SELECT 0 AS which, tb.name, a.kind, a.amount_cents, a.created_at,"
-    " a.sequence FROM jackpot_award a JOIN tables_round r ON r.id = a.round_id"
-    " JOIN tables_table tb ON tb.id = r.table_id"
+    " SELECT * FROM (SELECT 0 AS which, a.table_name AS name, a.kind, a.amount_cents, a.created_at,"
+    " a.sequence FROM jackpot_award a"
     " WHERE a.pool_id = %s AND NOT a.status = %s AND NOT a.kind = %s"
     " ORDER BY a.sequence DESC LIMIT %s) AS recent"
     " UNION ALL"
-    " SELECT * FROM (SELECT 1 AS which, tb.name, a.kind, a.amount_cents, a.created_at,"
-    " a.sequence FROM jackpot_award a JOIN tables_round r ON r.id = a.round_id"
-    " JOIN tables_table tb ON tb.id = r.table_id"
+    " SELECT * FROM (SELECT 1 AS which, a.table_name AS name, a.kind, a.amount_cents, a.created_at,"
+    " a.sequence FROM jackpot_award a"
     " WHERE a.pool_id = %s AND a.kind = %s AND a.status IN (%s, %s)"
     " ORDER BY a.sequence DESC LIMIT 1) AS waiting"
     ") w ON 1 = 1 WHERE p.id = %s ORDER BY w.which, w.sequence DESC"

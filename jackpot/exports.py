@@ -45,7 +45,6 @@ from config.codes import ErrorCode
 from config.errors import ApiError
 from jackpot.bodies import AwardFilters
 from jackpot.models import AWARD_GRANTED_BY, Award, Transfer
-from jackpot.render import dealt_cards
 
 HEADER = (
     "award_id",
@@ -138,7 +137,7 @@ def award_pages(
     query = (
         awards.filter(pk__lte=up_to)
         .annotate(event_hash=Subquery(event_hash))
-        .select_related("round__table", "verified_by", "approved_by", "paid_by")
+        .select_related("verified_by", "approved_by", "paid_by")
         .order_by("pk")
     )
     after = 0
@@ -182,18 +181,17 @@ class PayoutLog:
 
 def _row(award: Award) -> tuple[object, ...]:
     event_hash: str | None = getattr(award, "event_hash", None)
-    hole, board = dealt_cards(award)
     return (
         award.pk,
         award.created_at.astimezone(UTC).isoformat(),
         award.pool_id,
-        award.round.table.game,
-        award.round.table.name,
-        award.round.round_id,
+        award.game,
+        award.table_name,
+        award.round_name,
         award.seat,
         award.kind,
-        " ".join(hole),
-        " ".join(board),
+        " ".join(award.hole_cards),
+        " ".join(award.board),
         award.amount_cents,
         award.status,
         award.verified_by.get_username() if award.verified_by else "",

@@ -20,6 +20,10 @@ Invariants:
   written behind the service's back, reaches only the rounds opened after it;
 - a jackpot always waits for verification; a fixed award or envy waits when it is at or above the
   round's verification threshold, and is approved at once otherwise;
+- an award records what it shows of its round (`Dealt`: the table's key, name and game, the
+  terminal's round id, its seat's cards, the board, its winning five) in the INSERT that grants
+  it, so that nothing in the progressive reads the tables' rows to show it; the round's
+  `round.settled` event carries the same, and the columns never change (a trigger);
 - award numbers follow the commit order (taken under the pool row lock), within a round in seat
   order, each seat's own award before its envy;
 - the displays hear of a change only after commit (`jackpot.display`), and the metrics count it
@@ -33,7 +37,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn
@@ -328,6 +332,28 @@ def take_stakes_recorded(
 
 
 @dataclass(frozen=True, slots=True)
+class SeatHand:
+    """A seat's hole cards as the terminal dealt them, and the best five its settlement was
+    judged on (the rules engine's)."""
+
+    cards: tuple[str, ...]
+    best_five: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Dealt:
+    """What a round's awards show of it, recorded on each award at its grant: the table's key,
+    name and game, the terminal's round id (`round_name`), the board and each seat's hand."""
+
+    table_pk: int
+    table_name: str
+    game: str
+    round_name: str
+    board: tuple[str, ...]
+    hands: Mapping[int, SeatHand]
+
+
+@dataclass(frozen=True, slots=True)
 class AwardsGranted:
     """A round's awards as created (amounts, statuses and numbers decided), their postings, and
     the meter after (reset when a seat won the jackpot: then `hit_meter_version` is its version)."""
@@ -339,12 +365,19 @@ class AwardsGranted:
 
 
 def grant_awards(
-    *, pool: Pool, terms: Terms, round_pk: int, owed: Sequence[OwedAward], now: datetime
+    *,
+    pool: Pool,
+    terms: Terms,
+    round_pk: int,
+    dealt: Dealt,
+    owed: Sequence[OwedAward],
+    now: datetime,
 ) -> AwardsGranted:
     """Create the awards a round owes (`tables.rules.progressive.round_awards`), winning the
     jackpot for a royal: each fixed award and envy from the round's `terms` (its paytable,
-    waiting for a supervisor from its threshold). Takes the pool row lock (award numbers), held
-    to commit.
+    waiting for a supervisor from its threshold), each with what it shows of the round
+    (`dealt`: the table, the round id, its seat's cards, the board and the five cards that make
+    it, none for an envy). Takes the pool row lock (award numbers), held to commit.
 
     A jackpot is never dropped: a royal on a meter under one cent raises `meter.ZeroJackpot`
     before the hit moves any counter, and the caller's transaction writes nothing. Only a fixed
@@ -363,6 +396,7 @@ def grant_awards(
         else:
             amount = fixed_award_cents(ProgressiveAward(item.kind), paytable) or 0
         pending = jackpot or amount >= terms.verification_threshold_cents
+        hand = dealt.hands[item.seat]
         awards.append(
             Award(
                 pool=pool,
@@ -373,6 +407,14 @@ def grant_awards(
                 status=AwardStatus.PENDING if pending else AwardStatus.APPROVED,
                 sequence=next(numbers),
                 created_at=now,
+                table_pk=dealt.table_pk,
+                table_name=dealt.table_name,
+                game=dealt.game,
+                round_name=dealt.round_name,
+                hole_cards=list(hand.cards),
+                board=list(dealt.board),
+                # An envy is won by another seat's cards: its own make nothing.
+                winning_five=[] if item.kind == ENVY else list(hand.best_five),
             )
         )
     # A zero-cent fixed paytable line is no award; a jackpot is never 0 (meter.ZeroJackpot).

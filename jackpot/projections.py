@@ -5,7 +5,10 @@ An award row and a pool's parameters are projections of events: the rows are not
 `verify_journal` feeds every event of a verified chain to `Projections.observe`, then
 `Projections.problems` compares:
 - each award with what its round's `round.settled` event created (pool, round, seat, kind,
-  amount, status, sequence, time) and what the later `award.<status>` events of its pool's chain
+  amount, status, sequence, time, and what it shows of the round: `RECORD_FIELDS`, the table's
+  key, name and game, the terminal's round id, the seat's cards, the board, the winning five;
+  an event older than those fields says them otherwise but for the name and game, `_recorded`)
+  and what the later `award.<status>` events of its pool's chain
   did (status; who verified, approved, paid or voided it, from the event's actor `user:<name>`,
   and when, from the event's time; the verification note and the void's reason), and who asked
   for a jackpot's void, when and why (`award.void_requested`, undone by `award.void_cancelled`);
@@ -95,6 +98,19 @@ AWARD_FIELDS = (
     "payment_reference",
     "payment_note",
 )
+#: What an award shows of its round, recorded at its grant (`jackpot.movements.Dealt`): the
+#: `round.settled` event's award entry carries them for the rounds settled since issue 23; an
+#: older entry carries none, and its award's are compared with what the rest of its event says
+#: of the round (`_recorded`), but for the table's name and game, which no older event recorded.
+RECORD_FIELDS = (
+    "table_pk",
+    "table_name",
+    "game",
+    "round_name",
+    "hole_cards",
+    "board",
+    "winning_five",
+)
 _TIMES = frozenset(name for name in AWARD_FIELDS if name.endswith("_at"))
 #: Statuses after which an award takes no more step.
 FINAL = frozenset({AwardStatus.PAID.value, AwardStatus.VOID.value})
@@ -166,10 +182,34 @@ def _user(actor: str) -> str | None:
     return actor.removeprefix("user:") if actor.startswith("user:") else actor
 
 
+def _recorded(payload: dict[str, Any], award: dict[str, Any]) -> dict[str, Any]:
+    """What a `round.settled` event says its award shows of the round: the award's entry's own
+    fields (`RECORD_FIELDS`), or, in an event older than them, the round's table key, round id
+    and board, the seat's cards and its best five (when recorded; none for an envy), which the
+    migration that added the columns copied from the round's row, itself derived from this
+    event (`tables.audit.records`)."""
+    if all(name in award for name in RECORD_FIELDS):
+        return {name: award[name] for name in RECORD_FIELDS}
+    said = {
+        column: payload[key]
+        for column, key in (("table_pk", "table"), ("round_name", "round_id"), ("board", "board"))
+        if key in payload
+    }
+    seats = [seat for seat in payload.get("seats") or () if seat.get("seat") == award.get("seat")]
+    if seats:
+        said["hole_cards"] = seats[0].get("cards")
+        if award.get("kind") == "envy":
+            said["winning_five"] = []
+        elif "best_five" in seats[0]:  # else worked out by the migration, from the cards above
+            said["winning_five"] = seats[0]["best_five"]
+    return said
+
+
 def _created(event: Event, payload: dict[str, Any], award: dict[str, Any]) -> Seen:
     """An award as the `round.settled` event that created it says it was."""
     seen = Seen(
         {
+            **_recorded(payload, award),
             "pool": payload.get("pool"),
             "round": payload.get("round"),
             "seat": award.get("seat"),
@@ -486,6 +526,7 @@ class Projections:
             "payment_method",
             "payment_reference",
             "payment_note",
+            *RECORD_FIELDS,
         )
         listed = set()
         for row in rows.iterator(chunk_size=2000):
@@ -497,7 +538,8 @@ class Projections:
                 continue
             if seen.chains & broken_chains:
                 continue
-            for name in AWARD_FIELDS:
+            recorded = [name for name in RECORD_FIELDS if name in seen.fields]
+            for name in (*AWARD_FIELDS, *recorded):
                 actual = row.get(f"{name}_id", row.get(f"{name}__username", row.get(name)))
                 # A checkpoint carried before the payment's fields were covered says none.
                 wanted = seen.fields.get(name, "")

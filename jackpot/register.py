@@ -33,7 +33,6 @@ from reportlab.platypus.flowables import Flowable
 from jackpot import winners
 from jackpot.exports import spreadsheet_safe
 from jackpot.models import Award, AwardStatus
-from jackpot.render import dealt_cards
 
 HEADER = (
     "award_id",
@@ -100,25 +99,24 @@ def register_rows(start: datetime, end: datetime, *, reader: str) -> list[Regist
     read of their identities by `reader` written to the security log)."""
     awards = list(
         Award.objects.filter(status=AwardStatus.PAID, paid_at__gte=start, paid_at__lt=end)
-        .select_related("pool", "round__table", "approved_by", "paid_by")
+        .select_related("pool", "approved_by", "paid_by")
         .order_by("paid_at", "pk")
     )
     names = winners.identities((award.pk for award in awards), reader=reader)
     rows = []
     for award in awards:
-        hole, board = dealt_cards(award)
         assert award.paid_at is not None  # a paid award's time of payment
         rows.append(
             RegisterRow(
                 award=award.pk,
                 paid_at=award.paid_at,
-                game=award.round.table.game,
-                table=award.round.table.name,
-                round=award.round.round_id,
+                game=award.game,
+                table=award.table_name,
+                round=award.round_name,
                 seat=award.seat,
                 combination=award.kind,
-                hole_cards=" ".join(hole),
-                board=" ".join(board),
+                hole_cards=" ".join(award.hole_cards),
+                board=" ".join(award.board),
                 amount_cents=award.amount_cents,
                 currency=award.pool.currency,
                 winner_name=names.get(award.pk, {}).get("name", ""),

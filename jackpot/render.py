@@ -1,6 +1,8 @@
 """Awards, parameter changes, export jobs and webhook deliveries as the API shows them
 (`jackpot.bodies.Award`, `ParameterChange`, `ExportJob`, `Notification`): rendering only, no
-reads and no writes.
+reads and no writes. An award is shown from its own columns: what it shows of its round was
+recorded at its grant (`jackpot.movements.Dealt`), so nothing here follows `Award.round` to the
+tables' rows.
 
 Kept apart from `jackpot.awards` (the award's way to payment) so that the reads in
 `jackpot.selectors` can render awards without importing the module that writes them.
@@ -32,41 +34,10 @@ from jackpot.models import (
     WebhookDelivery,
     WinnerIdentity,
 )
-from tables.rules.cards import parse_cards
-from tables.rules.hands import evaluate
 
 
 def _who(user: User | None) -> str | None:
     return None if user is None else user.get_username()
-
-
-def _seat_result(award: Award) -> tuple[dict[str, Any], list[str]]:
-    """The award's seat in its round's result, and the board."""
-    result = award.round.result or {}
-    seats = {seat.get("seat"): seat for seat in result.get("seats", [])}
-    return seats.get(award.seat, {}), list(result.get("board", []))
-
-
-def dealt_cards(award: Award) -> tuple[list[str], list[str]]:
-    """The seat's own cards and the board, as the terminal dealt them (the round's result)."""
-    seat, board = _seat_result(award)
-    return list(seat.get("cards", [])), board
-
-
-def winning_five(award: Award, cards: list[str], board: list[str]) -> list[str]:
-    """The five cards that make the award: the seat's best five as its round's settlement
-    recorded them (`Round.result`); none for an envy, which the seat wins by another seat's
-    jackpot, not by its own cards. A round settled before the best five were recorded has none,
-    and its hand (`cards` and `board`) is evaluated here as the rules engine did."""
-    if award.kind == AwardKind.ENVY:
-        return []
-    recorded = _seat_result(award)[0].get("best_five")
-    if recorded is not None:
-        return list(recorded)
-    if not 5 <= len(cards) + len(board) <= 7:
-        return []
-    hand = evaluate(parse_cards([*cards, *board], param="cards", count=(5, 7)))
-    return [str(card) for card in hand.best_five]
 
 
 def review_body(review: SurveillanceReview) -> bodies.Review:
@@ -97,7 +68,6 @@ def review_body(review: SurveillanceReview) -> bodies.Review:
 #: (`prefetch_related(*AWARD_PREFETCH)` with `select_related(*AWARD_RELATED)`).
 AWARD_RELATED = (
     "pool",
-    "round__table",
     "verified_by",
     "approved_by",
     "paid_by",
@@ -111,22 +81,22 @@ AWARD_PREFETCH = ("reviews__reviewer", "reviews__decision__decided_by")
 def award_body(award: Award) -> bodies.Award:
     """An award as the API shows it (select_related `AWARD_RELATED` and prefetch
     `AWARD_PREFETCH` when listing many): with surveillance's latest review, and whether its
-    winner is identified, never who."""
+    winner is identified, never who. What it shows of its round (table, game, round id, cards,
+    winning five) is the award's own record of its grant, never the tables' rows."""
     reviews = list(award.reviews.all())  # prefetched in lists; few (one a jackpot, mostly)
     latest = max(reviews, key=lambda review: review.pk) if reviews else None
-    cards, board = dealt_cards(award)
     return bodies.Award.model_construct(
         id=award.pk,
         pool=award.pool_id,
         round=award.round_id,
-        round_id=award.round.round_id,
-        table=award.round.table_id,
-        table_name=award.round.table.name,
-        game=award.round.table.game,
+        round_id=award.round_name,
+        table=award.table_pk,
+        table_name=award.table_name,
+        game=award.game,
         seat=award.seat,
-        cards=cards,
-        board=board,
-        winning_five=winning_five(award, cards, board),
+        cards=list(award.hole_cards),
+        board=list(award.board),
+        winning_five=list(award.winning_five),
         kind=AwardKind(award.kind),  # the database gives the value, the model its enum
         amount_cents=award.amount_cents,
         status=AwardStatus(award.status),

@@ -48,8 +48,8 @@ LAST_HITS = 25
 def _hit(hit: Award) -> ReportHit:
     return ReportHit.model_construct(
         award=hit.pk,
-        table=hit.round.table.name,
-        round=hit.round.round_id,
+        table=hit.table_name,
+        round=hit.round_name,
         seat=hit.seat,
         amount_cents=hit.amount_cents,
         status=AwardStatus(hit.status),
@@ -104,9 +104,7 @@ def journal_pool_report(
         kind: AwardTotal.model_construct(count=count, amount_cents=cents)
         for kind, (count, cents) in live.items()
     }
-    hits = Award.objects.filter(
-        ~Q(status=AwardStatus.VOID), pool=pool, kind=AwardKind.ROYAL_FLUSH
-    ).select_related("round__table")
+    hits = Award.objects.filter(~Q(status=AwardStatus.VOID), pool=pool, kind=AwardKind.ROYAL_FLUSH)
     return PoolReport.model_construct(
         pool=pool.pk,
         currency=pool.currency,

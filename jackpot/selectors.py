@@ -196,7 +196,7 @@ def awards_filtered(query: AwardFilters) -> QuerySet[Award]:
         awards = awards.filter(pk__gte=since["first"]) if since["first"] else awards.none()
     filters = {
         "pool_id": query.pool,
-        "round__table_id": query.table,
+        "table_pk": query.table,  # the award's own record of its table (no join)
         "kind": query.kind,
         "status": query.status,
         "created_at__gte": query.from_,

@@ -10,7 +10,10 @@ reason: a fixed award or envy by one supervisor; a jackpot by two, one who reque
 award keeps its status, marked `void_requested_by`, and can be neither verified nor approved until
 the request is confirmed or cancelled) and a different one who confirms it. An award below the
 threshold starts `approved`. Its payment records the method, a reference and a note; the
-winner's identity, when given, is its own row (`jackpot.models.winners`). The status is a
+winner's identity, when given, is its own row (`jackpot.models.winners`). What it shows of its
+round (table, game, the terminal's round id, cards, winning five) is its own, written at the
+grant and never changed: nothing in the progressive follows `round` to the tables' rows to show
+an award. The status is a
 projection: every step is an audit event, and every money movement a transfer (`jackpot.awards`).
 """
 
@@ -51,6 +54,21 @@ class Award(models.Model):
     status = models.CharField(max_length=10, choices=AwardStatus.choices)
     sequence = models.BigIntegerField()
     created_at = models.DateTimeField()
+    # What the award shows of its round, recorded when it is granted (issue 23), so that the
+    # progressive never reads the tables' rows to show or report an award: the table's key
+    # (an integer, no foreign key: a column of the award's own), its name and game then, the
+    # round's id as the terminal named it (`round_name`: `round_id` is the round's key), the
+    # seat's hole cards, the board, and the five cards that make the award (none for envy).
+    # Covered by the journal (the `round.settled` event's award entries, jackpot.projections)
+    # and never changed after the INSERT (a trigger, migration 0021). db_default: the raw
+    # INSERTs that name only the older columns (tests, SQL tools) still work.
+    table_pk = models.IntegerField(default=0, db_default=0)
+    table_name = models.CharField(max_length=80, default="", db_default="")
+    game = models.CharField(max_length=4, default="", db_default="")
+    round_name = models.CharField(max_length=64, default="", db_default="")
+    hole_cards = models.JSONField(default=list, db_default=[])
+    board = models.JSONField(default=list, db_default=[])
+    winning_five = models.JSONField(default=list, db_default=[])
     verified_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )

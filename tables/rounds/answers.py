@@ -214,7 +214,8 @@ def _dealt(play: SeatPlay, settlement: Settlement) -> JsonObject:
     """What a seat was dealt and decided, and the best five cards the rules engine settled it
     with (its 7-card hand's for Ultimate Hold'em, on which the progressive is judged too; its
     final 5 for Stud), so that nothing downstream evaluates the hand again. Rounds settled
-    before this was recorded have no `best_five` (`jackpot.render.winning_five`)."""
+    before this was recorded have no `best_five` (their awards' winning five were worked out
+    once, by jackpot's migration 0021)."""
     return {
         "seat": play.seat,
         "cards": [str(card) for card in play.cards],
@@ -236,7 +237,9 @@ def settled_event(
     settlements: Mapping[int, Settlement],
     granted: AwardsGranted | None,
 ) -> JsonObject:
-    """The `round.settled` payload: the cards and decisions, each seat's net, the awards."""
+    """The `round.settled` payload: the cards and decisions, each seat's net, the awards, each
+    with what it shows of the round as its row records it (`jackpot.movements.Dealt`: the
+    verification compares the row with it, `jackpot.projections.RECORD_FIELDS`)."""
     return {
         "table": table.pk,
         "pool": found.pool_id,  # the round's pool of record
@@ -256,6 +259,14 @@ def settled_event(
                 "amount_cents": award.amount_cents,
                 "status": AwardStatus(award.status).value,
                 "sequence": award.sequence,
+                # Without them a database writer could change what the slip shows unseen.
+                "table_pk": award.table_pk,
+                "table_name": award.table_name,
+                "game": award.game,
+                "round_name": award.round_name,
+                "hole_cards": list(award.hole_cards),
+                "board": list(award.board),
+                "winning_five": list(award.winning_five),
             }
             for award in (granted.awards if granted else ())
         ],

@@ -3,10 +3,12 @@
 One transaction: the round row locked, every seat settled by the rules engine with the terms the
 round recorded when it opened (its pool's stake, progressive paytable and verification threshold
 then, `store.round_terms`: never the pool's as they are now), the awards granted
-(`jackpot.movements`), the audit event with its transfers and the stored answer, and the big
-wins' notifications in the outbox (`jackpot.notifications`). Locks, in `jackpot.locks`'s order:
-the round row, the table's chain head, then the pool row (only when the round grants awards),
-last; the outbox's INSERT locks no existing row. The round is counted
+(`jackpot.movements`, each with what it shows of the round: the table's name and game, the
+terminal's round id, its seat's cards, the board and its winning five, so that the progressive
+never reads this app's rows to show it), the audit event with its transfers and the stored
+answer, and the big wins' notifications in the outbox (`jackpot.notifications`). Locks, in
+`jackpot.locks`'s order: the round row, the table's chain head, then the pool row (only when
+the round grants awards), last; the outbox's INSERT locks no existing row. The round is counted
 (`jackpot_rounds_settled_total`, config.metrics) once the transaction commits, never before.
 
 `round_settle` is the one entry: `jackpot.locks.retried` around one durable transaction, in
@@ -115,7 +117,12 @@ def _settle(
         )
         if owed:
             granted = movements.grant_awards(
-                pool=pool, terms=terms, round_pk=found.pk, owed=owed, now=now
+                pool=pool,
+                terms=terms,
+                round_pk=found.pk,
+                dealt=_dealt(table, found, request, settlements),
+                owed=owed,
+                now=now,
             )
     meter = granted.meter if granted else pool_meter(pool_id=pool.pk) if pool else None
     answer = answers.settled(
@@ -161,3 +168,24 @@ def _settle(
             currency=pool.currency,
         )
     return RoundSettled(answer)
+
+
+def _dealt(
+    table: Table, found: Round, request: ResultRequest, settlements: dict[int, Settlement]
+) -> movements.Dealt:
+    """What the round's awards show of it, from the table and the request as settled: each
+    seat's cards as posted and the best five the rules engine judged it on."""
+    return movements.Dealt(
+        table_pk=table.pk,
+        table_name=table.name,
+        game=str(table.game),
+        round_name=found.round_id,
+        board=tuple(str(card) for card in request.board),
+        hands={
+            play.seat: movements.SeatHand(
+                cards=tuple(str(card) for card in play.cards),
+                best_five=tuple(str(card) for card in settlements[play.seat].player_hand.best_five),
+            )
+            for play in request.seats
+        },
+    )

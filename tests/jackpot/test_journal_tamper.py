@@ -5,7 +5,7 @@ broken point each time."""
 from __future__ import annotations
 
 import pytest
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from jackpot import ledger
 from jackpot.awards import award_approve, award_verify, award_void, award_void_cancel
@@ -220,3 +220,47 @@ def test_a_jackpot_void_request_edited_in_place_is_found(db, django_user_model):
     )
     award_void_cancel(award_id=royal.pk, user=bob, reason="the video shows a fair deal")
     assert verify()[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "shown"),
+    [
+        ("table_name = 'Salle privée 9'", "table_name", "'Salle privée 9'"),
+        (
+            """winning_five = '["Kc", "Ks", "Kh", "7c", "7d"]'""",
+            "winning_five",
+            "['Kc', 'Ks', 'Kh', '7c', '7d']",
+        ),
+    ],
+    ids=["table-name", "winning-five"],
+)
+def test_what_an_award_shows_of_its_round_forged_in_the_database_is_found(
+    played, edit, field, shown
+):
+    """What an award shows of its round (the table's name, the five cards on the slip) is its
+    own row's since issue 23, recorded at the grant and carried by the round's event: a writer
+    who goes around the trigger that keeps it is named at that event, with what it says."""
+    full_house = Award.objects.get(kind="full_house")
+    superuser_sql(f"UPDATE jackpot_award SET {edit} WHERE id = %s", [full_house.pk])
+    settled = AuditEvent.objects.get(kind="round.settled")
+    entry = next(a for a in settled.payload["awards"] if a["id"] == full_house.pk)
+    status, lines = verify()
+    assert status == 1
+    assert lines[0] == f"BROKEN at chain {settled.chain} sequence {settled.sequence}"
+    assert lines[1] == (
+        f"  award {full_house.pk}: {field} is {shown}, the journal says {entry[field]!r} "
+        f"(chain {settled.chain} sequence {settled.sequence})"
+    )
+
+
+def test_what_an_award_shows_of_its_round_is_refused_an_update(played):
+    """Without going around the triggers, the grant's record does not change at all; the
+    award's status still moves."""
+    full_house = Award.objects.get(kind="full_house")
+    with pytest.raises(DatabaseError, match="never changes"), transaction.atomic():
+        Award.objects.filter(pk=full_house.pk).update(table_name="Salle privée 9")
+    with pytest.raises(DatabaseError, match="never changes"), transaction.atomic():
+        Award.objects.filter(pk=full_house.pk).update(winning_five=[])
+    Award.objects.filter(pk=full_house.pk).update(table_name=full_house.table_name)  # unchanged
+    full_house.refresh_from_db()
+    assert full_house.table_name != "Salle privée 9" and len(full_house.winning_five) == 5

@@ -25,6 +25,7 @@ from tests.winners import pay_identified
 pytestmark = pytest.mark.django_db
 
 IDS = {"table", "pool", "round", "id", "award", "name", "review"}  # and the pool's name
+IDS |= {"table_pk", "table_name"}  # what an award records of its table: each floor's own
 TIMES = {"opened_at", "settled_at", "voided_at", "as_of", "at", "occurred_at", "requested_at"}
 TIMES |= {"footage_from", "footage_to"}  # a surveillance review's footage, from when it ran
 

@@ -7,20 +7,27 @@ pooled UTH round settled with a jackpot and an envy (seats posted out of order),
 one Stud round with a buy, through the terminal API; ids are the database's.
 
 Each settled seat carries the best five cards the rules engine settled it with (`best_five`,
-issue 23 item 3): rounds settled before have none, and they still verify and still show their
-award's winning five (evaluated then, as before).
+issue 23 item 3), and each award entry what the award shows of the round (its table, game, the
+terminal's round id, cards and winning five: the award row's own columns, issue 23): rounds
+settled before have neither, their awards are filled by jackpot's migration 0021 (the winning
+five worked out once where no best five was recorded), and they still verify.
 """
 
 from __future__ import annotations
 
-import pytest
+from importlib import import_module
 
-from jackpot import render
+import pytest
+from django.apps import apps as django_apps
+from django.db import connection
+
 from jackpot.canonical import canonical_json
 from jackpot.models import AuditEvent, Award, AwardKind
-from tables.models import Round
+from jackpot.projections import RECORD_FIELDS
+from tables.models import Round, Table
 from tables.rounds import answers
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
+from tests.jackpot.tamper import superuser_sql, verify
 
 pytestmark = pytest.mark.django_db
 
@@ -82,6 +89,7 @@ def test_a_rounds_payloads_and_result_record_are_exactly_these(floor):
     uth, stud, pool = floor.uth[0].table_id, floor.stud.table_id, floor.pool_id
     p1, p2, s1 = (Round.objects.get(round_id=r).pk for r in ("p-1", "p-2", "s-1"))
     royal, envy = Award.objects.filter(round_id=p1).order_by("pk")
+    uth_name = Table.objects.get(pk=uth).name
     uth_result = {
         "board": ROYAL,
         "dealer": ["9s", "9d"],
@@ -193,6 +201,14 @@ def test_a_rounds_payloads_and_result_record_are_exactly_these(floor):
                         "amount_cents": 1000200,
                         "status": "pending",
                         "sequence": 1,
+                        # what the award shows of the round, as its row records it (issue 23)
+                        "table_pk": uth,
+                        "table_name": uth_name,
+                        "game": "uth",
+                        "round_name": "p-1",
+                        "hole_cards": ["Jh", "Th"],
+                        "board": ROYAL,
+                        "winning_five": ROYAL_FIVE,
                     },
                     {
                         "id": envy.pk,
@@ -201,6 +217,13 @@ def test_a_rounds_payloads_and_result_record_are_exactly_these(floor):
                         "amount_cents": 50000,
                         "status": "approved",
                         "sequence": 2,
+                        "table_pk": uth,
+                        "table_name": uth_name,
+                        "game": "uth",
+                        "round_name": "p-1",
+                        "hole_cards": ["2s", "2d"],
+                        "board": ROYAL,
+                        "winning_five": [],  # won by seat 1's cards, not its own
                     },
                 ],
                 "meter_version": 2,
@@ -250,13 +273,24 @@ def _without_best_five(record: dict) -> dict:
     }
 
 
-def test_a_round_settled_before_the_best_five_were_recorded_still_verifies_and_shows_them(
-    floor, monkeypatch
-):
-    # Given a jackpot round settled as before issue 23 item 3 (no best five in its event or row)
+def _as_before_issue_23(payload: dict) -> dict:
+    """A `round.settled` payload as it was before issue 23: no best five, and award entries
+    without what the award shows of the round."""
+    return {
+        **_without_best_five(payload),
+        "awards": [
+            {k: v for k, v in award.items() if k not in RECORD_FIELDS}
+            for award in payload["awards"]
+        ],
+    }
+
+
+def test_a_round_settled_before_issue_23_is_backfilled_and_still_verifies(floor, monkeypatch):
+    # Given a jackpot round settled as before issue 23 (no best five in its event or row, and
+    # award entries without the grant's record), whose award rows predate the columns
     settled_event, result_record = answers.settled_event, answers.result_record
     monkeypatch.setattr(
-        answers, "settled_event", lambda **kw: _without_best_five(settled_event(**kw))
+        answers, "settled_event", lambda **kw: _as_before_issue_23(settled_event(**kw))
     )
     monkeypatch.setattr(answers, "result_record", lambda *a: _without_best_five(result_record(*a)))
     uth = floor.uth[0]
@@ -264,7 +298,13 @@ def test_a_round_settled_before_the_best_five_were_recorded_still_verifies_and_s
     royal = {"board": ROYAL, "dealer": ["9s", "9d"], "seats": [uth_play(1, "Jh Th")]}
     assert uth.post("/rounds/old/result", royal).status_code == 200
     monkeypatch.undo()
-    # and a straight flush settled since (best five recorded)
+    blank = {"table_pk": 0, "table_name": "", "game": "", "round_name": ""}
+    superuser_sql(
+        "UPDATE jackpot_award SET table_pk = 0, table_name = '', game = '', round_name = '',"
+        " hole_cards = '[]', board = '[]', winning_five = '[]'"
+    )
+    assert Award.objects.filter(**blank).count() == 1
+    # and a straight flush settled since (best five and the grant's record in its event)
     assert uth.post("/rounds", {"round_id": "new", "seats": [uth_seat(2)]}).status_code == 201
     flush = {
         "board": ["9c", "8c", "7c", "2d", "3s"],
@@ -273,19 +313,44 @@ def test_a_round_settled_before_the_best_five_were_recorded_still_verifies_and_s
     }
     assert uth.post("/rounds/new/result", flush).status_code == 200
 
-    # Then the journal verifies, each round's row against its own event's shape
-    assert_journal_ok()
-    old = Award.objects.select_related("round").get(
-        round__round_id="old", kind=AwardKind.ROYAL_FLUSH
+    # When the migration's backfill runs (as the database's owner: the columns are kept)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+    with connection.schema_editor(atomic=False) as editor:
+        import_module("jackpot.migrations.0021_award_record").backfill(django_apps, editor)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL session_replication_role = origin")
+
+    # Then the old award shows its round from its own row, its winning five worked out once
+    table = Table.objects.get(pk=uth.table_id)
+    old = Award.objects.get(round__round_id="old", kind=AwardKind.ROYAL_FLUSH)
+    assert (old.table_pk, old.table_name, old.game, old.round_name) == (
+        table.pk,
+        table.name,
+        "uth",
+        "old",
     )
-    new = Award.objects.select_related("round").get(round__round_id="new")
-    assert "best_five" not in old.round.result["seats"][0]
-    assert new.round.result["seats"][0]["best_five"] == ["9c", "8c", "7c", "6c", "5c"]
-    # and the old round's winning five is evaluated, the new one's read, never evaluated again
-    assert sorted(render.winning_five(old, *render.dealt_cards(old))) == sorted(ROYAL_FIVE)
-
-    def refuse(*_args, **_kwargs):
-        raise AssertionError("the winning five of a round that recorded them is not evaluated")
-
-    monkeypatch.setattr(render, "evaluate", refuse)
-    assert render.winning_five(new, *render.dealt_cards(new)) == ["9c", "8c", "7c", "6c", "5c"]
+    assert (old.hole_cards, old.board) == (["Jh", "Th"], ROYAL)
+    assert sorted(old.winning_five) == sorted(ROYAL_FIVE)
+    # and the new one kept what its grant recorded (the backfill's copy of the same)
+    new = Award.objects.get(round__round_id="new")
+    assert (new.round_name, new.hole_cards, new.winning_five) == (
+        "new",
+        ["6c", "5c"],
+        ["9c", "8c", "7c", "6c", "5c"],
+    )
+    # and the journal verifies, each award against its own event's shape
+    assert_journal_ok()
+    # and the old award's cards forged in the database are found, against what its event says
+    # of its seat (an old event has no award fields, but it has the seat's cards)
+    superuser_sql(
+        """UPDATE jackpot_award SET hole_cards = '["Ah", "Ac"]' WHERE id = %s""", [old.pk]
+    )
+    status, lines = verify()
+    assert status == 1
+    assert any(
+        line.startswith(
+            f"  award {old.pk}: hole_cards is ['Ah', 'Ac'], the journal says ['Jh', 'Th']"
+        )
+        for line in lines
+    ), lines
