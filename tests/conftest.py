@@ -30,6 +30,7 @@ pytest_plugins = ["tests.workers"]  # the `celery_worker` fixture: a real worker
 WHOLE_MODULES = tuple(ROOT / "tests" / name for name in ("cluster", "faults", "browser"))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups to deal the tests
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if any(directory in item.path.parents for directory in WHOLE_MODULES):
