@@ -67,10 +67,16 @@ def test_nginx_gives_each_request_an_id_and_keeps_metrics_off_the_public_listene
     assert status == 200 and b"# TYPE jackpot_" in body and len(headers["X-Request-ID"]) == 32
     assert topology.get("/healthz", port=topology.metrics_port)[0] == 404  # /metrics only there
     # nginx's log and the instance's both carry the id, so a request is followed end to end.
+    # Both write the line after the answer is sent (the instance at nice 10 beside the suite), so
+    # the test waits for each rather than race it.
     rid = headers["X-Request-ID"]
     _logged_by_nginx(topology, [rid])
-    logs = [(topology.dir / f"web-{port}.log").read_text() for port in topology.web_ports]
-    assert any(rid in log for log in logs)
+
+    def logged_by_an_instance() -> bool:
+        logs = [(topology.dir / f"web-{port}.log").read_text() for port in topology.web_ports]
+        return any(rid in log for log in logs)
+
+    wait_for(logged_by_an_instance, within_s=30, what="the instance's access line of the request")
 
 
 def _logged_by_nginx(topology, request_ids: list[str]) -> list[str]:
