@@ -12,10 +12,10 @@ can never take more rounds a second than 1 / (that hold time). Two measurements:
    process through Django's test client, as bench/round_cpu.py does; a database hook notes when
    the pool's UPDATE starts and when the transaction's commit returns. Prints the median, p99 and
    max hold, the ceiling they imply, and how many of a round's transactions take the row.
-2. **PostgreSQL's commits a second on the row.** pgbench replays the held part of a real round's
-   open (copied from the rows part 1 wrote): the pool UPDATE, the round.opened event with its
-   transfers in one statement, COMMIT (fsync on, as configured), from 1 to 64 clients at once;
-   then the same without the pool UPDATE, to show what the shared row itself costs.
+2. **PostgreSQL's commits a second on the row.** pgbench replays the last part of a real round's
+   open (copied from the rows part 1 wrote): the round.opened event with its transfers in one
+   statement, then the pool UPDATE, COMMIT (fsync on, as configured), from 1 to 64 clients at
+   once; then the same without the pool UPDATE, to show what the shared row itself costs.
 
 Needs PostgreSQL (DATABASE_URL's server; a database jackpot_hotrow is created anew) and pgbench.
 """
@@ -67,9 +67,9 @@ from tables.services import table_create, terminal_token_issue
 
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
 SEATS = range(1, 8)
-# The statement that takes the pool row: its UPDATE, alone or leading the statement that writes
-# the round's event with it (jackpot.ledger.Lead).
-POOL_UPDATE = re.compile(r"^\s*(WITH\s+lead\s+AS\s+\()?UPDATE\s+jackpot_pool\b", re.IGNORECASE)
+# The statement that takes the pool row: its UPDATE, run after the round's event is written
+# (jackpot.ledger.Gate).
+POOL_UPDATE = re.compile(r"^\s*UPDATE\s+jackpot_pool\b", re.IGNORECASE)
 
 
 class HoldClock:
@@ -162,8 +162,9 @@ def service_holds(rounds: int) -> tuple[dict[str, float], int]:
 
 
 def pgbench_script(pool_id: int, *, with_pool_row: bool) -> str:
-    """The held part of a real round's open, replayed: the round.opened event and its transfers
-    are copied from the last one part 1 wrote, into a chain of each pgbench client's own.
+    """The last part of a real round's open, replayed: the round.opened event and its transfers
+    (copied from the last one part 1 wrote, into a chain of each pgbench client's own), then the
+    pool row's UPDATE, which holds the row to the COMMIT.
 
     The copies have no round of their own, so the index that keeps a round's transfer codes
     unique would refuse the second copy: in this throwaway database it is swapped for the same
@@ -201,7 +202,7 @@ def pgbench_script(pool_id: int, *, with_pool_row: bool) -> str:
         " SELECT t.pool_id, event.id, t.code, t.debit_id, t.credit_id, t.amount_cents, NULL,"
         f" NULL, now() FROM jackpot_transfer t, event WHERE t.event_id = {event_id};\n"
     )
-    return "BEGIN;\n" + (update if with_pool_row else "") + insert + "COMMIT;\n"
+    return "BEGIN;\n" + insert + (update if with_pool_row else "") + "COMMIT;\n"
 
 
 def pgbench(script: str, clients: int, seconds: float) -> dict[str, float]:
@@ -258,7 +259,7 @@ def main() -> None:
         f" {holds['before_commit_p99_ms']:.2f} ms; the COMMIT itself p50"
         f" {holds['commit_p50_ms']:.2f} ms"
     )
-    print("2. pgbench, the held part of an open replayed (commits/s, mean latency ms)")
+    print("2. pgbench, the last part of an open replayed (commits/s, mean latency ms)")
     print(f"{'clients':>8}{'one pool row':>16}{'latency':>10}{'no shared row':>16}{'latency':>10}")
     rows = []
     for count in clients:

@@ -11,12 +11,12 @@ transaction, so money and its audit record commit or roll back together. Invaria
   database, so rows rewritten in the database cannot be given matching hashes without it;
 - the chain head is locked by `jackpot.locks.chain_slot`, in the order `jackpot.locks` states.
 
-The hot path (a round's open): `record_led` writes the event, its transfers, the chain head and
-the round's answer in the statement whose first part is the pool row's UPDATE (a `Lead`), the
-event and its hash computed before it from the counters the UPDATE is expected to return, and
-written only if it returns exactly those; otherwise the UPDATE alone is done and the caller
-records the event as `record` does. So in the usual case the pool row is held for one round
-trip and the commit, with no Python between the two.
+The hot path (a round's open): `record_gated` writes the event, its transfers, the chain head
+and the round's answer first, the event and its hash computed from the counters the pool row's
+UPDATE is expected to return; the UPDATE (a `Gate`) runs last and keeps them only if it returns
+exactly those, else everything since the savepoint before them is rolled back (the row's lock
+with it) and the caller records the event as `record` does. So in the usual case the pool row is
+held for its own UPDATE and the commit, with nothing written and no Python in between.
 
 The events that change what a pool pays or who may do what (`SECURITY_KINDS`: pools, tables,
 tokens, staff), and the significant events (`jackpot.significant`: the reconciliation's alerts, a
@@ -213,37 +213,19 @@ def in_one_statement() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _insert(
-    event: AuditEvent,
-    transfers: Sequence[Transfer],
-    also: rows.RowUpdate | None,
-    lead: Lead | None = None,
-) -> tuple[bool, tuple[Any, ...] | None]:
-    """Write the event, its transfers, the new chain head and `also` (plain SQL: jackpot.rows),
-    after `lead` and only if it returns what it expects (`Lead`). Returns whether the event was
-    written and the lead's row (None: no lead, or it returned none).
+def _insert(event: AuditEvent, transfers: Sequence[Transfer], also: rows.RowUpdate | None) -> None:
+    """Write the event, its transfers, the new chain head and `also` (plain SQL: jackpot.rows).
 
-    On PostgreSQL this is one statement (data-modifying CTEs): it runs while the pool row is
-    locked (or takes it, with a lead), so every round trip saved shortens the wait of every
-    other table. Elsewhere it is up to five.
+    On PostgreSQL this is one statement (data-modifying CTEs): a round trip is a cost of every
+    round, and while a pool row is held (an award's grant) of every other table's wait too.
+    Elsewhere it is up to four.
     """
     event_row = {f.attname: getattr(event, f.attname) for f in AuditEvent._meta.concrete_fields}
     if in_one_statement():
-        event_id, led = _insert_postgresql(event_row, event, transfers, also, lead)
-        if event_id is None:
-            return False, led
-        event.pk = event_id
+        event.pk = _insert_postgresql(event_row, event, transfers, also)
         for transfer in transfers:
             transfer.event_id = event.pk
-        return True, led
-    led = None
-    if lead is not None:
-        with connection.cursor() as cursor:
-            cursor.execute(lead.sql, lead.params)
-            found = cursor.fetchone()
-        led = None if found is None else tuple(found)
-        if led is None or led != lead.expect:
-            return False, led
+        return
     (event.pk,) = rows.insert(AuditEvent, [event_row], returning_id=True)
     for transfer in transfers:
         transfer.event_id = event.pk
@@ -261,7 +243,6 @@ def _insert(
         )
     if also is not None:
         rows.update(also.model, also.pk, also.changes)
-    return True, led
 
 
 _TRANSFER_VALUES = (
@@ -278,21 +259,20 @@ _TRANSFER_VALUES = (
 
 
 @dataclass(frozen=True, slots=True)
-class Lead:
-    """A data-modifying statement that `record_led` runs as the first part of the event's own
-    statement (`sql`, with its `params`, `RETURNING` the columns `returning`), and on whose
-    result the event is written: only when it returns a row whose columns equal `expect`.
+class Gate:
+    """The statement `record_gated` runs after the event it records (`sql`, with its `params`,
+    returning one row), which keeps the event only if it returns a row equal to `expect`.
 
     So an event whose content depends on what a locked row's UPDATE returns (the meter after a
-    round's stakes) is written, hash and all, by the very statement that takes the lock, when
-    the caller knew the returned values beforehand: the lock is then held for that one round
-    trip and the commit. When the row returns other values, the lead alone is written and the
-    caller records the event from the values returned (`record`), the lock already held.
+    round's stakes) is written, hash and all, before that row is taken, when the caller knew the
+    returned values beforehand: the lock is then held for the UPDATE alone and the commit. When
+    the row returns other values (another transaction moved it first) or none (it refused), the
+    event and the UPDATE are rolled back to the savepoint taken before them, which releases the
+    row, and the caller takes the row and records the event from what it returns then.
     """
 
     sql: str
     params: list[Any]
-    returning: tuple[str, ...]
     expect: tuple[Any, ...]
 
 
@@ -301,26 +281,12 @@ def _insert_postgresql(
     event: AuditEvent,
     transfers: Sequence[Transfer],
     also: rows.RowUpdate | None,
-    lead: Lead | None = None,
-) -> tuple[int | None, tuple[Any, ...] | None]:
-    """The event's one statement; with a `lead`, the lead runs first and gates the rest
-    (`Lead`). Returns the event's id (None: not written) and the lead's row (None: none)."""
-    if lead is None:
-        event_sql, values = rows.insert_sql(AuditEvent, [event_row])
-        sql = f"WITH event AS ({event_sql} RETURNING id)"
-        gate = ""
-    else:
-        # INSERT ... SELECT from the lead's row where it holds the expected values: no such
-        # row, no event; each part below joins the event or waits for it (`gate`).
-        matches = " AND ".join(f"lead.{column} = %s" for column in lead.returning)
-        event_sql, event_values = rows.insert_select_sql(
-            AuditEvent, event_row, source=f"lead WHERE {matches}"
-        )
-        sql = f"WITH lead AS ({lead.sql}), event AS ({event_sql} RETURNING id)"
-        values = [*lead.params, *event_values, *lead.expect]
-        gate = " AND EXISTS (SELECT 1 FROM event)"
+) -> int:
+    """The event's one statement; returns the event's id."""
+    event_sql, values = rows.insert_sql(AuditEvent, [event_row])
+    sql = f"WITH event AS ({event_sql} RETURNING id)"
     values += [event.hash, event.chain]
-    sql += f", head AS (UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s{gate})"
+    sql += ", head AS (UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s)"
     if transfers:
         one = "(" + ", ".join(f"%s::{kind}" for _name, kind in _TRANSFER_VALUES) + ")"
         names = [name for name, _kind in _TRANSFER_VALUES]
@@ -347,24 +313,13 @@ def _insert_postgresql(
         )
     if also is not None:
         also_sql, also_values = also.sql()
-        sql += f", also AS ({also_sql}{gate})"
+        sql += f", also AS ({also_sql})"
         values += also_values
-    params: list[Any] | None = values
-    if lead is None:
-        sql += " SELECT id FROM event"
-    else:
-        sql += f" SELECT (SELECT id FROM event), {', '.join(lead.returning)} FROM lead"
-        # The statement's text, its values in it (as psycopg's client-side binding sends it
-        # anyway), made before it is sent: the lead takes the row lock, and the JSON and the
-        # quoting of a hundred values then cost no time of the lock's.
-        ops: Any = connection.ops  # PostgreSQL's: the stubs know only the base class
-        sql, params = ops.compose_sql(sql, values), None
+    sql += " SELECT id FROM event"
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
-        return None, None
-    return (None if row[0] is None else int(row[0])), (tuple(row[1:]) if lead else None)
+        cursor.execute(sql, values)
+        (event_id,) = cursor.fetchone()
+    return int(event_id)
 
 
 def _prepared(
@@ -458,8 +413,8 @@ def record(
     return event
 
 
-def record_led(
-    lead: Lead,
+def record_gated(
+    gate: Gate,
     *,
     chain: ChainSlot,
     kind: str,
@@ -469,12 +424,11 @@ def record_led(
     postings: Sequence[Posting] = (),
     occurred_at: datetime | None = None,
     also: rows.RowUpdate | None = None,
-) -> tuple[AuditEvent | None, tuple[Any, ...] | None]:
-    """`record`, written by the statement that runs `lead` first, if the lead returns the row it
-    expects (`Lead`). Returns the event (None: not written, nothing but the lead was) and the
-    lead's row (None: it returned none). The event, its hash included, is prepared before the
-    statement, whose `chain` slot is taken already: nothing is left to do between the lead's
-    lock and the commit."""
+) -> AuditEvent | None:
+    """`record`, then `gate`, under a savepoint rolled back unless the gate returns the row it
+    expects (`Gate`). Returns the event, or None when nothing stayed written. The event, its
+    hash included, is prepared and written before the gate, whose `chain` slot is taken
+    already: the row the gate takes is held for its own statement and the commit."""
     event, transfers = _prepared(
         chain=chain,
         kind=kind,
@@ -484,8 +438,13 @@ def record_led(
         postings=postings,
         occurred_at=occurred_at,
     )
-    written, led = _insert(event, transfers, also, lead)
-    if not written:
-        return None, led
+    savepoint = transaction.savepoint()
+    _insert(event, transfers, also)
+    with connection.cursor() as cursor:
+        cursor.execute(gate.sql, gate.params)
+        found = cursor.fetchone()
+    if found is None or tuple(found) != gate.expect:
+        transaction.savepoint_rollback(savepoint)
+        return None
     _written(event)
-    return event, led
+    return event

@@ -23,9 +23,9 @@ A transaction takes the locks it needs in this order, never going back to an ear
 4. `POOL` - the pool's row (`jackpot_pool`), the progressive's one point of serialization and the
    only lock tables share. It is taken by the first statement of `jackpot.meter` a transaction
    runs (each is a single `UPDATE ... RETURNING`, or `SELECT ... FOR UPDATE` for a hit), never by
-   a read followed by a write. A round's stakes run that UPDATE as the lead of the statement that
-   writes the round's event (`jackpot.movements.take_stakes_recorded`, `jackpot.ledger.Lead`):
-   the row is then held for that one statement and the commit, nothing computed in between.
+   a read followed by a write. A round's stakes run that UPDATE last, after the round's event
+   is written (`jackpot.movements.take_stakes_recorded`, `jackpot.ledger.Gate`): the row is then
+   held for that one statement and the commit, nothing computed or written in between.
    A parameter change's row (`jackpot_parameterchange`) is taken after it when both are (an
    approval), and alone otherwise (a rejection, a withdrawal): it is never held while waiting
    for the pool row.

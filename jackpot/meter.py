@@ -79,27 +79,19 @@ _ADD_STAKES = (
     " WHERE id = %s AND stake_cents = %s AND status = 'active'"
     " RETURNING meter_units, reserve_units, meter_share_bp, reserve_share_bp, meter_version"
 )
-#: The columns `_ADD_STAKES` returns, which decide its `Split` (`split_of`).
-STAKES_RETURNING = (
-    "meter_units",
-    "reserve_units",
-    "meter_share_bp",
-    "reserve_share_bp",
-    "meter_version",
-)
 
 
 def stakes_update(
     *, pool_id: int, stakes: int, stake_cents: int, now: datetime
 ) -> tuple[str, list[Any]]:
-    """`add_stakes`' statement and its parameters, for a caller that runs it as the first part
-    of a larger statement (`jackpot.movements.take_stakes_recorded`)."""
+    """`add_stakes`' statement and its parameters, for a caller that runs it itself, after the
+    event it decides (`jackpot.movements.take_stakes_recorded`, `jackpot.ledger.Gate`)."""
     return _ADD_STAKES, [stakes, stakes, now, pool_id, stake_cents]
 
 
 def split_of(row: Sequence[Any], *, stakes: int, stake_cents: int) -> Split:
     """The split of a contribution of `stakes` stakes of `stake_cents`, from the row its
-    statement returned (`STAKES_RETURNING`)."""
+    statement returned (`_ADD_STAKES`' RETURNING)."""
     meter_units, reserve_units, meter_bp, reserve_bp, version = (int(value) for value in row)
     stakes_cents = stakes * stake_cents
     meter_cents = crossed_cents(meter_units, stakes * stake_cents * meter_bp)
@@ -141,7 +133,7 @@ _EXPECTED = (
 
 
 def expected_stakes(*, pool_id: int, stakes: int, stake_cents: int) -> tuple[int, ...] | None:
-    """What `add_stakes`' statement would return (`STAKES_RETURNING`) if it ran now and no other
+    """What `add_stakes`' statement would return if it ran now and no other
     transaction changed the pool first, read without a lock; None when it would refuse.
 
     Only a guess, never written: a caller writes it only where the statement's own returned row

@@ -275,31 +275,28 @@ def take_stakes_recorded(
     entry: Callable[[StakesTaken], Entry],
 ) -> tuple[StakesTaken, Entry]:
     """`take_stakes`, then `ledger.record` of the event `entry` builds from the stakes taken
-    (its postings the stakes'), with the pool row held for one statement and the commit.
+    (its postings the stakes'), with the pool row taken last: held for its UPDATE and the commit.
 
     The stakes' split, the event, its hash and its answer depend on the counters the pool's
-    UPDATE returns. So they are built first from the counters as read just before (without a
-    lock: `meter.expected_stakes`), and written by the statement that runs the UPDATE, only if
-    it returns exactly those counters (`ledger.Lead`): nothing of the event is computed under
-    the lock. If another table moved the pool in between, the UPDATE alone is done, and the
-    event is built again from what it returned and recorded as `record` does, the row already
-    held: the same values either way, so the same rows and the same hash (only how long the
-    lock is held differs). A refusal (a stale stake, a pool not active) is `take_stakes`'.
+    UPDATE returns. So they are built first from the counters as read now (without a lock:
+    `meter.expected_stakes`) and written, and the UPDATE runs after them, keeping them only if it
+    returns exactly those counters (`ledger.Gate`): nothing is computed or written under the
+    lock. If another table moved the pool in between, they are rolled back with the UPDATE, and
+    the stakes are taken and the event recorded as `take_stakes` and `record` do, the row held
+    from the start: the same values either way, so the same rows and the same hash (only how
+    long the lock is held differs). A refusal (a stale stake, a pool not active) is
+    `take_stakes`'.
     """
     expected = meter.expected_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents)
-    if expected is None:  # refused as it reads now: the row's own check says so, under its lock
-        taken = take_stakes(
-            pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=stake_cents, now=now
-        )
-    else:
+    if expected is not None:
         guess = meter.split_of(expected, stakes=stakes, stake_cents=stake_cents)
         taken = _stakes_taken(pool, round_pk, stakes, stake_cents, guess, now)
         built = entry(taken)
         sql, params = meter.stakes_update(
             pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents, now=now
         )
-        event, returned = ledger.record_led(
-            ledger.Lead(sql, params, meter.STAKES_RETURNING, expected),
+        event = ledger.record_gated(
+            ledger.Gate(sql, params, expected),
             chain=chain,
             kind=kind,
             actor=actor,
@@ -312,11 +309,10 @@ def take_stakes_recorded(
         if event is not None:
             _announce_stakes(pool, taken)
             return taken, built
-        if returned is None:  # the row refused the stakes: nothing was written
-            _refuse_stakes(pool, stake_cents)
-        split = meter.split_of(returned, stakes=stakes, stake_cents=stake_cents)
-        taken = _stakes_taken(pool, round_pk, stakes, stake_cents, split, now)
-        _announce_stakes(pool, taken)
+    # Refused as read, or moved by another table since: the row first, then the event.
+    taken = take_stakes(
+        pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=stake_cents, now=now
+    )
     built = entry(taken)
     ledger.record(
         chain=chain,

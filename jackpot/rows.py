@@ -73,22 +73,6 @@ def insert_sql(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> tuple[s
     return f"{head} {', '.join([one] * len(rows))}", values
 
 
-def insert_select_sql(
-    model: type[Model], row: Mapping[str, Any], *, source: str
-) -> tuple[str, list[Any]]:
-    """`insert_sql` for one row written only where `source` (SQL after FROM: a table or a CTE,
-    and its WHERE) yields a row: `INSERT INTO t (columns) SELECT %s, ... FROM source`. Its
-    parameters are the row's; `source`'s own come after them."""
-    fields, head, one = _insert_head(model)
-    values = [
-        field.get_db_prep_save(
-            row[field.attname] if field.attname in row else field.get_default(), connection
-        )
-        for field in fields
-    ]
-    return f"{head.removesuffix(' VALUES')} SELECT {one[1:-1]} FROM {source}", values
-
-
 def insert(
     model: type[Model], rows: Sequence[Mapping[str, Any]], *, returning_id: bool
 ) -> list[int]:

@@ -45,11 +45,7 @@ def _lock_of(sql: str) -> Lock | None:
             # A change's row: only ever after the pool row, or alone (jackpot.locks).
             "jackpot_parameterchange": None,
         }[table.group(1)]
-    # A round's stakes: the pool's UPDATE leads the statement that writes the event with it
-    # (jackpot.ledger.Lead), so the pool row is taken by that statement.
-    if flat.startswith("UPDATE jackpot_pool ") or flat.startswith(
-        "WITH lead AS (UPDATE jackpot_pool "
-    ):
+    if flat.startswith("UPDATE jackpot_pool "):
         return Lock.POOL
     if flat.startswith("UPDATE jackpot_auditchain SET sequence"):
         key = re.search(r"WHERE key = '([^']+)'", flat)
@@ -117,8 +113,6 @@ def test_a_path_that_went_back_to_an_earlier_lock_would_be_caught():
     # The checker itself: a pool row taken before the table's chain is out of order.
     assert not _in_order([Lock.ROUND, Lock.POOL, Lock.TABLE_CHAIN])
     assert _lock_of("UPDATE jackpot_pool SET meter_units = 1 WHERE id = 1") == Lock.POOL
-    led = "WITH lead AS (UPDATE jackpot_pool SET meter_units = 1 WHERE id = 1 RETURNING id)"
-    assert _lock_of(f"{led}, event AS (INSERT INTO jackpot_auditevent ...)") == Lock.POOL
     assert (
         _lock_of("UPDATE jackpot_auditchain SET sequence = sequence + 1 WHERE key = 'pool-3'")
         == Lock.POOL_CHAIN

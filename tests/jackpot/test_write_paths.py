@@ -143,9 +143,10 @@ def test_the_one_statement_and_the_portable_path_write_the_same_rows(
 def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_rows(
     django_user_model, monkeypatch
 ):
-    """A round's open writes its event in the statement that takes the pool row when the
-    counters it read just before still hold (jackpot.movements.take_stakes_recorded), and after
-    that statement when another table moved them in between: the same rows either way."""
+    """A round's open writes its event before the statement that takes the pool row when the
+    counters it read still hold then (jackpot.movements.take_stakes_recorded), and after it
+    when another table moved them in between (the first write rolled back): the same rows
+    either way."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -154,10 +155,10 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
     users = [django_user_model.objects.create(username=name) for name in ("ann", "bob")]
     for user in users:
         grant_roles(user, role_group("supervisor"))
-    with CaptureQueriesContext(connection) as led:
-        in_the_lead = _rows(*_play(users))
-    leading = [q["sql"] for q in led.captured_queries if q["sql"].startswith("WITH lead AS")]
-    assert len(leading) == 4  # each open, its event written by the pool's own statement
+    with CaptureQueriesContext(connection) as gated:
+        before_the_row = _rows(*_play(users))
+    # Each open: its event, then the pool row (E, P).
+    assert _steps(gated.captured_queries).count("EP") == 4
 
     expected = meter.expected_stakes
 
@@ -169,19 +170,32 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
     monkeypatch.setattr(meter, "expected_stakes", another_table_moved_it)
     with CaptureQueriesContext(connection) as missed:
         after_it = _rows(*_play(users))
-    written = [
-        q["sql"] for q in missed.captured_queries if "INSERT INTO jackpot_auditevent" in q["sql"]
-    ]
-    assert sum(sql.startswith("WITH event AS") for sql in written) >= 4  # recorded after the lead
+    # Each open: its event and the pool row, rolled back (R); the row, then the event again.
+    assert _steps(missed.captured_queries).count("EPRPE") == 4
 
-    assert after_it == in_the_lead
+    assert after_it == before_the_row
     assert_journal_ok()
+
+
+def _steps(queries: list[dict[str, str]]) -> str:
+    """The round.opened events written (E), the pool's stakes UPDATEs (P) and the rollbacks to a
+    savepoint (R), in the order run."""
+    steps = []
+    for query in queries:
+        sql = query["sql"]
+        if sql.startswith("WITH event AS") and "round.opened" in sql:
+            steps.append("E")
+        elif sql.startswith("UPDATE jackpot_pool SET meter_units"):
+            steps.append("P")
+        elif sql.startswith("ROLLBACK TO SAVEPOINT"):
+            steps.append("R")
+    return "".join(steps)
 
 
 def test_a_pool_suspended_between_the_read_and_the_update_refuses_the_round_whole(monkeypatch):
     """Given the counters read while the pool was active, when it is suspended before the
-    statement that takes its row, then that statement writes nothing (its UPDATE finds no
-    active pool, so no event either) and the open is the 409 a suspended pool gives."""
+    statement that takes its row, then that statement finds no active pool, the event written
+    before it is rolled back, and the open is the 409 a suspended pool gives: nothing stays."""
     from django.utils import timezone
 
     from jackpot import meter
