@@ -74,12 +74,23 @@ def insert_sql(model: type[Model], rows: Sequence[Mapping[str, Any]]) -> tuple[s
 
 
 def insert(
-    model: type[Model], rows: Sequence[Mapping[str, Any]], *, returning_id: bool
+    model: type[Model],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    returning_id: bool,
+    skip_conflicts: bool = False,
 ) -> list[int]:
-    """INSERT `rows` (attname -> value; absent fields take their defaults) in one statement."""
+    """INSERT `rows` (attname -> value; absent fields take their defaults) in one statement.
+
+    With `skip_conflicts`, a row that a unique constraint or index refuses is not written and
+    raises nothing (`ON CONFLICT DO NOTHING`; a conflict with a row not yet committed waits for
+    its transaction): only the rows written return an id.
+    """
     if not rows:
         return []
     sql, values = insert_sql(model, rows)
+    if skip_conflicts:
+        sql += " ON CONFLICT DO NOTHING"
     with connection.cursor() as cursor:
         if not returning_id:
             cursor.execute(sql, values)

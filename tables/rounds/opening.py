@@ -13,18 +13,20 @@ whatever happens to the table or the pool later; its `round.opened` event carrie
 A table has one open round at a time (`tables.models.ONE_OPEN_ROUND`, a partial unique index):
 an open while another round is open at the table is a 409 `round_in_progress` naming it. Two
 opens racing at one table cannot both pass: the second one's INSERT waits on the first one's
-uncommitted row in the index, and fails once it commits (or goes on if it rolls back). When the
-INSERT failed on a round in progress that has closed by the time it is looked for, the open is
-run again whole (`jackpot.locks.StaleConflict`, `retried`): the table is free now.
+uncommitted row in the index, and writes nothing once it commits (`ON CONFLICT DO NOTHING`; it
+goes on if the first rolls back). When the INSERT met a round in progress that has closed by the
+time it is looked for, the open is run again whole (`jackpot.locks.StaleConflict`, `retried`):
+the table is free now.
 
 `round_open` is the one entry: `jackpot.locks.retried` around one durable transaction, in which
 the Idempotency-Key's record, if the request has one, is looked up and written
-(`tables.rounds.replay.idempotent`) around the open's own savepoint.
+(`tables.rounds.replay.idempotent`) around the open. The open itself takes no savepoint: what
+refuses it (the round's unique indexes) refuses before it writes anything.
 """
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from config.errors import Conflict
@@ -50,9 +52,9 @@ def round_open(
 ) -> RoundOpened:
     """Lock the bets of a new round; its progressive stakes feed the table's pool.
 
-    No look-up first: the unique (table, round_id) finds a replay, whose savepoint (stakes
-    included) rolls back whole before the first answer is returned again; the unique open round
-    per table finds a round in progress the same way.
+    No look-up first: the unique (table, round_id) finds a replay, whose INSERT writes nothing
+    (nor does anything after it) before the first answer is returned again; the unique open
+    round per table finds a round in progress the same way.
     """
     return idempotent(
         table, key, lambda: _open_or_refuse(table, request, fingerprint, actor), RoundOpened
@@ -62,43 +64,41 @@ def round_open(
 def _open_or_refuse(
     table: Table, request: OpenRequest, fingerprint: str, actor: str
 ) -> RoundOpened:
-    try:
-        # A savepoint: a refused INSERT leaves the transaction able to look for the reason.
-        with transaction.atomic():
-            return _open(table, request, fingerprint, actor)
-    except IntegrityError:
-        # A replay first: the round this id opened may well be the table's open round.
-        existing = Round.objects.filter(table=table, round_id=request.round_id).first()
-        if existing is not None:
-            return replayed(
-                existing.open_fingerprint,
-                fingerprint,
-                existing.open_response,
-                RoundOpened,
-                "opened",
-            )
-        in_progress = Round.objects.filter(table=table, state=RoundState.OPEN).first()
-        if in_progress is None:
-            raise locks.StaleConflict(
-                "round_in_progress",
-                f"a round was open at table {table.pk} when this one was written, and has closed "
-                "since; nothing was written: post it again",
-                param="round_id",
-            ) from None
-        raise Conflict(
+    opened = _open(table, request, fingerprint, actor)
+    if opened is not None:
+        return opened
+    # The round's INSERT met a round of the table's (a unique index): nothing was written. A
+    # replay first: the round this id opened may well be the table's open round.
+    existing = Round.objects.filter(table=table, round_id=request.round_id).first()
+    if existing is not None:
+        return replayed(
+            existing.open_fingerprint, fingerprint, existing.open_response, RoundOpened, "opened"
+        )
+    in_progress = Round.objects.filter(table=table, state=RoundState.OPEN).first()
+    if in_progress is None:
+        raise locks.StaleConflict(
             "round_in_progress",
-            f"round {in_progress.round_id!r} is open at table {table.pk} (opened "
-            f"{in_progress.opened_at.isoformat()}): post its result or void it before "
-            "opening another; nothing was written",
+            f"a round was open at table {table.pk} when this one was written, and has closed "
+            "since; nothing was written: post it again",
             param="round_id",
-        ) from None
+        )
+    raise Conflict(
+        "round_in_progress",
+        f"round {in_progress.round_id!r} is open at table {table.pk} (opened "
+        f"{in_progress.opened_at.isoformat()}): post its result or void it before "
+        "opening another; nothing was written",
+        param="round_id",
+    )
 
 
-def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> RoundOpened:
+def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> RoundOpened | None:
+    """The round opened; None, with nothing written, when its INSERT met a round of the table's."""
     now = timezone.now()
     committed = store.locked_table(table)
     terms = store.committed_terms(committed)
-    round_pk = store.insert_round(table, request, fingerprint, now, terms)  # a replay fails here
+    round_pk = store.insert_round(table, request, fingerprint, now, terms)
+    if round_pk is None:
+        return None
     pool = store.pool_of_record(table, committed, terms)
     slot = locks.chain_slot(ledger.table_chain(table.pk))
     stakes = sum(

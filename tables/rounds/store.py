@@ -70,12 +70,15 @@ def pool_of_record(table: Table, committed: Table | None, terms: Terms | None) -
 
 def insert_round(
     table: Table, request: OpenRequest, fingerprint: str, now: datetime, terms: Terms | None
-) -> int:
+) -> int | None:
     """Write a new open round, with its pool of record (the table's, `pool_of_record` checks it
     is still) and that pool's terms (`committed_terms`), and its seats' bets; returns the
     round's primary key.
 
-    A replay fails here, on the unique (table, round_id), before the pool row is waited for.
+    None, writing nothing, when the table has a round with this id (a replay) or another open
+    round (`tables.models.ONE_OPEN_ROUND`): the INSERT skips a row its unique indexes refuse,
+    before the pool row is waited for, so the transaction goes on to find which without a
+    savepoint. A conflicting round not yet committed is waited for.
     """
     pool = table.pool
     record: dict[str, object] = {
@@ -93,7 +96,7 @@ def insert_round(
             "paytable_version": terms.paytable_version,
             "verification_threshold_cents": terms.verification_threshold_cents,
         }
-    (round_pk,) = rows.insert(
+    inserted = rows.insert(
         Round,
         [
             {
@@ -107,7 +110,11 @@ def insert_round(
             }
         ],
         returning_id=True,
+        skip_conflicts=True,
     )
+    if not inserted:
+        return None
+    (round_pk,) = inserted
     rows.insert(
         RoundSeat,
         [
