@@ -36,7 +36,8 @@ The same cancellation bounds a commit's wait (DATABASE_COMMIT_TIMEOUT_MS; 0, the
 right after a failover, strict synchronous mode holds every commit of the new primary until the
 former one has rejoined as its standby (seconds), and a terminal must hear 503
 `progressive_closed` within its patience, not wait (compliance requirement 28). Past the limit
-the commit is cancelled (psycopg's `cancel()`, from a timer): the wait ends as above, with
+the commit is cancelled (psycopg's `cancel()`, by the process's watchdog thread:
+`config.database.deadlines`): the wait ends as above, with
 `NotReplicated`, and the transaction, committed locally, reaches the standby when it is back;
 the terminal's resend is then replayed (tables.rounds.replay, once the standby has it too).
 For STANDBY_PROBE_S after such a cancel, each transaction of the process first commits a probe
@@ -60,6 +61,7 @@ from django.db import DEFAULT_DB_ALIAS
 from django.db.backends.postgresql import base
 from django.utils.asyncio import async_unsafe
 
+from config.database.deadlines import cancelled_after
 from jackpot.rows import COMMIT_PROBE
 
 # The start of PostgreSQL's warning (src/backend/replication/syncrep.c), for a cancelled wait and
@@ -83,7 +85,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def _commit(self) -> None:
         self._unreplicated = False
-        with _cancelled_after(self.connection, _commit_limit_ms()):
+        with cancelled_after(self.connection, _commit_limit_ms()):
             super()._commit()  # type: ignore[misc]  # Django has it; the stubs do not declare it
         if self._unreplicated:
             self._unreplicated = False
@@ -115,7 +117,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
             return
         self.ensure_connection()
         self._unreplicated = False
-        with self.wrap_database_errors, _cancelled_after(self.connection, limit_ms):
+        with self.wrap_database_errors, cancelled_after(self.connection, limit_ms):
             self.connection.execute(COMMIT_PROBE)  # autocommit: a commit of its own
         if self._unreplicated:
             self._unreplicated = False
@@ -187,32 +189,6 @@ class DatabaseWrapper(base.DatabaseWrapper):
             connection = _within(deadline_ms, lambda: connect(conn_params))
         connection.add_notice_handler(self._notice)
         return connection
-
-
-@contextmanager
-def _cancelled_after(connection: psycopg.Connection[Any], limit_ms: int) -> Iterator[None]:
-    """The block's statement (a COMMIT) is cancelled if it runs past `limit_ms` (0: never). The
-    lock keeps a late timer from cancelling whatever the connection runs next."""
-    if limit_ms <= 0:
-        yield
-        return
-    lock = threading.Lock()
-    running = True
-
-    def cancel() -> None:
-        with lock:
-            if running:
-                connection.cancel()
-
-    timer = threading.Timer(limit_ms / 1000, cancel)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        with lock:
-            running = False
-        timer.cancel()
 
 
 def _commit_limit_ms() -> int:
