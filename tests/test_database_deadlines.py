@@ -7,6 +7,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 
 import dj_database_url
 import psycopg
@@ -66,6 +67,25 @@ def test_each_connection_is_cancelled_at_its_own_deadline_only():
     for thread in threads:
         thread.join(timeout=120)
     assert outcomes == {"short": "cancelled", "long": "done", "none": "done"}
+
+
+class _Unreachable:
+    """A connection whose server went away: its cancel, which opens a connection of its own,
+    fails (as during a failover)."""
+
+    def cancel(self) -> None:
+        raise psycopg.OperationalError("connection refused")
+
+
+def test_a_cancel_that_fails_leaves_the_other_deadlines_kept():
+    with deadlines.cancelled_after(_Unreachable(), 100):  # type: ignore[arg-type]
+        time.sleep(0.5)  # due meanwhile: its cancel fails
+    with (
+        psycopg.connect(_url(), autocommit=True) as connection,
+        pytest.raises(psycopg.errors.QueryCanceled),
+        deadlines.cancelled_after(connection, 300),
+    ):
+        _sleep(connection, 60)
 
 
 def _in_child(url: str, answer) -> None:

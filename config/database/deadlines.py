@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import os
@@ -72,7 +73,10 @@ class _Watchdog:
                     _at, _order, due = heapq.heappop(self._heap)
                     if due.pending:
                         due.pending = False
-                        due.connection.cancel()
+                        # A connection whose server went away cannot be cancelled (the cancel
+                        # opens a connection of its own), and the watchdog lives on for the rest.
+                        with contextlib.suppress(psycopg.Error, OSError):
+                            due.connection.cancel()
                 self._due.wait(self._heap[0][0] - now if self._heap else None)
 
 
