@@ -370,9 +370,27 @@ def test_the_worker_killed_mid_task_does_nothing_twice(topology):
             ).fetchone() or (0,)
         return count > 0
 
+    def slow_deliveries() -> str:
+        with psycopg.connect(topology.database_url) as connection:
+            found = connection.execute(
+                "SELECT status, attempts, next_attempt_at, claimed_until, last_error, now()"
+                " FROM jackpot_webhookdelivery WHERE url = %s ORDER BY id",
+                [slow],
+            ).fetchall()
+        return "; ".join(str(row) for row in found)
+
     def kill_the_worker() -> dict[str, Any]:
-        # A wait, not a bound: on a busy machine the worker took more than 20 s to get there.
-        wait_for(sending_to_slow, within_s=60, what="the worker sending to the held receiver")
+        # A wait, not a bound: on a busy machine the worker took more than 20 s to get there, and
+        # once (a CI run on a machine at half speed, the worker at nice 10 beside four test
+        # processes) more than 60 s. If it never gets there, say what it was doing.
+        try:
+            wait_for(sending_to_slow, within_s=180, what="the worker sending to the held receiver")
+        except AssertionError as failure:
+            log = (topology.dir / "worker.log").read_text().splitlines()[-40:]
+            raise AssertionError(
+                f"{failure}\ndeliveries to {slow}: {slow_deliveries()}\nworker.log ends:\n"
+                + "\n".join(log)
+            ) from None
         with psycopg.connect(topology.database_url) as connection:
             delivered = dict(
                 connection.execute(
