@@ -64,6 +64,7 @@ class Service:
     floor: dict
     env: dict[str, str]
     trivial: bool  # serves the trivial endpoint (the bench's own settings only)
+    metrics_port: int | None = None  # the whole host's /metrics (the topology's listener)
 
 
 def _env(database_url: str) -> dict[str, str]:
@@ -225,9 +226,36 @@ def cluster(
             capture_output=True,
             text=True,
         ).stdout
-        yield Service(port=CLUSTER_PORT, floor=json.loads(out), env=service_env, trivial=False)
+        yield Service(
+            port=CLUSTER_PORT,
+            floor=json.loads(out),
+            env=service_env,
+            trivial=False,
+            metrics_port=CLUSTER_PORT + 1,
+        )
     finally:
         subprocess.run(["make", "cluster-down"], cwd=ROOT, env=make_env, check=True)
+
+
+def retaken(service: Service) -> tuple[float, float] | None:
+    """How many opens took the pool row again (`jackpot_pool_row_retaken_total`: another table
+    moved the counters between their read and their UPDATE) and how many rounds settled, all
+    levels and the warm-up together, from the topology's /metrics; None without it."""
+    if service.metrics_port is None:
+        return None
+    connection = http.client.HTTPConnection("127.0.0.1", service.metrics_port, timeout=30)
+    connection.request("GET", "/metrics")
+    text = connection.getresponse().read().decode()
+    connection.close()
+
+    def total(name: str) -> float:
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith((f"{name}{{", f"{name} "))
+        )
+
+    return total("jackpot_pool_row_retaken_total"), total("jackpot_rounds_settled_total")
 
 
 def verify_journal(service: Service) -> str:
@@ -398,11 +426,21 @@ def main() -> None:
             if "share_of_trivial" in row:
                 share = row["share_of_trivial"]
                 print(f"{'':<10}share of the trivial endpoint's request rate: {share:.0%}")
+        counted = retaken(service)
+        if counted is not None:
+            print(
+                f"opens that took the pool row again: {counted[0]:.0f} of {counted[1]:.0f} rounds"
+            )
         verified = verify_journal(service)
         print("verify_journal:", verified)
     path = write_result(
         f"ingest-{args.via}",
-        {"levels": rows, "verify_journal": verified},
+        {
+            "levels": rows,
+            "verify_journal": verified,
+            "pool_row_retaken": None if counted is None else counted[0],
+            "rounds_settled": None if counted is None else counted[1],
+        },
         via=args.via,
         served_by=served_by,
         seconds=args.seconds,

@@ -88,6 +88,14 @@ STAKES_CENTS = Counter(
     ["pool"],
     registry=REGISTRY,
 )
+POOL_ROW_RETAKEN = Counter(
+    "jackpot_pool_row_retaken_total",
+    "Round opens whose pool counters another table moved between their read and their pool "
+    "UPDATE: the event written first was rolled back and written again with the row held "
+    "(committed), by pool.",
+    ["pool"],
+    registry=REGISTRY,
+)
 AWARDS = Counter(
     "jackpot_awards_total",
     "Progressive awards granted (committed), by pool and kind.",

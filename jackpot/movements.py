@@ -309,6 +309,7 @@ def take_stakes_recorded(
         if event is not None:
             _announce_stakes(pool, taken)
             return taken, built
+        _count_after_commit(lambda: metrics.POOL_ROW_RETAKEN.labels(str(pool.pk)).inc())
     # Refused as read, or moved by another table since: the row first, then the event.
     taken = take_stakes(
         pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=stake_cents, now=now

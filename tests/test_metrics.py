@@ -193,3 +193,26 @@ def scrape_here() -> dict:
         for family in text_string_to_metric_families(metrics.exposition().decode())
         for sample in family.samples
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_open_whose_pool_moved_under_it_is_counted_as_retaking_the_row(monkeypatch):
+    from jackpot import meter
+
+    floor = make_floor(1)
+    terminal, pool = floor.uth[0], str(floor.pool_id)
+    before = value(scrape(), "jackpot_pool_row_retaken_total", pool=pool)
+    assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code == 201
+    assert terminal.post("/rounds/r-1/void", {"reason": "misdeal"}).status_code == 200
+    assert value(scrape(), "jackpot_pool_row_retaken_total", pool=pool) == before
+
+    expected = meter.expected_stakes
+
+    def another_table_moved_it(**kwargs):
+        # As if another table's stakes committed between the read and the UPDATE.
+        found = expected(**kwargs)
+        return None if found is None else (found[0] + 1, *found[1:])
+
+    monkeypatch.setattr(meter, "expected_stakes", another_table_moved_it)
+    assert terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(1)]}).status_code == 201
+    assert value(scrape(), "jackpot_pool_row_retaken_total", pool=pool) == before + 1
