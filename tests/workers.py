@@ -38,6 +38,12 @@ class Worker:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def logged(self, text: str, *, within_s: float = 30) -> None:
+        """Wait until the worker's log holds `text`. A task logs after what it did is committed
+        (and a sweep after the task it sent may have finished), so a test that saw the database
+        change can be ahead of the line on a busy machine: wait, do not race."""
+        wait_for(lambda: text in self.output(), within_s=within_s, what=f"{text!r} in its log")
+
     def children(self) -> list[int]:
         """The pool's worker processes (the ones that run tasks)."""
         found = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")

@@ -139,7 +139,7 @@ def test_a_jackpot_is_signed_and_delivered_after_retries_once_per_url(
     assert deliveries[receiver.url("/cage")].attempts == 3
     assert deliveries[receiver.url("/surveillance")].attempts == 1
     assert {d.last_status for d in deliveries.values()} == {200}
-    assert "failed, attempt 2" in worker.output()
+    worker.logged("failed, attempt 2")
 
     # The auditors see them: newest first, with their attempts and outcome.
     auditor = _staff(django_user_model, "ida", "auditor")
@@ -221,7 +221,7 @@ def test_redis_unreachable_rounds_settle_and_the_sweeper_drains_the_outbox_once_
         within_s=30,
         what="the outbox drained",
     )
-    assert "outbox swept: sent again" in worker.output()
+    worker.logged("outbox swept: sent again")
     kinds = sorted(request.event["data"]["kind"] for request in receiver.at("/cage"))
     assert kinds == ["royal_flush", "straight_flush"]
     assert all(request.verified for request in receiver.received)

@@ -133,7 +133,7 @@ def test_a_tampered_journal_alerts_and_the_repair_is_announced_on_a_real_worker(
 
     wait_for(error_line, within_s=10, what="the ERROR line in the worker's log")
     assert "ERROR" in str(error_line()), error_line()
-    assert "reconciliation.failed by system:reconciliation" in worker.output()
+    worker.logged("reconciliation.failed by system:reconciliation")
 
     # Repaired (the edit undone): the next run is ok and says so.
     with transaction.atomic():
