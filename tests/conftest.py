@@ -54,6 +54,24 @@ def python_subprocess():
     return run_python
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _flush_without_the_requests_statement_limit():
+    """The flush after each transactional test (pytest-django's TRUNCATE of every table) runs
+    without the statement limit the service's connections carry (DATABASE_STATEMENT_TIMEOUT_MS,
+    1.5 s): it is the suite's housekeeping, not a request, and on a busy machine it once took
+    longer (a CI run failed at a browser test's teardown). Waits for locks keep their limit."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    flush = DatabaseOperations.execute_sql_flush
+
+    def unbounded(self: DatabaseOperations, sql_list: list[str]) -> None:
+        flush(self, ["SET LOCAL statement_timeout = 0", *sql_list])
+
+    DatabaseOperations.execute_sql_flush = unbounded  # type: ignore[method-assign]
+    yield
+    DatabaseOperations.execute_sql_flush = flush  # type: ignore[method-assign]
+
+
 @pytest.fixture(autouse=True)
 def _display_identity_read_anew():
     """Each test's publisher of the sign's figures reads the database's identity anew
