@@ -53,8 +53,13 @@ def _orm_beside_playwright():
 @pytest.fixture(scope="module")
 def browser(_orm_beside_playwright):
     """One Chromium per test module: the event loop must be gone before other modules run."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # An `expect` without a timeout of its own is a wait, not a bound: it returns as soon as the
+    # page shows what it expects. Playwright's 5 s ran out on a busy CI machine while Swagger UI
+    # was still drawing; the waits that are bounds (the sign offline at the first 503) keep
+    # their own timeout.
+    expect.set_options(timeout=15_000)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=_chromium(), args=CHROMIUM_FLAGS)
         yield chromium
