@@ -120,6 +120,45 @@ def test_the_meter_counts_up_to_each_new_value(live_service, floor, page, screen
     assert page.console_errors == []
 
 
+def test_a_frame_stamped_before_the_count_began_never_steps_below_it(
+    live_service, floor, page, screenshot
+):
+    # A busy browser stamps a frame with the time it began, which can be before the count was
+    # asked for (a CI run painted 1000296, 1000295). Here every frame is stamped 50 ms early.
+    page.add_init_script(
+        """(() => {
+            const request = window.requestAnimationFrame.bind(window);
+            window.requestAnimationFrame = (step) => request((now) => step(now - 50));
+        })()"""
+    )
+    open_sign(page, live_service, floor.pool_id)
+    amount = page.locator("#amount")
+    expect(amount).to_have_attribute("data-cents", str(SEED_CENTS))
+    page.evaluate(
+        """() => {
+            window.shown = [];
+            const amount = document.getElementById("amount");
+            new MutationObserver(() => window.shown.push(amount.textContent))
+                .observe(amount, {childList: true, characterData: true, subtree: true});
+        }"""
+    )
+    answer = play_round(
+        live_service,
+        floor.uth[0],
+        "r-1",
+        board="7c 7d Kd 2s 9h",
+        dealer="Ac Qd",
+        hands={1: "Kc Ks", 2: "9c 8c", 3: "Ah 3c"},
+    )
+    risen = answer["meter"]["amount_cents"]
+    expect(amount).to_have_attribute("data-cents", str(risen), timeout=WAIT_MS)
+    shown = [cents_shown(text) for text in page.evaluate("window.shown")]
+    assert min(shown) >= SEED_CENTS, "the count starts where the digits were"
+    assert shown == sorted(shown)
+    screenshot("display-early-frames")
+    assert page.console_errors == []
+
+
 def test_a_royal_shows_jackpot_won_until_it_is_paid(live_service, floor, page, screenshot):
     open_sign(page, live_service, floor.pool_id)
     terminal = floor.uth[0]

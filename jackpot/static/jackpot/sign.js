@@ -84,7 +84,9 @@
     var start = performance.now();
     var duration = 1500;
     function step(now) {
-      var t = Math.min(1, (now - start) / duration);
+      // A frame's timestamp is when the frame began, which can come before `start` (read when
+      // the count was asked for): below 0 the ease would step one cent under `from`.
+      var t = Math.max(0, Math.min(1, (now - start) / duration));
       var eased = 1 - Math.pow(1 - t, 3);
       // The steps between two read values are only motion; the last one is the value read.
       showAmount(t < 1 ? from + Math.floor((target - from) * eased) : target);
