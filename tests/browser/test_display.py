@@ -58,6 +58,35 @@ def cents_shown(text: str) -> int:
     return int(re.sub(r"\D", "", text))
 
 
+def play_a_full_house(server, terminal) -> dict:
+    """Round r-1: three seats with the progressive, seat 1's kings full of sevens wins."""
+    return play_round(
+        server,
+        terminal,
+        "r-1",
+        board="7c 7d Kd 2s 9h",
+        dealer="Ac Qd",
+        hands={1: "Kc Ks", 2: "9c 8c", 3: "Ah 3c"},
+    )
+
+
+def watch_digits(page) -> None:
+    """From now on, record every value the digits pass through, as the browser paints them."""
+    page.evaluate(
+        """() => {
+            window.shown = [];
+            const amount = document.getElementById("amount");
+            new MutationObserver(() => window.shown.push(amount.textContent))
+                .observe(amount, {childList: true, characterData: true, subtree: true});
+        }"""
+    )
+
+
+def digits_shown(page) -> list[int]:
+    """The values recorded since `watch_digits`, in cents."""
+    return [cents_shown(text) for text in page.evaluate("window.shown")]
+
+
 def open_sign(page, server, pool_id, query=""):
     page.goto(f"{server.url}/display/{pool_id}/{query}")
     expect(page.locator("body")).to_have_attribute("data-state", "live", timeout=WAIT_MS)
@@ -81,29 +110,14 @@ def test_the_meter_counts_up_to_each_new_value(live_service, floor, page, screen
     amount = page.locator("#amount")
     expect(amount).to_have_attribute("data-cents", str(SEED_CENTS))
     assert amount.inner_text() == french_money(SEED_CENTS)
-    # Every value the digits pass through, as the browser paints them.
-    page.evaluate(
-        """() => {
-            window.shown = [];
-            const amount = document.getElementById("amount");
-            new MutationObserver(() => window.shown.push(amount.textContent))
-                .observe(amount, {childList: true, characterData: true, subtree: true});
-        }"""
-    )
+    watch_digits(page)
 
-    answer = play_round(
-        live_service,
-        floor.uth[0],
-        "r-1",
-        board="7c 7d Kd 2s 9h",
-        dealer="Ac Qd",
-        hands={1: "Kc Ks", 2: "9c 8c", 3: "Ah 3c"},
-    )
+    answer = play_a_full_house(live_service, floor.uth[0])
     risen = answer["meter"]["amount_cents"]
     assert risen > SEED_CENTS
 
     expect(amount).to_have_attribute("data-cents", str(risen), timeout=WAIT_MS)
-    shown = [cents_shown(text) for text in page.evaluate("window.shown")]
+    shown = digits_shown(page)
     assert shown == sorted(shown), "the meter never counts down"
     assert any(SEED_CENTS < value < risen for value in shown), "it counts, it does not jump"
     assert shown[-1] == risen
@@ -134,25 +148,11 @@ def test_a_frame_stamped_before_the_count_began_never_steps_below_it(
     open_sign(page, live_service, floor.pool_id)
     amount = page.locator("#amount")
     expect(amount).to_have_attribute("data-cents", str(SEED_CENTS))
-    page.evaluate(
-        """() => {
-            window.shown = [];
-            const amount = document.getElementById("amount");
-            new MutationObserver(() => window.shown.push(amount.textContent))
-                .observe(amount, {childList: true, characterData: true, subtree: true});
-        }"""
-    )
-    answer = play_round(
-        live_service,
-        floor.uth[0],
-        "r-1",
-        board="7c 7d Kd 2s 9h",
-        dealer="Ac Qd",
-        hands={1: "Kc Ks", 2: "9c 8c", 3: "Ah 3c"},
-    )
+    watch_digits(page)
+    answer = play_a_full_house(live_service, floor.uth[0])
     risen = answer["meter"]["amount_cents"]
     expect(amount).to_have_attribute("data-cents", str(risen), timeout=WAIT_MS)
-    shown = [cents_shown(text) for text in page.evaluate("window.shown")]
+    shown = digits_shown(page)
     assert min(shown) >= SEED_CENTS, "the count starts where the digits were"
     assert shown == sorted(shown)
     screenshot("display-early-frames")
