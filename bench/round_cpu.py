@@ -7,6 +7,10 @@ PostgreSQL (a database jackpot_cpu is created anew at DATABASE_URL's server) and
 time and the process CPU per round, then how long reading each request body takes. No HTTP
 server and no other process: what it measures is this code, not the machine's network or
 gunicorn. Run it on two trees with the same interpreter to compare them.
+
+DEBUG is off, as in production, unless the environment sets it: with DEBUG on, Django's cursor
+wrapper formats and keeps every statement it runs, a cost production never pays (docs/benchmarks.md
+gives both; figures before 2026-12-02 evening were taken with it on).
 """
 
 # ruff: noqa: E402 (the project's modules are imported once Django is set up)
@@ -28,6 +32,7 @@ SERVER = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/jack
 os.environ["DATABASE_URL"] = urlunsplit(urlsplit(SERVER)._replace(path="/jackpot_cpu"))
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
 os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+os.environ.setdefault("DEBUG", "0")  # config.settings.local turns it on otherwise
 
 import psycopg
 
@@ -39,6 +44,7 @@ import django
 
 django.setup()
 
+from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
 
@@ -98,7 +104,8 @@ def main() -> None:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     print(
         f"{args.rounds} rounds of 7 seats: {wall / args.rounds * 1000:.2f} ms wall, "
-        f"{cpu / args.rounds * 1000:.2f} ms CPU per round (open + result)"
+        f"{cpu / args.rounds * 1000:.2f} ms CPU per round (open + result), "
+        f"DEBUG {'on' if settings.DEBUG else 'off'}"
     )
 
     deck = DECK[:]

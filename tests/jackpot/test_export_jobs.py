@@ -167,7 +167,7 @@ def test_post_poll_download_the_same_bytes_as_the_synchronous_csv(
         assert done["rows_written"] == done["rows_total"] == rows > 0
         assert ExportJob.objects.get(pk=job["id"]).attempts == 1
     # Each job one final file, no temporary file left.
-    assert _files(export_dir) == [f"awards-export-{n}.csv" for n in sorted(_job_ids())]
+    assert _files(export_dir) == sorted(f"awards-export-{n}.csv" for n in _job_ids())
 
 
 def _job_ids() -> list[int]:
