@@ -8,9 +8,9 @@ time and the process CPU per round, then how long reading each request body take
 server and no other process: what it measures is this code, not the machine's network or
 gunicorn. Run it on two trees with the same interpreter to compare them.
 
-DEBUG is off, as in production, unless the environment sets it: with DEBUG on, Django's cursor
-wrapper formats and keeps every statement it runs, a cost production never pays (docs/benchmarks.md
-gives both; figures before 2026-12-02 evening were taken with it on).
+DEBUG is off, as in production, unless the environment sets it (config.settings.local turns it on
+for `make run`; figures before 2026-12-02 evening were taken with it on, which made no difference
+measurable here: docs/benchmarks.md).
 """
 
 # ruff: noqa: E402 (the project's modules are imported once Django is set up)
@@ -32,7 +32,7 @@ SERVER = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/jack
 os.environ["DATABASE_URL"] = urlunsplit(urlsplit(SERVER)._replace(path="/jackpot_cpu"))
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
 os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
-os.environ.setdefault("DEBUG", "0")  # config.settings.local turns it on otherwise
+os.environ.setdefault("DEBUG", "0")
 
 import psycopg
 
