@@ -234,12 +234,12 @@ def test_the_primary_killed_mid_play_fails_over_with_nothing_acknowledged_lost(h
     # Requirement 28's 2 s holds for most refusals, not all: on this 2-core machine a run alone
     # gave 95% within 1.3 s and the slowest up to 2.6 s, and a run inside the whole suite 5% over
     # 4.9 s (docs/operations.md states the gap). What a busy machine cannot move: the typical
-    # refusal is within the terminal's patience, and no round step waits anywhere near the
-    # terminal's give-up, its resends included. (One refusal's own time is not bounded apart:
-    # a 503 heard at 10.0 s and no answer by 10 s, when the terminal resends, are the same to a
-    # terminal; a suite run with six processes had both.)
+    # refusal is within the terminal's patience, none waits anywhere near its give-up, and no
+    # round step does either, its timeouts and resends included (a request unanswered in 10 s is
+    # resent, not counted among the refusals).
     waits = sorted(a.seconds for a in closed)
     assert waits[len(waits) // 2] < PATIENCE_S, waits
+    assert waits[-1] < 10.0, waits
     assert figures["longest_step_s"] < STEP_BOUND_S, figures
     assert figures["first_accepted_after_kill_s"] < 60
     assert {"503 progressive_closed"} <= set(sign.outcomes()) <= {"200", "503 progressive_closed"}
