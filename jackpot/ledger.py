@@ -16,7 +16,8 @@ and the round's answer first, the event and its hash computed from the counters 
 UPDATE is expected to return; the UPDATE (a `Gate`) runs last and keeps them only if it returns
 exactly those, else everything since the savepoint before them is rolled back (the row's lock
 with it) and the caller records the event as `record` does. So in the usual case the pool row is
-held for its own UPDATE and the commit, with nothing written and no Python in between.
+held for its own UPDATE and the commit, with nothing written, no foreign key left to check at the
+commit (they are checked with the event's statement) and no Python in between.
 
 The events that change what a pool pays or who may do what (`SECURITY_KINDS`: pools, tables,
 tokens, staff), and the significant events (`jackpot.significant`: the reconciliation's alerts, a
@@ -213,16 +214,24 @@ def in_one_statement() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _insert(event: AuditEvent, transfers: Sequence[Transfer], also: rows.RowUpdate | None) -> None:
+def _insert(
+    event: AuditEvent,
+    transfers: Sequence[Transfer],
+    also: rows.RowUpdate | None,
+    *,
+    checked: bool = False,
+) -> None:
     """Write the event, its transfers, the new chain head and `also` (plain SQL: jackpot.rows).
 
     On PostgreSQL this is one statement (data-modifying CTEs): a round trip is a cost of every
     round, and while a pool row is held (an award's grant) of every other table's wait too.
-    Elsewhere it is up to four.
+    Elsewhere it is up to four. `checked`: the foreign keys of every row the transaction has
+    written so far are checked now, in the same round trip, rather than at its COMMIT
+    (`record_gated`).
     """
     event_row = {f.attname: getattr(event, f.attname) for f in AuditEvent._meta.concrete_fields}
     if in_one_statement():
-        event.pk = _insert_postgresql(event_row, event, transfers, also)
+        event.pk = _insert_postgresql(event_row, event, transfers, also, checked=checked)
         for transfer in transfers:
             transfer.event_id = event.pk
         return
@@ -281,6 +290,8 @@ def _insert_postgresql(
     event: AuditEvent,
     transfers: Sequence[Transfer],
     also: rows.RowUpdate | None,
+    *,
+    checked: bool,
 ) -> int:
     """The event's one statement; returns the event's id."""
     event_sql, values = rows.insert_sql(AuditEvent, [event_row])
@@ -316,6 +327,13 @@ def _insert_postgresql(
         sql += f", also AS ({also_sql})"
         values += also_values
     sql += " SELECT id FROM event"
+    if checked:
+        # Django's foreign keys are DEFERRABLE INITIALLY DEFERRED: PostgreSQL checks them at
+        # COMMIT, one lookup per row and key (a round's open: its round, seats, transfers), which
+        # is while the gate's row is held. Made immediate here, they are checked now, before
+        # the gate, and for the rest of the transaction at each statement. The same round
+        # trip: a client-side-binding cursor (Django's psycopg default) sends both at once.
+        sql += "; SET CONSTRAINTS ALL IMMEDIATE"
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
         (event_id,) = cursor.fetchone()
@@ -428,7 +446,8 @@ def record_gated(
     """`record`, then `gate`, under a savepoint rolled back unless the gate returns the row it
     expects (`Gate`). Returns the event, or None when nothing stayed written. The event, its
     hash included, is prepared and written before the gate, whose `chain` slot is taken
-    already: the row the gate takes is held for its own statement and the commit."""
+    already, and the foreign keys of everything written are checked with it (not at the
+    COMMIT): the row the gate takes is held for its own statement and the commit."""
     event, transfers = _prepared(
         chain=chain,
         kind=kind,
@@ -439,7 +458,7 @@ def record_gated(
         occurred_at=occurred_at,
     )
     savepoint = transaction.savepoint()
-    _insert(event, transfers, also)
+    _insert(event, transfers, also, checked=True)
     with connection.cursor() as cursor:
         cursor.execute(gate.sql, gate.params)
         found = cursor.fetchone()

@@ -223,3 +223,36 @@ def test_a_pool_suspended_between_the_read_and_the_update_refuses_the_round_whol
     assert (AuditEvent.objects.count(), Transfer.objects.count()) == (events, transfers)
     after = Pool.objects.values_list("meter_units", "reserve_units").get(pk=floor.pool_id)
     assert after == counters
+
+
+def test_a_gated_record_checks_the_foreign_keys_before_its_gate_not_at_the_commit():
+    """Django's foreign keys are checked at COMMIT unless told otherwise, which for a round's
+    open is while the pool row is held. `record_gated` checks them with the event's statement,
+    before the gate runs: a transfer naming a round that does not exist fails there, and the
+    gate's statement is never sent."""
+    from django.db import IntegrityError, connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from jackpot.accounting import Posting
+    from jackpot.locks import chain_slot
+    from jackpot.models import TransferCode
+
+    floor = make_floor()
+    missing_round = Round.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+    stake = Posting(TransferCode.CONTRIBUTION_METER, 100, round_pk=missing_round + 1000)
+    gate = ledger.Gate("SELECT 'the gate'", [], ("the gate",))
+    with (
+        CaptureQueriesContext(connection) as sent,
+        pytest.raises(IntegrityError),
+        transaction.atomic(),
+    ):
+        ledger.record_gated(
+            gate,
+            chain=chain_slot(ledger.pool_chain(floor.pool_id)),
+            kind="round.opened",
+            actor="test",
+            payload={},
+            pool_id=floor.pool_id,
+            postings=[stake],
+        )
+    assert not [q for q in sent.captured_queries if "the gate" in q["sql"]]
