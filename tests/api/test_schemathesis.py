@@ -11,6 +11,10 @@ The test fills in what a generator cannot know: the path's table and pool are th
 token is the one the operation's `security` names (the table's terminal, or an admin), and about
 three in four round and award ids point at a real row in the state the step needs (a fresh open
 round to void or settle, a fresh award to verify, approve, pay or void); the rest stay generated.
+A row made for one case serves the next ones while the journal has not grown since it was made:
+every change of a round, an award, a proposal or a terminal writes an event, so it is still in
+the state it was made in (most cases are refused before they touch it, and making a jackpot to
+approve or pay is most of the test's time).
 A table has one open round at a time: the round left open at the table is voided (through the
 API, found by the round list) before a fresh round or a generated open, so that the open's 201
 is what gets checked.
@@ -44,7 +48,7 @@ import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import hypothesis
 import pytest
@@ -62,6 +66,7 @@ from schemathesis.specs.openapi.checks import (
 
 from jackpot.bodies import ExportRequest
 from jackpot.export_jobs import Built, export_job_build, export_job_create
+from jackpot.models import AuditEvent
 from jackpot.services import role_group, staff_token_issue
 from tables.audit.reconciliation import reconcile
 from tables.models import Table
@@ -419,6 +424,14 @@ def _json(response: Any) -> Any:
         return None
 
 
+T = TypeVar("T")
+
+
+def _journal_end() -> int:
+    """The journal's last event id (0 when empty)."""
+    return AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+
 @dataclass
 class World:
     """The floor the requests run against, and fresh rows for the steps that use one up."""
@@ -432,6 +445,17 @@ class World:
     numbers: Iterator[int] = field(default_factory=itertools.count)
     built_export: int | None = None
     reconciled: int | None = None
+    made: dict[str, tuple[Any, int]] = field(default_factory=dict)  # row, journal's end then
+
+    def kept(self, what: str, make: Callable[[], T]) -> T:
+        """The row `make` made for an earlier case if the journal has not grown since (it is
+        untouched: see the module's docstring), else a new one."""
+        found = self.made.get(what)
+        if found is not None and found[1] == _journal_end():
+            return cast(T, found[0])
+        row = make()
+        self.made[what] = (row, _journal_end())
+        return row
 
     def staff_client(self, role: str) -> Client:
         return Client(HTTP_AUTHORIZATION=f"Bearer {self.staff[role]}")
@@ -552,13 +576,15 @@ class World:
                 if operation_id == "round_detail":
                     params["round_id"] = self.rounds[real % len(self.rounds)]
                 else:
-                    params["round_id"] = self.open_round(terminal)
+                    params["round_id"] = self.kept(
+                        f"round at {terminal.table_id}", lambda: self.open_round(terminal)
+                    )
             if "terminal" in params and real is not None:
-                params["terminal"] = self.spare_terminal()
+                params["terminal"] = self.kept("terminal", self.spare_terminal)
             if "award" in params and real is not None:
-                params["award"] = self.award_for(operation_id)
+                params["award"] = self.kept(operation_id, lambda: self.award_for(operation_id))
             if "change" in params and real is not None:
-                params["change"] = self.change_for(operation_id)
+                params["change"] = self.kept(operation_id, lambda: self.change_for(operation_id))
             if "export" in params and real is not None:
                 params["export"] = self.export()
             if "reconciliation" in params and real is not None:
