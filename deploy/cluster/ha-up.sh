@@ -67,11 +67,14 @@ running() { # NAME PROGRAM: the pid in HA_DIR/NAME.pid is alive and runs PROGRAM
     pid=$(cat "$pidfile")
     [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "$2"
 }
-wait_until() { # seconds what command...
-    local seconds=$1 what=$2
+wait_until() { # seconds what command...: by the clock, not by the number of probes (a
+    # probe can take a second itself, and a caller's own time limit must find this message)
+    local seconds=$1 what=$2 deadline=$((SECONDS + $1))
     shift 2
-    for _ in $(seq 1 $((seconds * 10))); do "$@" && return 0; sleep 0.1; done
-    die "$what not ready after $seconds s (logs in $HA_DIR)"
+    until "$@"; do
+        ((SECONDS < deadline)) || die "$what not ready after $seconds s (logs in $HA_DIR)"
+        sleep 0.1
+    done
 }
 http_ok() { # URL: answers 200
     python3 -c 'import sys, urllib.request
@@ -121,7 +124,9 @@ for index in 0 1; do
     if [ -n "$as_root" ]; then
         agent=(setpriv --reuid=postgres --regid=postgres --init-groups "${agent[@]}")
     fi
-    setsid env -i PATH="$PATH" HOME="$node" LC_ALL=C.UTF-8 "${agent[@]}" \
+    # In the node's directory: the agent, as postgres, could not enter a checkout only its owner
+    # may (its processes chdir to where they were started: the pair never formed).
+    setsid env -i -C "$node" PATH="$PATH" HOME="$node" LC_ALL=C.UTF-8 "${agent[@]}" \
         >> "$node/agent.log" 2>&1 < /dev/null &
     echo $! > "$HA_DIR/$name.pid"
     log "Patroni $name started (PostgreSQL 127.0.0.1:${pg_ports[$index]}," \

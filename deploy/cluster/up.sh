@@ -254,11 +254,14 @@ c.request("GET", "/healthz", headers={"Host": "127.0.0.1"})
 sys.exit(0 if c.getresponse().status == 200 else 1)
 PY
 }
-wait_until() { # seconds what command...
-    local seconds=$1 what=$2
+wait_until() { # seconds what command...: by the clock, not by the number of probes (a
+    # probe can take a second itself, and a caller's own time limit must find this message)
+    local seconds=$1 what=$2 deadline=$((SECONDS + $1))
     shift 2
-    for _ in $(seq 1 $((seconds * 10))); do "$@" && return 0; sleep 0.1; done
-    die "$what not ready after $seconds s (logs in $CLUSTER_DIR)"
+    until "$@"; do
+        ((SECONDS < deadline)) || die "$what not ready after $seconds s (logs in $CLUSTER_DIR)"
+        sleep 0.1
+    done
 }
 as_root=$([ "$(id -u)" = 0 ] && echo 1 || true)
 

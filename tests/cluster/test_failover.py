@@ -81,8 +81,12 @@ def ha() -> Iterator[HaTopology]:
     cluster = HaTopology(base, receiver)
     cluster.settings = {**receiver.environment()}
     try:
-        cluster.make("cluster")
-        cluster.seat(pools=DRILLS, tables=TABLES)
+        try:
+            cluster.make("cluster")
+            cluster.seat(pools=DRILLS, tables=TABLES)
+        except BaseException:
+            _print_log_ends(base)  # the directory goes below: what the pair said goes first
+            raise
         yield cluster
     finally:
         with contextlib.suppress(Exception):
@@ -90,6 +94,15 @@ def ha() -> Iterator[HaTopology]:
         receiver.close()
         if not os.environ.get("KEEP_TOPOLOGY"):
             shutil.rmtree(base, ignore_errors=True)
+
+
+def _print_log_ends(base: Path, lines: int = 40) -> None:
+    """The last lines of every log under `base` (etcd's, each Patroni agent's and its
+    PostgreSQL's, HAProxy's, the service's): pytest shows them with a setup that failed."""
+    for log in sorted(base.rglob("*.log")):
+        with contextlib.suppress(OSError):
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            print(f"--- {log.relative_to(base)} (last {len(tail)} lines)", *tail, sep="\n")
 
 
 class Sign:
