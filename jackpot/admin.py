@@ -66,6 +66,7 @@ from jackpot.models import (
     Transfer,
 )
 from jackpot.services import ROLES
+from tables.pools import POOL_TABLES
 
 security_log = logging.getLogger("jackpot.security")
 
@@ -286,13 +287,13 @@ class PoolAdmin(FilesProposals):
 #: How a change of each kind is approved here. A table's move is approved from the tables' list.
 APPROVE: dict[str, Callable[[ParameterChange, User], Any]] = {
     ChangeKind.POOL_PARAMETERS: lambda change, user: change_approve(
-        pool_id=int(change.pool_id or 0), change_id=change.pk, user=user
+        pool_id=int(change.pool_id or 0), change_id=change.pk, user=user, pool_tables=POOL_TABLES
     ),
     ChangeKind.POOL_CREATE: lambda change, user: pool_create_approve(
         change_id=change.pk, user=user
     ),
     ChangeKind.POOL_STOP: lambda change, user: lifecycle.pool_stop_approve(
-        pool_id=int(change.pool_id or 0), change_id=change.pk, user=user
+        pool_id=int(change.pool_id or 0), change_id=change.pk, user=user, pool_tables=POOL_TABLES
     ),
     **dict.fromkeys(
         STAFF_KINDS,

@@ -30,7 +30,8 @@ Invariants:
   (409 `pool_tables_open`): raising the verification threshold while tables play would let awards
   through unverified, lowering the stake would refuse rounds in flight. The pool's tables are
   locked (`Lock.TABLE`, exclusive, in id order) before the pool row, so no table opens between the
-  check and the commit;
+  check and the commit. The tables' rows are the tables' to read: the approval's caller hands in
+  `PoolTables` (`tables.pools.POOL_TABLES`), which locks them and names the open rounds;
 - nor while a round of the pool is open, even at a closed table (409 `pool_round_open`, naming
   each by table and round id): a round settles with the terms it recorded when it opened
   (`tables.models.Round`), and none of the pool's stays open across a change. With the tables
@@ -54,7 +55,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -308,9 +309,27 @@ def applied(change: ParameterChange, user: User, note: str, now: datetime) -> di
     }
 
 
-def refuse_unless_at_rest(pool_id: int, tables: list[tuple[str, bool]], *, doing: str) -> None:
-    """409 while a table of the pool (`tables`, locked by `locks.pool_tables`) is open for play
-    (`pool_tables_open`) or a round of the pool is open, even at a closed table
+class PoolTables(Protocol):
+    """The tables' side of a change that needs its pool at rest (its parameters, its stop). The
+    progressive does not read the tables' rows: they sit above it (README, "Layers"), so whoever
+    asks for the change hands the tables' own answer in (`tables.pools.POOL_TABLES`: the API and
+    the admin)."""
+
+    def lock(self, pool_id: int) -> list[tuple[str, bool]]:
+        """Lock the pool's tables (`Lock.TABLE`, exclusive, in id order: none opens for play
+        until the caller commits); their (name, open for play)."""
+        ...
+
+    def open_rounds(self, pool_id: int) -> list[tuple[str, str]]:
+        """Up to ten of the pool's open rounds, by table: (the table's name, the round's id)."""
+        ...
+
+
+def refuse_unless_at_rest(
+    pool_id: int, tables: list[tuple[str, bool]], pool_tables: PoolTables, *, doing: str
+) -> None:
+    """409 while a table of the pool (`tables`, as `pool_tables.lock` locked them) is open for
+    play (`pool_tables_open`) or a round of the pool is open, even at a closed table
     (`pool_round_open`). `doing` names what waits for it."""
     open_tables = [name for name, enabled in tables if enabled]
     if open_tables:
@@ -324,12 +343,7 @@ def refuse_unless_at_rest(pool_id: int, tables: list[tuple[str, bool]], *, doing
     # A round settles with the terms it opened with, and none of the pool's is open across a
     # change: with every table of the pool closed and locked above, none opens before the
     # caller commits (a table moves to another pool only without an open round).
-    open_rounds = list(
-        Pool(pk=pool_id)
-        .rounds.filter(state="open")  # tables.models.RoundState.OPEN, as the column holds it
-        .order_by("table_id")
-        .values_list("table__name", "round_id")[:10]
-    )
+    open_rounds = pool_tables.open_rounds(pool_id)
     if open_rounds:
         named = ", ".join(f"{table} round {round_id!r}" for table, round_id in open_rounds)
         raise Conflict(
@@ -342,16 +356,18 @@ def refuse_unless_at_rest(pool_id: int, tables: list[tuple[str, bool]], *, doing
 
 
 @locks.retried
-def change_approve(*, pool_id: int, change_id: int, user: User, note: str = "") -> ParameterChange:
+def change_approve(
+    *, pool_id: int, change_id: int, user: User, pool_tables: PoolTables, note: str = ""
+) -> ParameterChange:
     """A second admin approves a proposed change: it is applied to the pool, now, if the pool's
     tables are all closed for play and the pool still holds the values the proposal saw."""
     with transaction.atomic():
         # Lock.TABLE before Lock.POOL: a table of the pool cannot open until this commits.
-        tables = locks.pool_tables(pool_id)
+        tables = pool_tables.lock(pool_id)
         pool = _pool(pool_id, lock=True)
         change = proposed(change_id, kinds=(ChangeKind.POOL_PARAMETERS,), pool_id=pool_id)
         four_eyes(change, user)
-        refuse_unless_at_rest(pool_id, tables, doing="parameters change")
+        refuse_unless_at_rest(pool_id, tables, pool_tables, doing="parameters change")
         if pool.status == PoolStatus.STOPPED:
             raise Conflict(
                 "pool_stopped",

@@ -195,12 +195,12 @@ def _stop_postings(stopped: meter.Stopped, *, orphan: bool) -> tuple[Posting, ..
 
 @locks.retried
 def pool_stop_approve(
-    *, pool_id: int, change_id: int, user: User, note: str = ""
+    *, pool_id: int, change_id: int, user: User, pool_tables: changes.PoolTables, note: str = ""
 ) -> ParameterChange:
     """A second admin approves a stop: the pool is stopped now and its meter and reserve move to
     their disposition, each by transfers whose event names the change."""
     with transaction.atomic():
-        tables = locks.pool_tables(pool_id)  # Lock.TABLE: none opens until the commit
+        tables = pool_tables.lock(pool_id)  # Lock.TABLE: none opens until the commit
         # The heir's row is locked with the pool's, in id order (Lock.POOL); the proposal names
         # it and is read again, locked, below.
         named = (
@@ -219,7 +219,7 @@ def pool_stop_approve(
         changes.four_eyes(change, user)
         if pool.status == PoolStatus.STOPPED:
             raise _refused(pool_id, doing="stopped")
-        changes.refuse_unless_at_rest(pool_id, tables, doing="stop is approved")
+        changes.refuse_unless_at_rest(pool_id, tables, pool_tables, doing="stop is approved")
         unpaid = list(
             pool.awards.filter(status__in=UNPAID).order_by("sequence").values_list("pk", "status")
         )
@@ -296,7 +296,7 @@ def pool_stop_approve(
 
 
 def pool_change_approve(
-    *, pool_id: int, change_id: int, user: User, note: str = ""
+    *, pool_id: int, change_id: int, user: User, pool_tables: changes.PoolTables, note: str = ""
 ) -> ParameterChange:
     """Approve any two-person change of a pool (`POST .../changes/{change}/approve`): its stop
     here, its parameters by `jackpot.changes.change_approve` (which answers for a missing one)."""
@@ -304,4 +304,6 @@ def pool_change_approve(
         "kind", flat=True
     )
     approve = pool_stop_approve if kind.first() == ChangeKind.POOL_STOP else changes.change_approve
-    return approve(pool_id=pool_id, change_id=change_id, user=user, note=note)
+    return approve(
+        pool_id=pool_id, change_id=change_id, user=user, pool_tables=pool_tables, note=note
+    )

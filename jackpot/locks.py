@@ -256,12 +256,12 @@ def pool_rows(pool_ids: list[int]) -> list[Pool]:
     return list(Pool.objects.select_for_update().filter(pk__in=pool_ids).order_by("pk"))
 
 
-def pool_tables(pool_id: int) -> list[tuple[str, bool]]:
+def pool_tables(model: type[M], *, pool_id: int) -> list[tuple[str, bool]]:
     """Lock the pool's tables (`Lock.TABLE`, exclusive, in id order: none opens until the caller
-    commits); their (name, open for play)."""
-    return list(
-        Pool(pk=pool_id).tables.select_for_update().order_by("pk").values_list("name", "enabled")
-    )
+    commits); their (name, open for play). `model` is the tables' model, which the progressive
+    does not import (`tables.pools`)."""
+    tables = model._default_manager.select_for_update().filter(pool_id=pool_id).order_by("pk")
+    return list(tables.values_list("name", "enabled"))
 
 
 def parameter_changes() -> QuerySet[ParameterChange]:

@@ -72,8 +72,9 @@ def pool_get(pool_id: int) -> Pool:
     return found
 
 
-def pool_configuration(*, pool: Pool) -> PoolConfiguration:
-    """What regulators want posted: the stake, its split, the seed and the paytable."""
+def pool_configuration(*, pool: Pool, tables: list[int]) -> PoolConfiguration:
+    """What regulators want posted: the stake, its split, the seed and the paytable; `tables`
+    are the pool's tables open for play, as the tables say (`tables.pools.tables_in_play`)."""
     return PoolConfiguration.model_construct(
         id=pool.pk,
         name=pool.name,
@@ -86,7 +87,7 @@ def pool_configuration(*, pool: Pool) -> PoolConfiguration:
         verification_threshold_cents=pool.verification_threshold_cents,
         surveillance_required=pool.surveillance_required,
         paytable=progressive_paytable_of(get_progressive_paytable(pool.paytable_version)),
-        tables=list(pool.tables.filter(enabled=True).order_by("pk").values_list("pk", flat=True)),
+        tables=tables,
     )
 
 

@@ -7,10 +7,10 @@ a round records the pool its table fed when it opened (its pool of record) and t
 then: the stake, the progressive paytable's version and the verification threshold (CHECKs: a
 pooled round has all three, a round without a pool none); it settles or voids with them whatever
 happens to the table or the pool afterwards, and while it is open its pool's parameters do not
-change (`jackpot.changes`, with the index `round_open_per_pool`); a table has at most one open
-round at a time (a partial unique index: a table deals one hand at a time, and two terminals'
-opens racing cannot both pass it, whatever locks they hold); a pool's history day
-(`HistoryDay`) is the journal's figures of that club day up to the fold's cursor
+change (`jackpot.changes`, told by `tables.pools`, with the index `round_open_per_pool`); a table
+has at most one open round at a time (a partial unique index: a table deals one hand at a time,
+and two terminals' opens racing cannot both pass it, whatever locks they hold); a pool's history
+day (`HistoryDay`) is the journal's figures of that club day up to the fold's cursor
 (`HistoryCursor`), one row per pool and day, recomputable from the journal at any time.
 """
 
@@ -27,8 +27,8 @@ class Table(models.Model):
     name = models.CharField(max_length=80, unique=True)
     game = models.CharField(max_length=4, choices=Game.choices)
     pool = models.ForeignKey(
-        "jackpot.Pool", null=True, blank=True, on_delete=models.PROTECT, related_name="tables"
-    )
+        "jackpot.Pool", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )  # no reverse accessor: the progressive does not read the tables' rows (tables.pools)
     seats = models.PositiveSmallIntegerField(default=7)
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -77,7 +77,7 @@ class Round(models.Model):
         null=True,
         blank=True,
         on_delete=models.PROTECT,
-        related_name="rounds",
+        related_name="+",  # the progressive does not read the tables' rows (tables.pools)
         help_text="The pool of record: the one the table fed when the round opened.",
     )
     stake_cents = models.BigIntegerField(
@@ -151,7 +151,7 @@ class Round(models.Model):
         ]
         indexes = [
             models.Index(fields=["opened_at"]),
-            # A pool's open rounds, which hold back a change of its parameters (jackpot.changes).
+            # A pool's open rounds, which hold back a change of its parameters (tables.pools).
             models.Index(
                 fields=["pool"], condition=Q(state=RoundState.OPEN), name="round_open_per_pool"
             ),

@@ -13,6 +13,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from django.apps import apps
+
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACTS = {
     contract["id"]: contract
@@ -58,6 +60,19 @@ def test_the_rules_engine_may_import_no_other_module_of_tables() -> None:
     forbidden = set(CONTRACTS["rules-pure"]["forbidden_modules"])
     missing = sorted(children("tables") - {"tables.rules"} - forbidden)
     assert not missing, f"add {', '.join(missing)} to the rules-pure contract's forbidden_modules"
+
+
+def test_the_progressive_has_no_reverse_accessor_into_the_tables_rows() -> None:
+    """import-linter cannot see a foreign key: a tables model's key to a jackpot model gives the
+    progressive, below it, an accessor into the tables' rows (`pool.tables`, `pool.rounds`) unless
+    it is declared `related_name="+"` (what it needs of them it is handed: `tables.pools`)."""
+    followed = sorted(
+        f"{model.__name__}.{relation.get_accessor_name()} (from {relation.related_model.__name__})"
+        for model in apps.get_app_config("jackpot").get_models()
+        for relation in model._meta.related_objects
+        if relation.related_model._meta.app_label == "tables"
+    )
+    assert followed == []
 
 
 def _walk() -> list[str]:

@@ -13,6 +13,7 @@ from django.test import override_settings
 from config import circuit
 from jackpot.changes import change_approve, change_propose
 from tables.models import Table
+from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tests.staff import grant_roles
 
@@ -120,7 +121,9 @@ def test_parameter_changes_by_a_service_are_in_the_security_log(
         caplog.at_level(logging.INFO, logger="jackpot.security"),
         django_capture_on_commit_callbacks(execute=True),
     ):
-        change_approve(pool_id=floor.pool_id, change_id=change.pk, user=second)
+        change_approve(
+            pool_id=floor.pool_id, change_id=change.pk, user=second, pool_tables=POOL_TABLES
+        )
     messages = _security(caplog)
     assert any(
         m.startswith("table.changed by user:floor-manager at ")
@@ -155,7 +158,9 @@ def test_a_refused_change_is_not_logged_as_made(
         django_capture_on_commit_callbacks(execute=True),
         pytest.raises(Conflict),  # the tables are open
     ):
-        change_approve(pool_id=floor.pool_id, change_id=change.pk, user=second)
+        change_approve(
+            pool_id=floor.pool_id, change_id=change.pk, user=second, pool_tables=POOL_TABLES
+        )
     assert not [m for m in _security(caplog) if m.startswith("pool.changed")]
 
 

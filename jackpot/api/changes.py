@@ -19,6 +19,7 @@ from jackpot.api.awards import StaffView
 from jackpot.models import Pool, PoolStatus
 from jackpot.render import change_body
 from jackpot.selectors import change_list, pool_get
+from tables.pools import POOL_TABLES
 
 ADMINS = [require_roles("admin")]
 
@@ -70,6 +71,7 @@ class PoolChangeApproveView(StaffView):
             pool_id=pool_get(pool).pk,
             change_id=change,
             user=self.staff(request),
+            pool_tables=POOL_TABLES,
             note=approval.note or "",
         )
         return Response(change_body(applied).model_dump(mode="json"))

@@ -17,6 +17,7 @@ from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.display import display_meter
 from jackpot.selectors import event_page, journal_page, pool_configuration, pool_get
 from tables.audit.verification import pool_report
+from tables.pools import tables_in_play
 
 
 class PublicView(APIView):
@@ -32,7 +33,9 @@ class PoolDetailView(PublicView):
         summary="A pool's configuration and paytable, as regulators want it posted",
     )
     def get(self, request: Request, pool: int) -> Response:
-        return Response(pool_configuration(pool=pool_get(pool)).model_dump(mode="json"))
+        found = pool_get(pool)
+        configuration = pool_configuration(pool=found, tables=tables_in_play(found.pk))
+        return Response(configuration.model_dump(mode="json"))
 
 
 class PoolMeterView(PublicView):

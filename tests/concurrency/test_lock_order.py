@@ -17,6 +17,7 @@ from jackpot.awards import award_void, award_void_confirm
 from jackpot.changes import change_approve, change_propose
 from jackpot.locks import Lock
 from jackpot.models import Award, AwardKind
+from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tests.conftest import make_floor, uth_play, uth_seat
 
@@ -102,7 +103,9 @@ def test_a_change_of_a_pool_locks_its_tables_before_the_pool(django_user_model):
         pool_id=floor.pool_id, changes={"seed_cents": 200_000}, reason="a bigger seed", user=ana
     )
     with CaptureQueriesContext(connection) as approving:
-        change_approve(pool_id=floor.pool_id, change_id=change.pk, user=bob)
+        change_approve(
+            pool_id=floor.pool_id, change_id=change.pk, user=bob, pool_tables=POOL_TABLES
+        )
     locks = [lock for lock in _locks(approving) if lock is not None]
     assert sorted(set(locks)) == [Lock.TABLE, Lock.POOL, Lock.POOL_CHAIN]
     assert locks.count(Lock.TABLE) == 1  # one statement locks the pool's tables, in id order
@@ -132,7 +135,9 @@ def test_a_pools_suspension_and_its_stop_take_their_locks_in_the_one_order(djang
         pool_id=stopped.pool_id, to="pool", to_pool=heir.pool_id, reason="closing", user=ana
     )
     with CaptureQueriesContext(connection) as approving:
-        pool_stop_approve(pool_id=stopped.pool_id, change_id=change.pk, user=bob)
+        pool_stop_approve(
+            pool_id=stopped.pool_id, change_id=change.pk, user=bob, pool_tables=POOL_TABLES
+        )
     assert _locks(suspending) == [Lock.POOL, Lock.POOL_CHAIN]
     locks = _locks(approving)
     assert sorted(set(locks)) == [Lock.TABLE, Lock.POOL, Lock.POOL_CHAIN]

@@ -13,6 +13,7 @@ from jackpot.changes import change_approve, change_propose, pool_create_approve
 from jackpot.models import AuditEvent, ParameterChange, Pool
 from jackpot.staff import operator_grant
 from tables.models import Table, Terminal
+from tables.pools import POOL_TABLES
 from tables.services import table_move_approve, table_move_propose, table_update
 
 pytestmark = pytest.mark.django_db
@@ -28,16 +29,18 @@ def test_parameters_change_by_two_admins_with_the_tables_closed(floor, django_us
     )
     # Nothing changes while a table is open, the threshold included.
     with pytest.raises(Conflict, match="Close them"):
-        change_approve(pool_id=floor.pool_id, change_id=threshold.pk, user=bob)
+        change_approve(
+            pool_id=floor.pool_id, change_id=threshold.pk, user=bob, pool_tables=POOL_TABLES
+        )
     assert Pool.objects.get(pk=floor.pool_id).verification_threshold_cents == 100_000
 
     for table in Table.objects.filter(pool_id=floor.pool_id):
         table_update(table_id=table.pk, changes={"enabled": False}, actor="test")
-    change_approve(pool_id=floor.pool_id, change_id=threshold.pk, user=bob)
+    change_approve(pool_id=floor.pool_id, change_id=threshold.pk, user=bob, pool_tables=POOL_TABLES)
     stake = change_propose(
         pool_id=floor.pool_id, changes={"stake_cents": 1000}, reason="new stake", user=bob
     )
-    change_approve(pool_id=floor.pool_id, change_id=stake.pk, user=ana)
+    change_approve(pool_id=floor.pool_id, change_id=stake.pk, user=ana, pool_tables=POOL_TABLES)
     pool = Pool.objects.get(pk=floor.pool_id)
     assert (pool.stake_cents, pool.verification_threshold_cents) == (1000, 1)
     changes = [

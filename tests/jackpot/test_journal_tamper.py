@@ -13,6 +13,7 @@ from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.services import role_group
 from tables.models import Table
+from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.jackpot.tamper import play_rounds, rehash_chain, superuser_sql, unkeyed_link, verify
@@ -158,7 +159,7 @@ def test_a_pool_edited_in_place_is_found_at_its_last_parameter_event(played, dja
         reason="a lower threshold",
         user=dora,
     )
-    change_approve(pool_id=pool.pk, change_id=change.pk, user=eric)
+    change_approve(pool_id=pool.pk, change_id=change.pk, user=eric, pool_tables=POOL_TABLES)
     assert verify()[0] == 0  # the change, applied through its event, is what the row says
     changed = _event("pool.changed", pool=pool.pk)
     superuser_sql(

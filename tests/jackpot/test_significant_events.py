@@ -17,6 +17,7 @@ from jackpot import ledger, lifecycle, significant
 from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, OutboxMessage
 from tables.models import Round
+from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tables.watch import note_database_life, watch
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
@@ -158,7 +159,9 @@ def test_an_approved_parameter_change_is_significant(django_capture_on_commit_ca
     )
     counted = _counted("SE04")
     with django_capture_on_commit_callbacks(execute=True):
-        change_approve(pool_id=floor.pool_id, change_id=change.pk, user=approver)
+        change_approve(
+            pool_id=floor.pool_id, change_id=change.pk, user=approver, pool_tables=POOL_TABLES
+        )
     (event,) = _events("pool.changed")
     message = OutboxMessage.objects.get(key=f"event:{event.chain}:{event.sequence}")
     assert message.payload["code"] == "SE04" and message.payload["pool"] == floor.pool_id

@@ -29,6 +29,7 @@ from jackpot.services import role_group, staff_token_issue
 from tables.audit import reconciliation
 from tables.audit.reconciliation import reconcile
 from tables.models import Reconciliation, Table
+from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tables.tasks import reconcile_daily
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
@@ -291,7 +292,9 @@ def test_the_identity_is_not_applicable_once_the_meter_share_changed(django_user
     change = change_propose(
         pool_id=floor.pool_id, changes={"meter_share_bp": 1500}, reason="test", user=proposer
     )
-    change_approve(pool_id=floor.pool_id, change_id=change.pk, user=approver)
+    change_approve(
+        pool_id=floor.pool_id, change_id=change.pk, user=approver, pool_tables=POOL_TABLES
+    )
 
     report = reconcile()
     assert report.ok, report.problems

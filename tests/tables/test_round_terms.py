@@ -14,6 +14,7 @@ from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, Pool
 from tables.bodies.round_requests import parse_open
 from tables.models import Game, Round, Table
+from tables.pools import POOL_TABLES
 from tables.rounds import round_open
 from tables.rules.paytables import CURRENT
 from tables.services import table_update
@@ -91,7 +92,7 @@ def _threshold_change(floor: Floor, django_user_model, cents: int) -> None:
         reason="test",
         user=ana,
     )
-    change_approve(pool_id=floor.pool_id, change_id=change.pk, user=bob)
+    change_approve(pool_id=floor.pool_id, change_id=change.pk, user=bob, pool_tables=POOL_TABLES)
     for terminal in floor.uth:
         table_update(table_id=terminal.table_id, changes={"enabled": True}, actor="test")
 
