@@ -107,7 +107,7 @@ from django.test import Client
 
 import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that sends tasks)
 from bench.results import write_result
-from config.wire import read_query
+from core.wire import read_query
 from jackpot.awards import award_approve, award_pay, award_verify
 from jackpot.bodies import WinnerIdentity
 from jackpot.canonical import fingerprint

@@ -10,7 +10,7 @@ address, and every further attempt for that name or from that address is refused
 the minute ends, before any password is checked: guessing a password from many addresses, or
 many users' passwords from one, both stop. A wrong code (TOTP or recovery code, at sign-in or
 when enrolling) counts on the same counters as a wrong password, under the person's name. The
-counters are `config.throttling`'s Redis counters and fail open (the login goes on, a warning is
+counters are `core.throttling`'s Redis counters and fail open (the login goes on, a warning is
 logged) when Redis is down: a login must not depend on a cache (the devices' own throttles,
 django-otp's, are in the database and still hold).
 
@@ -54,7 +54,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django_otp import login as otp_login
 from django_otp.models import Device
 
-from config.throttling import FailureCounter, client_address
+from core.throttling import FailureCounter, client_address
 from jackpot import second_factor
 
 security_log = logging.getLogger("jackpot.security")

@@ -10,14 +10,14 @@ Tasks (`jackpot.tasks`, `tables.tasks`) are thin: they take ids and call a servi
 REDIS_URL the settings make Celery run tasks eagerly in-process (the embedded default for `make
 run`); with it, Redis is the broker. The beat schedule is the settings' CELERY_BEAT_SCHEDULE.
 
-What the worker's signals add (the web's side is config.dispatch, config.monitoring):
+What the worker's signals add (the web's side is core.dispatch, config.monitoring):
 - logs: Celery configures nothing of its own (`setup_logging` answered here): the worker writes
-  the settings' LOGGING, the same lines as the web (LOG_FORMAT, config.logs), and the root logger
+  the settings' LOGGING, the same lines as the web (LOG_FORMAT, core.logs), and the root logger
   is not hijacked;
 - the request id: a task runs as the request that sent it (its `request_id` header, set by
-  config.dispatch; a new id when it has none, e.g. a beat task), and the id is reset when the task
+  core.dispatch; a new id when it has none, e.g. a beat task), and the id is reset when the task
   ends, so the next task of the process never inherits it;
-- metrics: each task run and each failure is counted by task name (config.metrics); with
+- metrics: each task run and each failure is counted by task name (core.metrics); with
   PROMETHEUS_MULTIPROC_DIR set, the worker's main process empties that directory as it starts,
   and a pool process drops its live gauges as it exits.
 """
@@ -31,7 +31,7 @@ from typing import Any
 from celery import Celery, signals
 from django.conf import settings
 
-from config import logs, metrics, request_id
+from core import logs, metrics, request_id
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 

@@ -1,7 +1,7 @@
-"""Renders every refusal in the one error shape of `config.errors`, and never a stack trace or
+"""Renders every refusal in the one error shape of `core.errors`, and never a stack trace or
 SQL: anything unexpected is a logged 500 with a generic message. Refusals of authentication and
 permission are logged to the security log with who and from where (the client's address as the
-throttles read it, past NUM_PROXIES proxies: `config.throttling.client_address`; and, for a
+throttles read it, past NUM_PROXIES proxies: `core.throttling.client_address`; and, for a
 failed authentication, the non-secret prefix of the credential presented); so is a refused
 progressive stake (a contribution other than the pool's stake, or at a table without a pool:
 compliance requirement 13), a significant event whatever its cause.
@@ -28,8 +28,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
-from config.errors import ApiError, error_body
-from config.throttling import client_address
+from core.errors import ApiError, error_body
+from core.throttling import client_address
 from tables.rules.errors import RulesError
 
 logger = logging.getLogger(__name__)

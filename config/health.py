@@ -9,7 +9,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from config.circuit import fail_fast_client
+from core.circuit import fail_fast_client
 
 
 def _database_state() -> str:

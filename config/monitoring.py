@@ -23,8 +23,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonRespons
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from config import metrics
-from config.errors import error_body
+from core import metrics
+from core.errors import error_body
 from jackpot.gauges import DatabaseFigures
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})

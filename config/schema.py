@@ -5,7 +5,7 @@ strict parser, authentication, permissions, throttles, the services' ApiErrors),
 one shape `{"error": {"type", "code", "message", "param"}}`. This hook adds that shape as the
 `Error` component and, to every operation, the statuses that machinery can produce, so a client
 generated from the schema knows them and schemathesis can hold the service to them. The
-error's `code` is an enum of the registry (`config.codes`), integer path parameters say what
+error's `code` is an enum of the registry (`core.codes`), integer path parameters say what
 Django's converter takes (digits: 0 and up), and a body with a required field is required.
 
 `SchemaView` serves the schema at /api/schema/. drf-spectacular builds it anew for every request
@@ -14,7 +14,7 @@ build's code and settings. So each process builds and renders it once per render
 and keeps the bytes; the cache's keys are bounded (four renderers, the languages of
 `settings.LANGUAGES`, an unknown `lang` counting as none) whatever a client sends. A `?version=`
 selects nothing (the API has one version, its path's `v1`), so it cannot make another entry.
-It is throttled like the staff's other heavy reads (`config.throttling.HeavyReadThrottle`, per
+It is throttled like the staff's other heavy reads (`core.throttling.HeavyReadThrottle`, per
 address: anyone may read it).
 """
 
@@ -33,8 +33,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.codes import ErrorCode
-from config.throttling import HeavyReadThrottle
+from core.codes import ErrorCode
+from core.throttling import HeavyReadThrottle
 
 ERROR_SCHEMA = {
     "type": "object",

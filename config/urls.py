@@ -6,12 +6,12 @@ from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularSwaggerView
 
-from config import openapi  # noqa: F401  (registers the schema extensions)
 from config.admin_login import admin_login
 from config.handlers import json_404
 from config.health import healthz
 from config.monitoring import metrics_view
 from config.schema import SchemaView
+from core import openapi  # noqa: F401  (registers the schema extensions)
 from jackpot.views import display_sign
 
 urlpatterns = [

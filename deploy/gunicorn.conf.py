@@ -6,9 +6,9 @@ one process take turns holding the GIL. On the 2-core reference machine bench/in
 rounds/s with p99 over 300 ms for 3 workers of 4 threads. Put a buffering proxy (nginx) in front:
 a sync worker serves one connection at a time, so it must not wait on slow clients.
 
-Metrics (config.metrics): with PROMETHEUS_MULTIPROC_DIR set, the workers write their counters to
+Metrics (core.metrics): with PROMETHEUS_MULTIPROC_DIR set, the workers write their counters to
 files there, which any worker's /metrics adds up; the master empties it at start and drops a dead
-worker's live gauges (`child_exit`). Logs (config.logs): LOG_FORMAT=json makes the error and
+worker's live gauges (`child_exit`). Logs (core.logs): LOG_FORMAT=json makes the error and
 access logs JSON lines, the access line with the request id the response carried.
 
 Before it binds its port, the master runs the start-up self-check (`on_starting`, compliance
@@ -28,10 +28,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # config.logs and config.metrics: neither sets Django up
+sys.path.insert(0, str(ROOT))  # core.logs and core.metrics: neither sets Django up
 
-from config import metrics  # noqa: E402
-from config.logs import ACCESS_LOGGER, formatter_config  # noqa: E402
+from core import metrics  # noqa: E402
+from core.logs import ACCESS_LOGGER, formatter_config  # noqa: E402
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 # Empty counts as unset: jackpot-terminals@.service passes WEB_WORKERS=${TERMINAL_WORKERS}.
@@ -43,8 +43,8 @@ max_requests = 20_000  # recycle workers now and then; jitter avoids recycling a
 max_requests_jitter = 2_000
 accesslog = "-"
 errorlog = "-"
-# The request id Django answered with (config.request_id) ends each access line; with
-# LOG_FORMAT=json both logs are config.logs's JSON lines, the access line with named fields.
+# The request id Django answered with (core.request_id) ends each access line; with
+# LOG_FORMAT=json both logs are core.logs's JSON lines, the access line with named fields.
 access_log_format = (
     '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %(M)sms %({x-request-id}o)s'
 )
@@ -84,7 +84,7 @@ def on_starting(server):  # type: ignore[no-untyped-def]
     database connection its workers would inherit. The check scans the whole journal: no
     statement timeout for it (each worker keeps its own).
     """
-    metrics.clean_directory()  # PROMETHEUS_MULTIPROC_DIR: the last run's files (config.metrics)
+    metrics.clean_directory()  # PROMETHEUS_MULTIPROC_DIR: the last run's files (core.metrics)
     env = {**os.environ, "DATABASE_STATEMENT_TIMEOUT_MS": "0"}
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     server.log.info("Running the start-up self-check before binding")

@@ -42,8 +42,8 @@ from django.urls import reverse
 from django_otp.plugins.otp_static.models import StaticDevice
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from config.errors import ApiError, Forbidden
-from config.throttling import client_address
+from core.errors import ApiError, Forbidden
+from core.throttling import client_address
 from jackpot import lifecycle, staff
 from jackpot.api.authentication import has_role
 from jackpot.changes import (

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from config.replicas import reading
+from core.replicas import reading
 from jackpot import rows
 from jackpot.models import AuditEvent, DatabaseIdentity
 

@@ -48,7 +48,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import ApiError, Conflict, Forbidden, NotFound
+from core.errors import ApiError, Conflict, Forbidden, NotFound
 from jackpot import bodies, display, ledger, locks, meter, movements, surveillance, winners
 from jackpot.accounting import Posting
 from jackpot.bodies import MAX_TEXT

@@ -1,4 +1,4 @@
-"""The progressive's wire shapes, each declared once (see `config.wire`).
+"""The progressive's wire shapes, each declared once (see `core.wire`).
 
 The meter (terminals and signs), awards and their steps, the journal and its verification, a pool's
 configuration and report, the query strings of the award list, the export and the journal, a
@@ -17,8 +17,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, JsonValue
 
-from config.codes import ErrorCode
-from config.wire import DIGITS, Body, Instant, Moment, NonBlank, Query, Refusal, TimeText
+from core.codes import ErrorCode
+from core.wire import DIGITS, Body, Instant, Moment, NonBlank, Query, Refusal, TimeText
 from jackpot.models import (
     AccountKind,
     AwardKind,

@@ -62,7 +62,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import ApiError, Conflict, Forbidden, NotFound
+from core.errors import ApiError, Conflict, Forbidden, NotFound
 from jackpot import ledger, locks
 from jackpot.models import ChangeKind, ChangeStatus, ParameterChange, Pool, PoolStatus
 from jackpot.services import PoolChangeRefused, check_seed, pool_insert

@@ -40,9 +40,9 @@ pass for the current version, nor another pool's or another database's for this 
 covers all of them. A hit costs one HMAC per part (two), with the key's pads computed once.
 
 When Redis is down or does not hold both parts, `display_meter` reads PostgreSQL and refills the
-cache; after a Redis failure, Redis is skipped for a few seconds (`config.circuit`). Losing Redis
+cache; after a Redis failure, Redis is skipped for a few seconds (`core.circuit`). Losing Redis
 costs a query, never a wrong number. Each read counts as a hit, a miss or a forged entry of the
-cache (`jackpot_sign_cache_lookups_total`, config.metrics).
+cache (`jackpot_sign_cache_lookups_total`, core.metrics).
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ import redis
 from django.conf import settings
 from django.db import connection, transaction
 
-from config import metrics
-from config.circuit import redis_circuit, redis_client
+from core import metrics
+from core.circuit import redis_circuit, redis_client
 from jackpot import rows
 from jackpot.bodies import Hit, Meter, SignAwards
 from jackpot.ledger import journal_key
@@ -88,7 +88,7 @@ _publish_script: Any = None
 
 
 def _redis() -> redis.Redis | None:
-    """The Redis client, or None: no Redis, or it failed a moment ago (`config.circuit`)."""
+    """The Redis client, or None: no Redis, or it failed a moment ago (`core.circuit`)."""
     global _publish_script
     client = redis_client()
     if client is not None and _publish_script is None:

@@ -2,7 +2,7 @@
 
 A long range must not hold a web worker (nor meet the web's 1.5 s statement timeout), so
 `export_job_create` only writes the job and asks for `jackpot.build_export` after the commit
-(`config.dispatch`); a worker runs `export_job_build`, which writes the CSV of `jackpot.exports`
+(`core.dispatch`); a worker runs `export_job_build`, which writes the CSV of `jackpot.exports`
 (the synchronous export's own writer) to a file under EXPORT_DIR; beat runs `export_jobs_sweep`.
 
 Invariants:
@@ -43,8 +43,8 @@ from django.db import transaction
 from django.db.models import DateTimeField, ExpressionWrapper, F, Q
 from django.db.models.functions import Now
 
-from config.dispatch import send, send_after_commit
-from config.replicas import replica_reads
+from core.dispatch import send, send_after_commit
+from core.replicas import replica_reads
 from jackpot import locks
 from jackpot.bodies import AwardFilters, ExportRequest
 from jackpot.exports import (

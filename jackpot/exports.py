@@ -41,8 +41,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db.models import Max, OuterRef, QuerySet, Subquery
 
-from config.codes import ErrorCode
-from config.errors import ApiError
+from core.codes import ErrorCode
+from core.errors import ApiError
 from jackpot.bodies import AwardFilters
 from jackpot.models import AWARD_GRANTED_BY, Award, Transfer
 

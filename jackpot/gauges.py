@@ -1,7 +1,7 @@
 """What PostgreSQL knows, as Prometheus gauges read at scrape time: each pool's committed meter,
 and the outbox's backlog.
 
-Counters live in the processes (config.metrics); these figures live in the database, so they
+Counters live in the processes (core.metrics); these figures live in the database, so they
 are read when Prometheus asks, never kept in memory where they could drift from the truth.
 
 Invariants:

@@ -1,7 +1,7 @@
 """The period-end liability: what the club owes on a pool at an instant, from the journal alone.
 
 `pool_liability(pool, at=..., start=...)` reads, in one snapshot (`jackpot.rows.snapshot`; on the
-standby inside `config.replicas.replica_reads()`), only the journal: the transfers and events
+standby inside `core.replicas.replica_reads()`), only the journal: the transfers and events
 whose time (`AuditEvent.occurred_at`, which the chain's hash covers) is at or before `at`, never
 the pool's hot counters. So the statement for a past instant is the same whenever it is asked:
 entries written later are later than `at`, and the journal is append-only. At `at` = now its
@@ -44,8 +44,8 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db.models import Count, Max, Q, Sum
 
-from config.codes import ErrorCode
-from config.errors import ApiError, NotFound
+from core.codes import ErrorCode
+from core.errors import ApiError, NotFound
 from jackpot import checkpoints, rows
 from jackpot.ledger import pool_chain
 from jackpot.liability_bodies import (

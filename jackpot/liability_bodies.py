@@ -1,4 +1,4 @@
-"""The period-end liability's wire shapes, declared once (see `config.wire`): the query string of
+"""The period-end liability's wire shapes, declared once (see `core.wire`): the query string of
 `GET /api/v1/pools/{pool}/liability` and its JSON answer, built by `jackpot.liability` and
 written as CSV and PDF by `jackpot.statements` from the same figures.
 """
@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from config.wire import Body, Instant, Moment, Query
+from core.wire import Body, Instant, Moment, Query
 from jackpot.bodies import Cents, Currency, Id
 
 Count = Annotated[int, Field(ge=0)]

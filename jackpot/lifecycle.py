@@ -51,7 +51,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import ApiError, Conflict, NotFound
+from core.errors import ApiError, Conflict, NotFound
 from jackpot import changes, display, ledger, locks, meter
 from jackpot.accounting import Posting
 from jackpot.meter import pool_meter

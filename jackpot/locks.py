@@ -107,7 +107,7 @@ from django.contrib.auth.models import Group, User
 from django.db import OperationalError, connection
 from django.db.models import Model, QuerySet
 
-from config.errors import Conflict
+from core.errors import Conflict
 from jackpot import rows
 from jackpot.models import AuditChain, Award, ParameterChange, Pool
 

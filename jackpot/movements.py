@@ -27,7 +27,7 @@ Invariants:
 - award numbers follow the commit order (taken under the pool row lock), within a round in seat
   order, each seat's own award before its envy;
 - the displays hear of a change only after commit (`jackpot.display`), and the metrics count it
-  only then (`_count_after_commit`, config.metrics): a rolled-back transaction counts nothing;
+  only then (`_count_after_commit`, core.metrics): a rolled-back transaction counts nothing;
 - a round's stakes and its event are written together, by the statement that takes the pool row
   (`take_stakes_recorded`): what the event says of the stakes (the split, the meter after, the
   meter version) is built from the counters read just before and written only if the UPDATE
@@ -44,8 +44,8 @@ from typing import Any, NoReturn
 
 from django.db import transaction
 
-from config import metrics
-from config.errors import Conflict
+from core import metrics
+from core.errors import Conflict
 from jackpot import display, ledger, meter, rows
 from jackpot.accounting import Posting
 from jackpot.bodies import Meter

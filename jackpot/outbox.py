@@ -7,7 +7,7 @@ is its topic's handler (`HANDLERS`): today every topic is a signed webhook (`jac
 
 Invariants:
 - money never waits: `enqueue` is one INSERT in the caller's transaction (no lock on any other
-  row, nothing read) and nothing talks to Redis before the commit (`config.dispatch`
+  row, nothing read) and nothing talks to Redis before the commit (`core.dispatch`
   `send_after_commit`); a rolled-back transaction leaves no message and sends nothing;
 - a message is enqueued once: its `key` is unique, and enqueueing the same key again (a replayed
   round, a retried transaction) is a no-op (`INSERT ... ON CONFLICT DO NOTHING`) that sends
@@ -23,7 +23,7 @@ Invariants:
   idempotent (each webhook send is claimed on its own row), so two relays of one message never
   do its work twice;
 - a message done is never relayed again;
-- a message keeps the request id of the request that wrote it (config.request_id), and its
+- a message keeps the request id of the request that wrote it (core.request_id), and its
   relay's log lines carry that id, whoever sent the relay.
 """
 
@@ -43,8 +43,8 @@ from django.db.models import DateTimeField, ExpressionWrapper, F, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from config import request_id
-from config.dispatch import send, send_after_commit
+from core import request_id
+from core.dispatch import send, send_after_commit
 from jackpot import webhooks
 from jackpot.models import OutboxMessage, OutboxStatus
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from django.db import connection, transaction
 from django.db.models import Model
 
-from config.replicas import reading
+from core.replicas import reading
 
 M = TypeVar("M", bound=Model)
 
@@ -30,7 +30,7 @@ def snapshot(*, statement_timeout_ms: int | None = None) -> Iterator[None]:
     statements agree with each other whatever commits meanwhile; inside a caller's
     transaction, the caller's snapshot rules. With
     `statement_timeout_ms`, its statements' own limit (a long read outgrows the requests')."""
-    db = reading()  # the standby's inside config.replicas.replica_reads()
+    db = reading()  # the standby's inside core.replicas.replica_reads()
     postgresql = db.vendor == "postgresql"
     fresh = postgresql and not db.in_atomic_block
     # No savepoint inside a caller's transaction: nothing to roll back in a read, and a

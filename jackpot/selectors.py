@@ -14,8 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, Min, Q, QuerySet, Sum
 
-from config.codes import ErrorCode
-from config.errors import Conflict, Gone, NotFound
+from core.codes import ErrorCode
+from core.errors import Conflict, Gone, NotFound
 from jackpot import ledger, rows, significant, winners
 from jackpot.bodies import Award as AwardBody
 from jackpot.bodies import (

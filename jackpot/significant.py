@@ -31,7 +31,7 @@ from typing import Any
 
 from django.db import transaction
 
-from config import metrics
+from core import metrics
 from jackpot import outbox
 from jackpot.models import AuditEvent
 

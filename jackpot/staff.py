@@ -37,7 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_otp import devices_for_user
 
-from config.errors import ApiError, Conflict
+from core.errors import ApiError, Conflict
 from jackpot import changes, ledger, locks
 from jackpot.models import STAFF_KINDS, ChangeKind, ParameterChange, StaffSecurity
 from jackpot.services import ROLES, role_group

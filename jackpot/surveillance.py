@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 
-from config.errors import Conflict, Forbidden
+from core.errors import Conflict, Forbidden
 from jackpot.models import (
     Award,
     AwardKind,

@@ -63,7 +63,7 @@ from typing import Any, Protocol, cast
 import psycopg
 import psycopg.sql
 
-from config.replicas import reading
+from core.replicas import reading
 from jackpot import anchors as anchoring
 from jackpot import checkpoints, rows
 from jackpot.bodies import BrokenAt, JournalReport

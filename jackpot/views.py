@@ -21,7 +21,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from config.pages import content_security_policy, inline_asset, page_config, page_language
+from core.pages import content_security_policy, inline_asset, page_config, page_language
 from jackpot.models import Pool
 
 POLL_MS = 1_000

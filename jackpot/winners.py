@@ -37,8 +37,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
-from config.codes import ErrorCode
-from config.errors import ApiError, NotFound
+from core.codes import ErrorCode
+from core.errors import ApiError, NotFound
 from jackpot import bodies, ledger, locks
 from jackpot.canonical import canonical_json
 from jackpot.models import (

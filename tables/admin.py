@@ -21,7 +21,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from config.errors import ApiError
+from core.errors import ApiError
 from jackpot.admin import AdminRoleOnly, FilesProposals, actor, log_denied, staff_user
 from jackpot.models import ChangeKind, ChangeStatus, ParameterChange
 from tables.models import Game, Table, Terminal

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import ApiError, Conflict, NotFound
+from core.errors import ApiError, Conflict, NotFound
 from jackpot import changes, ledger, locks
 from jackpot.models import ChangeKind, ParameterChange, Pool, PoolStatus
 from jackpot.tokens import issue_token

@@ -1,6 +1,6 @@
 """The tables' Celery tasks: entry points like views, as thin (see jackpot.tasks).
 
-Sent by name (`config.dispatch`) or by beat (CELERY_BEAT_SCHEDULE); safe to run twice: the
+Sent by name (`core.dispatch`) or by beat (CELERY_BEAT_SCHEDULE); safe to run twice: the
 integrity check stores each flag once (tables.audit.integrity), a reconciliation stores one report
 per scheduled run (its run key: the beat message's task id, which a redelivery keeps, or the UTC
 date of the daily report; tables.audit.reconciliation), the history's fold folds each event once

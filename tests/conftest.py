@@ -89,8 +89,8 @@ def _display_identity_read_anew():
 @pytest.fixture(autouse=True)
 def _redis_circuit_closed():
     """Each test starts and ends with Redis asked again: a test that made it fail must not make
-    the next one skip it (config.circuit)."""
-    from config.circuit import redis_circuit
+    the next one skip it (core.circuit)."""
+    from core.circuit import redis_circuit
 
     redis_circuit.close()
     yield

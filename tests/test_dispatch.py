@@ -1,4 +1,4 @@
-"""config.dispatch: tasks are sent after commit only, never make a request wait on a broker that
+"""core.dispatch: tasks are sent after commit only, never make a request wait on a broker that
 is down, and run in-process when there is no broker (the embedded default)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from celery import current_app
 from django.conf import settings
 from django.db import transaction
 
-from config.circuit import redis_circuit, redis_client
-from config.dispatch import send, send_after_commit
+from core.circuit import redis_circuit, redis_client
+from core.dispatch import send, send_after_commit
 from tests.conftest import run_python
 
 QUEUE = settings.CELERY_TASK_DEFAULT_QUEUE
@@ -49,8 +49,8 @@ def test_a_broker_that_is_down_costs_a_request_well_under_a_second(broker, black
     port = 1 if broker == "refused" else black_hole.full().port
     probe = run_python(
         "import time, django; django.setup(); import config.celery\n"
-        "from config.circuit import redis_circuit\n"
-        "from config.dispatch import send\n"
+        "from core.circuit import redis_circuit\n"
+        "from core.dispatch import send\n"
         "first = send('jackpot.refresh_displays')\n"
         "start = time.monotonic(); skipped = send('jackpot.refresh_displays')\n"
         "middle = time.monotonic(); redis_circuit.close()\n"

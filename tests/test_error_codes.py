@@ -1,4 +1,4 @@
-"""One registry of error codes (config.codes): every code the code base raises is in it, and
+"""One registry of error codes (core.codes): every code the code base raises is in it, and
 docs/api.md's "Error codes" table lists exactly its codes, with the same status and meaning.
 
 The code base is read, not run: every call that makes an error (`ApiError` and its subclasses,
@@ -12,11 +12,11 @@ import ast
 import re
 from pathlib import Path
 
-from config.codes import ERRORS, ErrorCode
 from config.handlers import _DRF_TYPES
+from core.codes import ERRORS, ErrorCode
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("config", "jackpot", "tables")
+PACKAGES = ("config", "core", "jackpot", "tables")
 MAKERS = {"ApiError", "NotFound", "Conflict", "Forbidden", "PayloadTooLarge", "RulesError"}
 
 
@@ -64,7 +64,7 @@ def test_every_code_raised_is_in_the_registry() -> None:
     registry = {code.value for code in ErrorCode}
     found = raised_codes()
     unknown = {code: sorted(files) for code, files in found.items() if code not in registry}
-    assert not unknown, f"add these codes to config/codes.py (and docs/api.md): {unknown}"
+    assert not unknown, f"add these codes to core/codes.py (and docs/api.md): {unknown}"
 
 
 def test_the_framework_errors_are_in_the_registry() -> None:
@@ -93,7 +93,7 @@ def test_the_docs_list_exactly_the_registry() -> None:
     registry = {code.value: entry for code, entry in ERRORS.items()}
     assert sorted(set(registry) - set(docs)) == [], "codes missing from docs/api.md"
     assert sorted(set(docs) - set(registry)) == [], "docs/api.md lists codes the registry lacks"
-    assert docs == registry, "docs/api.md says another status or meaning than config/codes.py"
+    assert docs == registry, "docs/api.md says another status or meaning than core/codes.py"
 
 
 def test_the_docs_list_the_codes_in_the_registrys_order() -> None:

@@ -1,6 +1,6 @@
 """Failing closed (compliance requirement 28): with PostgreSQL unreachable or stuck, terminals and
 signs get 503 `progressive_closed` within 2 s, nothing is half-written, and a Redis that does not
-answer costs one timeout, not one per request (config.circuit).
+answer costs one timeout, not one per request (core.circuit).
 
 PostgreSQL and Redis themselves are never stopped here: the test's own connection is pointed at a
 black hole (a local socket that takes connections and never answers), or a row lock is held.
@@ -16,7 +16,7 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client, override_settings
 
-from config import circuit
+from core import circuit
 from jackpot.models import Pool, Transfer
 from tables.models import Round
 from tests.conftest import uth_seat

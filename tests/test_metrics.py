@@ -1,4 +1,4 @@
-"""GET /metrics (config.monitoring, config.metrics, jackpot.gauges): counted exactly, once per
+"""GET /metrics (config.monitoring, core.metrics, jackpot.gauges): counted exactly, once per
 committed transaction, labelled by URL pattern, and refused to addresses the operator did not
 allow. In this process (no PROMETHEUS_MULTIPROC_DIR: the process's own registry); the several
 processes of gunicorn and a Celery worker are tests/test_observability_processes.py's."""
@@ -13,8 +13,8 @@ from django.db import transaction
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from config import metrics
-from config.circuit import redis_circuit
+from core import metrics
+from core.circuit import redis_circuit
 from jackpot.models import OutboxMessage, OutboxStatus
 from tables.bodies.round_requests import parse_open
 from tables.models import Game, Table

@@ -17,7 +17,7 @@ from typing import get_args
 
 from django.db import models
 
-from config.wire import Body, Query
+from core.wire import Body, Query
 from tables.bodies.round_reads import RoundStateName
 from tables.bodies.seats import BoxText
 from tables.bodies.vocabulary import CategoryName
@@ -38,10 +38,10 @@ MODELS_NAMED_LIKE_THEIR_BODY = {
 
 
 def _classes() -> dict[str, set[type]]:
-    """Every class defined in a module of config, jackpot and tables (not their migrations), by
-    name."""
+    """Every class defined in a module of config, core, jackpot and tables (not their
+    migrations), by name."""
     found: dict[str, set[type]] = defaultdict(set)
-    for package in ("config", "jackpot", "tables"):
+    for package in ("config", "core", "jackpot", "tables"):
         for info in pkgutil.walk_packages([str(ROOT / package)], prefix=f"{package}."):
             if ".migrations" in info.name or info.name.startswith("config.settings"):
                 continue

@@ -1,4 +1,4 @@
-"""Which database a query reads (config.replicas): the router's decisions, with a standby
+"""Which database a query reads (core.replicas): the router's decisions, with a standby
 configured or not. The reads on a real standby are played by tests/cluster/test_failover.py."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.db import router
 
-from config import replicas
-from config.replicas import (
+from core import replicas
+from core.replicas import (
     REPLICA,
     ReplicaRouter,
     on_replica,

@@ -1,4 +1,4 @@
-"""The request id (config.request_id) and the log lines that carry it (config.logs), in process;
+"""The request id (core.request_id) and the log lines that carry it (core.logs), in process;
 across gunicorn, Django and a real Celery worker: tests/test_observability_processes.py."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 import pytest
 from django.test import Client
 
-from config import dispatch, request_id
-from config.logs import JsonFormatter, TextFormatter
+from core import dispatch, request_id
+from core.logs import JsonFormatter, TextFormatter
 
 pytestmark = pytest.mark.django_db
 

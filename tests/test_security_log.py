@@ -10,7 +10,7 @@ import uuid
 import pytest
 from django.test import override_settings
 
-from config import circuit
+from core import circuit
 from jackpot.changes import change_approve, change_propose
 from tables.models import Table
 from tables.pools import POOL_TABLES
@@ -147,7 +147,7 @@ def test_parameter_changes_by_a_service_are_in_the_security_log(
 def test_a_refused_change_is_not_logged_as_made(
     floor, caplog, django_capture_on_commit_callbacks, django_user_model
 ):
-    from config.errors import Conflict
+    from core.errors import Conflict
 
     manager, second = (django_user_model.objects.create(username=n) for n in ("manager", "nina"))
     change = change_propose(

@@ -107,7 +107,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         before the transaction takes a row lock. Without it, every round queued on the pool's
         row behind commits that each waited their whole limit, and the last was answered past
         a terminal's patience. NotReplicated when the standby is still missing. (The standby's
-        own alias, config.replicas, takes no write and is never probed.)"""
+        own alias, core.replicas, takes no write and is never probed.)"""
         limit_ms = _commit_limit_ms()
         if (
             limit_ms <= 0

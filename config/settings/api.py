@@ -15,7 +15,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.StrictJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "EXCEPTION_HANDLER": "config.handlers.api_exception_handler",
@@ -24,7 +24,7 @@ REST_FRAMEWORK = {
         "rules": env_str("THROTTLE_RULES", "1200/min"),
         "terminal": env_str("THROTTLE_TERMINAL", "6000/min"),
         # Per person (per address for the schema): the staff's reads that take seconds
-        # (config.throttling.HeavyReadThrottle).
+        # (core.throttling.HeavyReadThrottle).
         "heavy_read": env_str("THROTTLE_HEAVY_READ", "60/min"),
     },
     "UNAUTHENTICATED_USER": None,
@@ -39,7 +39,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # JSON Schema 2020-12, pydantic's dialect: a null is said as strict validators read it
-    # (config/openapi.py; OpenAPI 3.0's `nullable` beside a lone `$ref` meant nothing).
+    # (core/openapi.py; OpenAPI 3.0's `nullable` beside a lone `$ref` meant nothing).
     "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

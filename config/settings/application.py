@@ -35,9 +35,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: every later line of the request's logs carries its id (config.request_id), and the
+    # First: every later line of the request's logs carries its id (core.request_id), and the
     # request is timed from here (config.monitoring).
-    "config.request_id.RequestIdMiddleware",
+    "core.request_id.RequestIdMiddleware",
     "config.monitoring.MetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -2,7 +2,7 @@
 
 REDIS_URL is the Celery broker and the cache. Unset: tasks run eagerly in-process and the cache is
 local memory. Redis is never the truth: money moves the same with it down.
-REDIS_BREAKER_SECONDS (5): how long Redis is skipped after it failed (`config.circuit`).
+REDIS_BREAKER_SECONDS (5): how long Redis is skipped after it failed (`core.circuit`).
 Background work (Celery, docs/operations.md): CELERY_QUEUE (jackpot), the queue the web sends to
 and the worker takes from; CELERY_VISIBILITY_TIMEOUT_SECONDS (3600), after which Redis gives an
 unacknowledged task of a dead worker to another; BEAT_SCHEDULE_FILE (var/celerybeat-schedule).
@@ -44,7 +44,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_SECONDS", 3600),
     # A web process sends a task once, and must not wait on a broker that is down
-    # (config.dispatch): connecting gives up as fast as the cache's Redis calls do.
+    # (core.dispatch): connecting gives up as fast as the cache's Redis calls do.
     "socket_connect_timeout": 0.25,
     "max_retries": 0,
 }

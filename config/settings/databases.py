@@ -21,7 +21,7 @@ The bounds, each from the environment (0 turns one off):
 - DATABASE_COMMIT_TIMEOUT_MS (0: none): a COMMIT still waiting for the synchronous standby
   after this long is cancelled and answered 503 (`config.database`; `make cluster HA=1` sets
   500: a commit on a healthy pair takes a millisecond);
-- DATABASE_REPLICA_URL (unset): the standby the auditors' heavy reads use (`config.replicas`);
+- DATABASE_REPLICA_URL (unset): the standby the auditors' heavy reads use (`core.replicas`);
 - PROGRESSIVE_CLOSED_RETRY_AFTER (2, seconds): the 503's Retry-After;
 - DATABASE_POOLER ("" or "transaction"): "transaction" when DATABASE_URL is pgbouncer in
   transaction pooling (`make cluster`, docs/operations.md "Topology"). A server connection then
@@ -44,9 +44,9 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.replicas import REPLICA
 from config.settings.application import VAR_DIR
 from config.settings.env import env_int, env_str
+from core.replicas import REPLICA
 
 DATABASE_CONNECT_DEADLINE_MS = env_int("DATABASE_CONNECT_DEADLINE_MS", 1500)
 DATABASE_CONNECT_TIMEOUT = env_int("DATABASE_CONNECT_TIMEOUT", 2)
@@ -101,11 +101,11 @@ else:
             "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
         }
     }
-# The auditors' heavy reads on a standby (config.replicas, docs/operations.md "High
+# The auditors' heavy reads on a standby (core.replicas, docs/operations.md "High
 # availability"): straight to PostgreSQL (HAProxy's standby port), never through the pooler.
 # Unset (the terminals' instances, tests, `make run`): everything reads the primary.
 DATABASE_REPLICA_URL = env_str("DATABASE_REPLICA_URL")
 if DATABASE_REPLICA_URL:
     DATABASES[REPLICA] = _postgresql(DATABASE_REPLICA_URL, pooled=False)
-DATABASE_ROUTERS = ["config.replicas.ReplicaRouter"]
+DATABASE_ROUTERS = ["core.replicas.ReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

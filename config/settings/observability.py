@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from config.logs import formatter_config
 from config.settings.env import env_list, env_str
+from core.logs import formatter_config
 
 # The security log (`jackpot.security`): refusals of the API (config.handlers) and of Django
 # (`django.security`: hosts not allowed, CSRF failures), the admin's logins and failed logins
@@ -40,7 +40,7 @@ for _net in METRICS_ALLOWED_NETS:
             f"METRICS_ALLOWED_NETS: {_net!r} is not a network (CIDR, e.g. 10.0.0.0/8)"
         ) from None
 
-# LOG_FORMAT (config.logs): "json", one JSON object per line with the request id (production,
+# LOG_FORMAT (core.logs): "json", one JSON object per line with the request id (production,
 # deploy/env.example), or "text" (the default: `make run`, the tests). Every handler uses it; the
 # Celery worker (config.celery) and gunicorn (deploy/gunicorn.conf.py) too.
 LOG_FORMAT = env_str("LOG_FORMAT", "text").strip().lower() or "text"
@@ -49,7 +49,7 @@ try:
 except ValueError as error:
     raise ImproperlyConfigured(str(error)) from None
 
-LOGGING_CONFIG = "config.logs.configure"  # dictConfig, each record stamped with its request id
+LOGGING_CONFIG = "core.logs.configure"  # dictConfig, each record stamped with its request id
 LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -322,7 +322,7 @@ else
 fi
 wait_until 10 "redis" redis_answers
 
-# Metrics (config.metrics): each process group writes its own directory, emptied by its master at
+# Metrics (core.metrics): each process group writes its own directory, emptied by its master at
 # start; each instance's /metrics adds the others' and the worker's, so any one answers for all.
 metrics_dir=$CLUSTER_DIR/metrics
 mkdir -p "$metrics_dir/worker"

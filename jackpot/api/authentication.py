@@ -18,7 +18,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from config.errors import Forbidden
+from core.errors import Forbidden
 from jackpot import second_factor
 from jackpot.models import StaffToken
 from jackpot.tokens import hash_token

@@ -16,11 +16,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import ApiError
-from config.openapi import IF_NONE_MATCH, query_parameters
-from config.replicas import on_replica, replica_reads
-from config.throttling import HeavyReadThrottle
-from config.wire import Body, read, read_query
+from core.errors import ApiError
+from core.openapi import IF_NONE_MATCH, query_parameters
+from core.replicas import on_replica, replica_reads
+from core.throttling import HeavyReadThrottle
+from core.wire import Body, read, read_query
 from jackpot import awards, bodies, register, surveillance, winners
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows, sync_range_check

@@ -15,8 +15,8 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.throttling import HeavyReadThrottle
-from config.wire import read
+from core.throttling import HeavyReadThrottle
+from core.wire import read
 from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView

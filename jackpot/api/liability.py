@@ -1,7 +1,7 @@
 """A pool's period-end liability for auditors and admins: JSON, CSV or PDF (`?format=`).
 
 A thin view: the figures are `jackpot.liability`'s, read on the standby when one serves
-(`config.replicas.replica_reads`), written by `jackpot.statements`. `format` is the statement's,
+(`core.replicas.replica_reads`), written by `jackpot.statements`. `format` is the statement's,
 not DRF's renderer override: answers and errors are JSON whatever it says (`_StatementFormat`).
 """
 
@@ -17,10 +17,10 @@ from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.openapi import query_parameters
-from config.replicas import replica_reads
-from config.throttling import HeavyReadThrottle
-from config.wire import read_query
+from core.openapi import query_parameters
+from core.replicas import replica_reads
+from core.throttling import HeavyReadThrottle
+from core.wire import read_query
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
 from jackpot.liability import liability_statement

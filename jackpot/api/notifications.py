@@ -7,8 +7,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.openapi import query_parameters
-from config.wire import read_query
+from core.openapi import query_parameters
+from core.wire import read_query
 from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView

@@ -12,7 +12,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.throttling import HeavyReadThrottle
+from core.throttling import HeavyReadThrottle
 from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView

@@ -8,10 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import NotFound
-from config.openapi import IF_NONE_MATCH, query_parameters
-from config.throttling import AddressThrottle
-from config.wire import read_query
+from core.errors import NotFound
+from core.openapi import IF_NONE_MATCH, query_parameters
+from core.throttling import AddressThrottle
+from core.wire import read_query
 from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.display import display_meter

@@ -53,7 +53,7 @@ class OutboxMessage(models.Model):
     next_attempt_at = models.DateTimeField(help_text="When the sweeper may send it again.")
     claimed_until = models.DateTimeField(null=True, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
-    # The request (or task) that wrote it (config.request_id): its relay's log lines name it.
+    # The request (or task) that wrote it (core.request_id): its relay's log lines name it.
     request_id = models.CharField(max_length=128, blank=True, default="")
 
     class Meta:

@@ -20,10 +20,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.openapi import query_parameters
-from config.replicas import replica_reads
-from config.throttling import HeavyReadThrottle
-from config.wire import read_query
+from core.openapi import query_parameters
+from core.replicas import replica_reads
+from core.throttling import HeavyReadThrottle
+from core.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import spreadsheet_safe
 from tables.audit.pool_history import pool_history

@@ -9,8 +9,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.openapi import query_parameters
-from config.wire import read_query
+from core.openapi import query_parameters
+from core.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from tables.bodies.reconciliation import Reconciliation, ReconciliationPage, ReconciliationQuery
 from tables.selectors.reconciliation import reconciliation_get, reconciliation_page

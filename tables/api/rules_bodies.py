@@ -1,4 +1,4 @@
-"""The public rules API's wire shapes, each declared once (see `config.wire`): the reader and the
+"""The public rules API's wire shapes, each declared once (see `core.wire`): the reader and the
 schema of evaluate, the two settle operations, the paytables and the progressive's return; and the
 paytables as the API shows them (`paytables_of`: the engine keeps the data, the wire its shape)."""
 
@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from config.wire import DIGITS, Body, Query
+from core.wire import DIGITS, Body, Query
 from jackpot.bodies import ProgressivePaytable, progressive_paytable_of
 from tables.bodies.seats import (
     DECISION,

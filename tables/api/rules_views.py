@@ -12,9 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.openapi import query_parameters
-from config.throttling import RulesThrottle
-from config.wire import read, read_query
+from core.openapi import query_parameters
+from core.throttling import RulesThrottle
+from core.wire import read, read_query
 from tables.api import rules_bodies as bodies
 from tables.bodies.round_requests import stud_decision_of, uth_decision_of
 from tables.bodies.seats import Settlement

@@ -19,10 +19,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import ApiError, NotFound
-from config.openapi import query_parameters
-from config.throttling import WindowThrottle
-from config.wire import read_query
+from core.errors import ApiError, NotFound
+from core.openapi import query_parameters
+from core.throttling import WindowThrottle
+from core.wire import read_query
 from jackpot.canonical import fingerprint
 from tables.api.authentication import (
     IsTableTerminal,

@@ -16,8 +16,8 @@ from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone as dj_timezone
 
-from config.codes import ErrorCode
-from config.errors import NotFound
+from core.codes import ErrorCode
+from core.errors import NotFound
 from jackpot import rows
 from jackpot.models import (
     Award,

@@ -38,7 +38,7 @@ from typing import Any
 
 from django.db.models import Count
 
-from config.replicas import reading
+from core.replicas import reading
 from jackpot.canonical import loads
 from jackpot.movements import TERMS_FIELDS
 from jackpot.projections import Event

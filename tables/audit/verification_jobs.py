@@ -35,8 +35,8 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from config.dispatch import send, send_after_commit
-from config.replicas import replica_reads
+from core.dispatch import send, send_after_commit
+from core.replicas import replica_reads
 from jackpot import locks
 from jackpot.models import AuditChain, Verification, VerificationStatus, VerificationTrigger
 from jackpot.verification import Progress, Report

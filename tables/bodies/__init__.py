@@ -1,4 +1,4 @@
-"""The tables' wire shapes, each declared once as a strict pydantic model (`config.wire`), one
+"""The tables' wire shapes, each declared once as a strict pydantic model (`core.wire`), one
 module per concern, and the readers that turn a round's bodies into the domain's requests.
 
 - vocabulary: the words every round shape is made of (round id, seat, card, stake, hand category);

@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from config.codes import ErrorCode
-from config.wire import Body, Instant, NonBlank, Refusal
+from core.codes import ErrorCode
+from core.wire import Body, Instant, NonBlank, Refusal
 from jackpot.bodies import (
     Note,
 )

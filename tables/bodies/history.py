@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from config.wire import Body, Instant, Query
+from core.wire import Body, Instant, Query
 from jackpot.bodies import (
     Cents,
     ReconciliationStatus,

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from config.wire import Body, Instant
+from core.wire import Body, Instant
 from jackpot.bodies import (
     Meter,
 )

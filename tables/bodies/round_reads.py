@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from config.wire import DIGITS, Body, Instant, Query
+from core.wire import DIGITS, Body, Instant, Query
 from jackpot.bodies import (
     Offset,
 )

@@ -20,8 +20,8 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, RootModel
 
-from config.codes import ErrorCode
-from config.wire import Body, NonBlank, Refusal, read
+from core.codes import ErrorCode
+from core.wire import Body, NonBlank, Refusal, read
 from tables.bodies.seats import (
     StudBuy,
     StudFold,

@@ -14,8 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from config.codes import ErrorCode
-from config.wire import Body, Exact, Refusal
+from core.codes import ErrorCode
+from core.wire import Body, Exact, Refusal
 from tables.bodies.vocabulary import (
     BET,
     CardText,

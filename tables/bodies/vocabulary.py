@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from config.codes import ErrorCode
-from config.wire import Refusal
+from core.codes import ErrorCode
+from core.wire import Refusal
 from tables.rules.boxes import MAX_BET_CENTS
 from tables.rules.cards import CARD_PATTERN
 from tables.rules.errors import RulesError

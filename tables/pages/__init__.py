@@ -8,6 +8,6 @@ API's own, never repeated here; the sign-in's steps and the person's own account
 `account`) are plain forms posted to themselves, which change only that person's own credentials
 (`jackpot.second_factor`, `jackpot.services`), never money; a document (the payment slip, `slips`)
 is rendered by the server from a selector's read, and changes nothing. Like the sign, pages need
-nothing from outside the service: their style and scripts are inlined (`config.pages`), and they
+nothing from outside the service: their style and scripts are inlined (`core.pages`), and they
 read in French by default and English with `?lang=en`.
 """

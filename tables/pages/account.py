@@ -26,7 +26,7 @@ from django.views.decorators.http import require_http_methods
 from django_otp import login as otp_login
 
 from config.admin_login import throttled_code
-from config.pages import page_language
+from core.pages import page_language
 from jackpot import second_factor
 from jackpot.services import staff_token_issue
 from tables.pages.layout import staff_only, staff_page

@@ -30,7 +30,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
 
-from config.pages import page_language
+from core.pages import page_language
 from jackpot.api.authentication import has_role
 from jackpot.bodies import SignificantEventQuery
 from jackpot.models import AwardKind, Pool

@@ -38,7 +38,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
 from config.admin_login import begin_sign_in, throttled_login
-from config.pages import page_language
+from core.pages import page_language
 from jackpot.models import AwardKind
 from jackpot.selectors import pool_currencies
 from jackpot.views import TEXT as SIGN_TEXT

@@ -19,7 +19,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from config.pages import (
+from core.pages import (
     content_security_policy,
     inline_asset,
     page_config,

@@ -34,7 +34,7 @@ from config.admin_login import (
     sign_in_next,
     throttled_code,
 )
-from config.pages import page_language
+from core.pages import page_language
 from jackpot import second_factor
 from tables.pages.layout import staff_page
 

@@ -28,7 +28,7 @@ from reportlab.lib.units import mm
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 from reportlab.platypus.flowables import Flowable
 
-from config.pages import page_language
+from core.pages import page_language
 from jackpot.selectors import NoSlip, PaymentSlip, payment_slip
 from tables.models import Game
 from tables.pages.amounts import amount_in_figures, amount_in_words

@@ -29,7 +29,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import Conflict
+from core.errors import Conflict
 from jackpot import ledger, locks, movements
 from jackpot.meter import pool_meter
 from tables.bodies.round_requests import OpenRequest

@@ -39,7 +39,7 @@ from typing import TypeVar
 
 from django.db import IntegrityError, connection, transaction
 
-from config.errors import Conflict
+from core.errors import Conflict
 from jackpot import rows
 from tables.models import IdempotencyRecord, Round, RoundState, Table
 from tables.rounds.results import JsonObject, StepResult

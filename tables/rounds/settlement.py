@@ -9,7 +9,7 @@ never reads this app's rows to show it), the audit event with its transfers and 
 answer, and the big wins' notifications in the outbox (`jackpot.notifications`). Locks, in
 `jackpot.locks`'s order: the round row, the table's chain head, then the pool row (only when
 the round grants awards), last; the outbox's INSERT locks no existing row. The round is counted
-(`jackpot_rounds_settled_total`, config.metrics) once the transaction commits, never before.
+(`jackpot_rounds_settled_total`, core.metrics) once the transaction commits, never before.
 
 `round_settle` is the one entry: `jackpot.locks.retried` around one durable transaction, in
 which the Idempotency-Key's record, if the request has one, is looked up and written
@@ -21,7 +21,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from config import metrics
+from core import metrics
 from jackpot import ledger, locks, movements, notifications
 from jackpot.meter import pool_meter
 from tables.bodies.round_requests import ResultRequest

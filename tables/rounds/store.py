@@ -15,7 +15,7 @@ from datetime import datetime
 
 from django.db import connection
 
-from config.errors import Conflict, NotFound
+from core.errors import Conflict, NotFound
 from jackpot import locks, rows
 from jackpot.models import Pool
 from jackpot.movements import TERMS_FIELDS, Terms, pool_terms

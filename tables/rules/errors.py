@@ -26,7 +26,7 @@ __all__ = ["RulesCode", "RulesError"]
 
 
 class RulesCode(StrEnum):
-    """The engine's codes: a subset of the API's registry, ``config.codes.ErrorCode``."""
+    """The engine's codes: a subset of the API's registry, ``core.codes.ErrorCode``."""
 
     INVALID_CARD = "invalid_card"
     DUPLICATE_CARD = "duplicate_card"

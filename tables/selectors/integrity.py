@@ -13,8 +13,8 @@ from fractions import Fraction
 
 from django.conf import settings
 
-from config.codes import ErrorCode
-from config.errors import NotFound
+from core.codes import ErrorCode
+from core.errors import NotFound
 from jackpot.bodies import IntegrityFlag as IntegrityFlagBody
 from jackpot.models import (
     AwardKind,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.codes import ErrorCode
-from config.errors import NotFound
+from core.codes import ErrorCode
+from core.errors import NotFound
 from jackpot.bodies import ReconciliationStatus
 from jackpot.models import (
     AccountKind,

@@ -1,5 +1,5 @@
 """The staff's heavy reads are throttled per person, and the OpenAPI schema is built once per
-process (config.throttling.HeavyReadThrottle, config.schema.SchemaView; issue 20, item 9).
+process (core.throttling.HeavyReadThrottle, config.schema.SchemaView; issue 20, item 9).
 
 A heavy read (the journal's verification, a pool's history and its CSV, a pool's liability
 statement, the payout log's exports, the schema) can hold a sync worker for seconds: each person

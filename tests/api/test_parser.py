@@ -9,7 +9,7 @@ import json
 import pytest
 from rest_framework.exceptions import ParseError
 
-from config.parsers import MAX_DEPTH, StrictJSONParser, _may_need_check
+from core.parsers import MAX_DEPTH, StrictJSONParser, _may_need_check
 
 
 def _parse(raw: str) -> object:

@@ -2,7 +2,7 @@
 (issue 22, item 5), beside schemathesis (generated requests) and the generated client (typed
 models).
 
-The schema is OpenAPI 3.1 (config/openapi.py): openapi-spec-validator accepts it, and openapi-core's
+The schema is OpenAPI 3.1 (core/openapi.py): openapi-spec-validator accepts it, and openapi-core's
 request and response validators accept what the service really sends and answers, nulls included
 (the meter with no jackpot waiting, a Stud round's `progressive` and `meter`, a verification with
 nothing running), and requests without the optional filters (`kind`, `code`, `status`). Each test

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from config.codes import ERRORS, ErrorCode
+from core.codes import ERRORS, ErrorCode
 from tables.bodies.round_answers import OpenAnswer, ResultAnswer
 from tables.bodies.round_reads import RoundDetail
 from tables.bodies.round_requests import parse_open

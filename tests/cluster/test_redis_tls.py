@@ -25,7 +25,7 @@ PASSWORD = "a-redis-password-for-the-tls-test"
 SERVICE = """
 from django.core.cache import cache
 from config.celery import app
-from config.circuit import redis_client
+from core.circuit import redis_client
 cache.set("tls-test", "cached", 5)
 assert cache.get("tls-test") == "cached"
 client = redis_client()

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from config.errors import Conflict
+from core.errors import Conflict
 from jackpot.changes import change_approve, change_propose, pool_create_approve
 from jackpot.models import AuditEvent, ParameterChange, Pool
 from jackpot.staff import operator_grant

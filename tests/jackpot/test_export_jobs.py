@@ -19,7 +19,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from config.circuit import redis_circuit
+from core.circuit import redis_circuit
 from jackpot import export_jobs
 from jackpot.bodies import AwardFilters
 from jackpot.export_jobs import Built, export_job_build, export_jobs_sweep
@@ -225,7 +225,7 @@ def test_redis_down_at_the_post_the_sweeper_sends_it_and_the_file_expires(
         EXPORT_SWEEP_SECONDS="1",
         EXPORT_RESEND_AFTER_SECONDS="3",
     )
-    # Redis failed a moment ago in this web process: the task is not sent (config.dispatch).
+    # Redis failed a moment ago in this web process: the task is not sent (core.dispatch).
     redis_circuit.failed(RuntimeError("Redis is down"))
     started = auditor.post(EXPORTS, {"pool": floor.pool_id}, content_type="application/json")
     assert started.status_code == 202  # the auditor is answered at once all the same

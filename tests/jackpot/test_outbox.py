@@ -16,7 +16,7 @@ import pytest
 from django.db import transaction
 from django.test import Client
 
-from config.circuit import redis_circuit
+from core.circuit import redis_circuit
 from jackpot import outbox, webhooks
 from jackpot.models import (
     Award,
@@ -199,7 +199,7 @@ def test_redis_unreachable_rounds_settle_and_the_sweeper_drains_the_outbox_once_
 ):
     floor = make_floor(uth_tables=1)
     settings.OUTBOX_RESEND_AFTER_SECONDS = 2
-    # Redis failed a moment ago in this web process: nothing is sent to it (config.dispatch).
+    # Redis failed a moment ago in this web process: nothing is sent to it (core.dispatch).
     redis_circuit.failed(RuntimeError("Redis is down"))
     award = _play_a_jackpot(floor)  # the round opens and settles all the same
     _play(floor, "r-2", [(1, "8h 9h")], "Th Jh Qh 2c 3d")  # a straight flush: 150,000 cents

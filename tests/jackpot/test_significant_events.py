@@ -12,7 +12,7 @@ from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
-from config import metrics
+from core import metrics
 from jackpot import ledger, lifecycle, significant
 from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, OutboxMessage

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from config.circuit import redis_client
+from core.circuit import redis_client
 from jackpot import display
 from jackpot.models import Pool
 from tests.conftest import make_floor, uth_seat

@@ -14,7 +14,7 @@ import logging
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from config.errors import ApiError
+from core.errors import ApiError
 from jackpot import meter
 from jackpot.changes import change_propose
 from jackpot.models import Award, Pool, Transfer

@@ -1,7 +1,7 @@
 """Logs and caches that cannot be fooled (issue 20, item 7), each attack played.
 
 - The security log names the client, not the proxy, and never an address the client wrote: the
-  same reading as the throttles (`config.throttling.client_address`), REMOTE_ADDR with
+  same reading as the throttles (`core.throttling.client_address`), REMOTE_ADDR with
   NUM_PROXIES at 0, the entry nginx appended to X-Forwarded-For with NUM_PROXIES at 1.
 - Whoever can write to Redis cannot put a figure on the signs (`jackpot.display`): a part that
   fails its signature, an older part signed for another version, another pool's part, a meter
@@ -17,7 +17,7 @@ import logging
 import pytest
 from django.test import Client
 
-from config.metrics import REGISTRY
+from core.metrics import REGISTRY
 from jackpot import display
 from jackpot.models import AuditEvent, Pool, Transfer
 from tests.conftest import make_floor, uth_play, uth_seat

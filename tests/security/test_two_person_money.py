@@ -15,7 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.test import Client
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from config.errors import Forbidden
+from core.errors import Forbidden
 from jackpot import staff
 from jackpot.changes import pool_create_approve
 from jackpot.models import AuditEvent, ParameterChange, Pool

@@ -1,10 +1,10 @@
-"""The wire readers of a seat's cards, bets and decision (tables.bodies through config.wire).
+"""The wire readers of a seat's cards, bets and decision (tables.bodies through core.wire).
 
 These cases were the engine's JSON parsers' (`from_mapping`, `parse_uth_decision`,
 `parse_stud_decision`, `parse_stake_cents`, `parse_cards` on non-lists) before the engine took
 typed values only: the same inputs, refused with the same codes at the same params. The rules
 the engine keeps (Blind == Ante, a discard from the hand) are checked after the read, as the
-API does. Messages are pydantic's, written by `config.wire`: each names the field at fault.
+API does. Messages are pydantic's, written by `core.wire`: each names the field at fault.
 
 No database: the readers are pure functions of the body.
 """
@@ -15,8 +15,8 @@ from typing import Annotated
 
 import pytest
 
-from config.errors import ApiError
-from config.wire import Body, read
+from core.errors import ApiError
+from core.wire import Body, read
 from tables.bodies.round_requests import parse_result, stud_decision_of, uth_decision_of
 from tables.bodies.seats import (
     DECISION,

@@ -15,7 +15,7 @@ from fractions import Fraction
 import pytest
 from django.test import Client
 
-from config.dispatch import send
+from core.dispatch import send
 from jackpot.models import AuditEvent, Award, AwardKind
 from jackpot.services import role_group, staff_token_issue
 from tables.audit.integrity import check_integrity, round_probability

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from config.errors import Conflict
+from core.errors import Conflict
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.services import pool_create, role_group, staff_token_issue
 from jackpot.staff import operator_grant

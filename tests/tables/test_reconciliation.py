@@ -20,7 +20,7 @@ from django.core.management import call_command
 from django.db import transaction
 from django.test import Client
 
-from config.dispatch import send
+from core.dispatch import send
 from jackpot import ledger, significant
 from jackpot.anchors import write_anchor
 from jackpot.changes import change_approve, change_propose

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from config.replicas import replica_reads
+from core.replicas import replica_reads
 from jackpot.anchors import write_anchor
 
 

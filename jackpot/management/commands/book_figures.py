@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from config.replicas import replica_reads
+from core.replicas import replica_reads
 from jackpot.selectors import book_figures
 
 

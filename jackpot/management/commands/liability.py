@@ -14,9 +14,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from config.errors import ApiError
-from config.replicas import replica_reads
-from config.wire import read_query
+from core.errors import ApiError
+from core.replicas import replica_reads
+from core.wire import read_query
 from jackpot.liability import liability_statement
 from jackpot.liability_bodies import LiabilityQuery
 from jackpot.statements import liability_csv

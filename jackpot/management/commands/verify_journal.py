@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
-from config.replicas import replica_reads
+from core.replicas import replica_reads
 from jackpot.anchors import read_anchors
 from jackpot.models import VerificationTrigger
 from tables.audit.verification import keep_checkpoint, verify_full

@@ -3,7 +3,7 @@
 A fixed-window counter per client (`INCR` + `EXPIRE` in one pipelined round trip). DRF's own
 throttles keep a request history in the cache (a read and a write per request) and raise when
 the cache is unreachable; Redis is a cache here, never the truth, so when it is down these
-throttles let requests through and log it, and skip Redis for a while (`config.circuit`), so a
+throttles let requests through and log it, and skip Redis for a while (`core.circuit`), so a
 black-holed Redis does not cost every request a timeout. Without REDIS_URL (the embedded
 `make run`) the counters live in the process.
 
@@ -33,7 +33,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from config.circuit import redis_circuit, redis_client
+from core.circuit import redis_circuit, redis_client
 
 logger = logging.getLogger(__name__)
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 
 class ErrorCode(StrEnum):
-    # The request's shape (tables.bodies, jackpot.bodies, config.wire)
+    # The request's shape (tables.bodies, jackpot.bodies, core.wire)
     INVALID_REQUEST = "invalid_request"
     UNKNOWN_FIELD = "unknown_field"
     MALFORMED_JSON = "malformed_json"

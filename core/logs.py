@@ -3,7 +3,7 @@
 `LOG_FORMAT=json` (production: deploy/env.example) makes every handler of the settings' LOGGING,
 the Celery worker's (config.celery) and gunicorn's error and access logs (deploy/gunicorn.conf.py)
 write `JsonFormatter`'s lines; `text` (the default, for `make run` and the tests) writes
-`TEXT_FORMAT`. Both carry the request id (config.request_id) of the request or task the line was
+`TEXT_FORMAT`. Both carry the request id (core.request_id) of the request or task the line was
 written for: `configure` (Django's LOGGING_CONFIG, the worker's logging) stamps it on each record
 as the record is made.
 
@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from config import request_id
+from core import request_id
 
 TEXT_FORMAT = "%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s [%(request_id)s] %(message)s"
 TEXT_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"

@@ -8,7 +8,7 @@ a Redis failure opens the circuit, and for `REDIS_BREAKER_SECONDS` (5 s by defau
 answers None at once and every caller takes its way without Redis. The first call after that
 period tries Redis again: a success keeps the circuit closed, a failure opens it for another
 period. The state is per process: each gunicorn worker pays one timeout to learn it. Each opening
-is counted, and until when it stays open is a gauge (config.metrics: the `jackpot_redis_circuit_`
+is counted, and until when it stays open is a gauge (core.metrics: the `jackpot_redis_circuit_`
 metrics).
 
 The clients made here fail fast: `TIMEOUT` to connect and to answer, and no retries (redis-py
@@ -26,7 +26,7 @@ from django.conf import settings
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from config import metrics
+from core import metrics
 
 logger = logging.getLogger(__name__)
 

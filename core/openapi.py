@@ -11,7 +11,7 @@ Importing this module (config.urls does) registers three extensions with drf-spe
 - `BodySchema`: a pydantic model given to `extend_schema(request=..., responses=...)` becomes a
   component from its own JSON schema, kept to what the schema's consumers (openapi-python-client,
   schemathesis, Swagger UI) read alike: `enum` rather than `const`, no `propertyNames`, a tagged
-  union as a plain `oneOf`. A query string (`config.wire.Query`, given to `parameters=`) becomes
+  union as a plain `oneOf`. A query string (`core.wire.Query`, given to `parameters=`) becomes
   one parameter per field, and a parameter is absent or has a value: never null, so its schema
   has no null member and no `default: null` (openapi-core would validate a missing one as null).
   It replaces drf_spectacular.contrib.pydantic, which has none of this.
@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, model_json_schema
 from pydantic_core import core_schema
 
-from config.wire import Query
+from core.wire import Query
 
 
 class OpenApi31(GenerateJsonSchema):

@@ -7,7 +7,7 @@ Each request and response body is declared once, as a subclass of `Body` (strict
   and turns the first error into an `ApiError` whose `code` is the one the field declares and
   whose `param` is the field's path as clients know it (`seats[2].bets.ante_cents`);
 - the OpenAPI schema: `extend_schema(request=Model, responses={200: Model})`, rendered by
-  `config.openapi`;
+  `core.openapi`;
 - for answers, a test validates the service's real answers against it.
 
 A field declares its error code with `Refusal(code)` in its `Annotated` metadata (and, for a
@@ -43,8 +43,8 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
-from config.codes import ErrorCode
-from config.errors import ApiError
+from core.codes import ErrorCode
+from core.errors import ApiError
 
 __all__ = [
     "DIGITS",

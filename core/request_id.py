@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 
 from django.core.signals import request_finished
 
-if TYPE_CHECKING:  # annotations only: gunicorn's master loads config.logs and never sets Django up
+if TYPE_CHECKING:  # annotations only: gunicorn's master loads core.logs and never sets Django up
     from django.http import HttpRequest, HttpResponseBase
 
 HEADER = "X-Request-ID"
-TASK_HEADER = "request_id"  # the Celery message header that carries it (config.dispatch)
+TASK_HEADER = "request_id"  # the Celery message header that carries it (core.dispatch)
 MAX_LENGTH = 128
 _WELL_FORMED = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_LENGTH}}}")
 

@@ -17,7 +17,7 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from config.errors import PayloadTooLarge
+from core.errors import PayloadTooLarge
 
 MAX_DEPTH = 32
 

@@ -7,12 +7,12 @@ Invariants:
 - nothing is sent before the transaction that asked for it commits (`transaction.on_commit`), so
   a task never looks for a row that was rolled back, or not committed yet;
 - sending never blocks on a broker that is down: one attempt, with the fail-fast timeouts of
-  `config.circuit`, no retries, and none at all while the Redis circuit is open. A send that
+  `core.circuit`, no retries, and none at all while the Redis circuit is open. A send that
   fails is logged and answered False; whatever must happen anyway is recorded in PostgreSQL
   first (an outbox row, a queued job) and sent again by beat's sweeper;
 - without a broker (`make run` without REDIS_URL: eager tasks) the task runs here, after commit;
 - a task carries the request id of the request (or task) that sent it, in its `request_id`
-  header (config.request_id), so its log lines name the request that caused it.
+  header (core.request_id), so its log lines name the request that caused it.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import logging
 from celery import current_app
 from django.db import transaction
 
-from config import request_id
-from config.circuit import redis_circuit
+from core import request_id
+from core.circuit import redis_circuit
 
 logger = logging.getLogger(__name__)
 
