@@ -110,8 +110,10 @@ def export_job_create(*, user: User, filters: ExportRequest) -> ExportJob:
             filter_to=filters.to,
             up_to_award=highest_award_id(),
         )
+        # The database's times, read before the commit: after it, a worker may already have
+        # taken the job, and the answer would be its `running` rather than the job as asked.
+        job.refresh_from_db()
         send_after_commit(BUILD_TASK, job.pk)
-    job.refresh_from_db()  # the database's times
     logger.info("export %s asked for by %s", job.pk, user.get_username())
     return job
 

@@ -19,6 +19,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from core import dispatch
 from core.circuit import redis_circuit
 from jackpot import export_jobs
 from jackpot.bodies import AwardFilters
@@ -265,6 +266,26 @@ def _queued_job(user, **filters) -> ExportJob:
     from jackpot.export_jobs import export_job_create
 
     return export_job_create(user=user, filters=ExportRequest.model_validate(filters))
+
+
+@pytest.mark.django_db(transaction=True)  # the task is sent at the commit, as in production
+def test_the_answer_is_the_job_as_asked_even_when_a_worker_takes_it_at_once(
+    floor, export_dir, django_user_model, monkeypatch
+):
+    """A worker may start the job between the commit and the answer (it did, once, on an idle
+    machine): the 202 still shows the job as it was asked for, queued."""
+    _play_a_jackpot(floor)
+    auditor = _staff(django_user_model, "ida", "auditor")
+
+    def taken_at_once(name: str, job_id: int) -> bool:  # the task's delivery, then its start
+        assert export_job_build(job_id=job_id) == Built.DONE
+        return True
+
+    monkeypatch.setattr(dispatch, "send", taken_at_once)
+    started = auditor.post(EXPORTS, {}, content_type="application/json")
+    assert started.status_code == 202, started.content
+    assert started.json()["status"] == "queued"
+    assert ExportJob.objects.get(pk=started.json()["id"]).status == ExportStatus.DONE
 
 
 @pytest.mark.django_db
