@@ -16,6 +16,7 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client, override_settings
 
+from config.settings import databases as production
 from core import circuit
 from jackpot.models import Pool, Transfer
 from tables.models import Round
@@ -26,15 +27,23 @@ PATIENCE_S = 2.0  # a terminal's, and the requirement's
 
 @contextlib.contextmanager
 def database_at(port: int):
-    """This thread's database connection, made anew to 127.0.0.1:`port`, then put back."""
+    """This thread's database connection, made anew to 127.0.0.1:`port` with production's
+    deadlines on connecting (the suite's are longer: config.settings.test), then put back."""
     saved = {key: connection.settings_dict[key] for key in ("HOST", "PORT")}
+    options = connection.settings_dict["OPTIONS"]
+    saved_timeout = options["connect_timeout"]
     connection.close()
     connection.settings_dict.update(HOST="127.0.0.1", PORT=str(port))
+    options["connect_timeout"] = production.DATABASE_CONNECT_TIMEOUT
     try:
-        yield
+        with override_settings(
+            DATABASE_CONNECT_DEADLINE_MS=production.DATABASE_CONNECT_DEADLINE_MS
+        ):
+            yield
     finally:
         connection.close()
         connection.settings_dict.update(saved)
+        options["connect_timeout"] = saved_timeout
 
 
 def _closed(response, started: float) -> float:

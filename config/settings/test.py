@@ -39,3 +39,13 @@ JOURNAL_HMAC_KEY = hashlib.sha256(f"jackpot-test-journal-{RUN}".encode()).hexdig
 # refuses it (config.settings.production).
 TEST_WINNER_IDENTITY_KEY = "dGVzdC13aW5uZXItaWRlbnRpdHkta2V5LTMyYnl0ZXM="
 WINNER_IDENTITY_KEYS = [TEST_WINNER_IDENTITY_KEY]
+
+# A request's wait for a new connection. Production's (1.5 s, and libpq's 2 s) is a terminal's
+# patience (compliance requirement 28). The suite's in-process servers (the test client,
+# tests/live.py's threads) share their process with a browser's driver, pypdf and the test itself,
+# four such processes on two cores: there a connection once took longer, and a browser test saw a
+# 503 `progressive_closed` from its own server. The tests of failing closed hold the service to
+# production's values (tests/test_fail_closed.py `database_at`); the processes the suite starts
+# (drills, workers, gunicorn) run with production's, from their own settings.
+DATABASE_CONNECT_DEADLINE_MS = 10_000
+DATABASES["default"]["OPTIONS"]["connect_timeout"] = 10
