@@ -28,6 +28,11 @@ pytest_plugins = ["tests.workers"]  # the `celery_worker` fixture: a real worker
 # - the other modules with a costly module-scoped fixture say so themselves
 #   (`pytestmark = pytest.mark.xdist_group(<the module>)`).
 WHOLE_MODULES = tuple(ROOT / "tests" / name for name in ("cluster", "faults", "browser"))
+#: The tests that open many connections to the suite's PostgreSQL at once (50, 32, 8, 8: one per
+#: thread) run one after another on one process: PostgreSQL's default max_connections is 100, which
+#: the four processes' own connections, the servers and workers the suite starts on the test
+#: database, and two of these at once went past (a CI run: "sorry, too many clients already").
+MANY_CONNECTIONS = pytest.mark.xdist_group("many-database-connections")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups to deal the tests

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from jackpot import meter
 from jackpot.models import UNITS_PER_CENT, Award, Pool
-from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
+from tests.conftest import MANY_CONNECTIONS, assert_journal_ok, make_floor, uth_play, uth_seat
 
 U = UNITS_PER_CENT
 
@@ -54,6 +54,7 @@ def _result(deal: dict, seats: int) -> dict:
     }
 
 
+@MANY_CONNECTIONS
 @pytest.mark.django_db(transaction=True)
 def test_10000_concurrent_contributions_from_50_terminals_leave_the_meter_exact():
     # Shares that give fractions of a cent (62.5 and 31.25 cents a stake): exactness in units.

@@ -23,7 +23,7 @@ import pytest
 from django.db import connection
 
 from jackpot.models import UNITS_PER_CENT, AuditEvent, Award, Pool, Transfer
-from tests.conftest import assert_journal_ok, make_floor, uth_seat
+from tests.conftest import MANY_CONNECTIONS, assert_journal_ok, make_floor, uth_seat
 
 TABLES = 32
 ROUNDS = 4
@@ -67,6 +67,7 @@ def _deal(rng: random.Random, royal: bool) -> dict:
     }
 
 
+@MANY_CONNECTIONS
 @pytest.mark.django_db(transaction=True)
 def test_32_tables_post_at_once_and_every_cent_is_accounted_for():
     floor = make_floor(TABLES, seed_cents=200_000)

@@ -16,7 +16,7 @@ from django.db import connection, connections
 
 from jackpot.models import AuditEvent, Pool
 from tables.models import Round
-from tests.conftest import Terminal, assert_journal_ok, make_floor, uth_seat
+from tests.conftest import MANY_CONNECTIONS, Terminal, assert_journal_ok, make_floor, uth_seat
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -82,6 +82,7 @@ def test_the_second_of_two_racing_opens_waits_for_the_first_and_is_refused():
     assert_journal_ok()
 
 
+@MANY_CONNECTIONS
 def test_many_opens_at_once_at_one_table_open_one_round():
     floor = make_floor(1)
     terminal = floor.uth[0]

@@ -13,7 +13,7 @@ from django.db import connection
 
 from jackpot.models import AuditEvent, Pool, Transfer
 from tables.models import IdempotencyRecord, Round
-from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
+from tests.conftest import MANY_CONNECTIONS, assert_journal_ok, make_floor, uth_play, uth_seat
 
 COPIES = 8
 OPEN = {"round_id": "r-1", "seats": [uth_seat(n) for n in range(1, 8)]}
@@ -51,6 +51,7 @@ def _all_at_once(post) -> list:
         return list(executor.map(once, range(COPIES)))
 
 
+@MANY_CONNECTIONS
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("with_key", [False, True])
 def test_the_same_round_posted_many_times_at_once_counts_once(with_key):
