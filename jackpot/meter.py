@@ -79,14 +79,25 @@ _ADD_STAKES = (
     " WHERE id = %s AND stake_cents = %s AND status = 'active'"
     " RETURNING meter_units, reserve_units, meter_share_bp, reserve_share_bp, meter_version"
 )
+_ADD_STAKES_AT_VERSION = _ADD_STAKES.replace(
+    "status = 'active'", "status = 'active' AND meter_version = %s"
+)
 
 
 def stakes_update(
-    *, pool_id: int, stakes: int, stake_cents: int, now: datetime
+    *, pool_id: int, stakes: int, stake_cents: int, now: datetime, at_version: int | None = None
 ) -> tuple[str, list[Any]]:
     """`add_stakes`' statement and its parameters, for a caller that runs it itself, after the
-    event it decides (`jackpot.movements.take_stakes_recorded`, `jackpot.ledger.Gate`)."""
-    return _ADD_STAKES, [stakes, stakes, now, pool_id, stake_cents]
+    event it decides (`jackpot.movements.take_stakes_recorded`, `jackpot.ledger.Gate`).
+
+    With `at_version`, the statement also moves nothing, and returns no row, unless the meter is
+    still at that version: a row another transaction moved is then left unlocked once that
+    transaction commits (PostgreSQL checks the condition again on the new row), rather than
+    held until the caller sees it is not the row it expected and rolls back."""
+    params = [stakes, stakes, now, pool_id, stake_cents]
+    if at_version is None:
+        return _ADD_STAKES, params
+    return _ADD_STAKES_AT_VERSION, [*params, at_version]
 
 
 def split_of(row: Sequence[Any], *, stakes: int, stake_cents: int) -> Split:

@@ -32,7 +32,9 @@ Invariants:
   (`take_stakes_recorded`): what the event says of the stakes (the split, the meter after, the
   meter version) is built from the counters read just before and written only if the UPDATE
   returns exactly them, else built again from what it returned. Either way the event holds the
-  values the UPDATE returned: the hash chain cannot tell the two apart.
+  values the UPDATE returned: the hash chain cannot tell the two apart. A wrong guess leaves
+  the row unlocked (its UPDATE names the version read), and a pool whose guesses have mostly
+  been wrong lately is taken first (`GuessOdds`).
 """
 
 from __future__ import annotations
@@ -262,6 +264,45 @@ class Entry:
     answer: dict[str, object]
 
 
+class GuessOdds:
+    """Whether `take_stakes_recorded` builds its event before the pool row (a guess at the
+    counters) or after it, per pool, from how its last guesses in this process fared.
+
+    A wrong guess costs more than it saves: its event is built and written for nothing, and the
+    open waits for the pool row twice. On a pool where most guesses are wrong (many tables
+    opening at once) every open then waits longer, the row's queue grows, and waits reach the
+    lock timeout (a burst of 50 terminals on one process's threads: twice the 503s, and half the
+    rounds a second). So each pool's share of wrong guesses is followed (a moving average over
+    about the last `WINDOW`), and a pool with more than `MAX_WRONG` wrong goes to the row first,
+    guessing once in `PROBE` opens to notice the contention has passed.
+
+    Only when the work is done, never what is written: both ways write the same rows. Kept per
+    process, without a lock: a race between two threads only loses a sample.
+    """
+
+    WINDOW = 8
+    MAX_WRONG = 0.5
+    PROBE = 8
+
+    def __init__(self) -> None:
+        self._wrong: dict[int, float] = {}
+        self._skipped: dict[int, int] = {}
+
+    def worth_it(self, pool_id: int) -> bool:
+        if self._wrong.get(pool_id, 0.0) <= self.MAX_WRONG:
+            return True
+        skipped = self._skipped.get(pool_id, 0) + 1
+        self._skipped[pool_id] = 0 if skipped >= self.PROBE else skipped
+        return skipped >= self.PROBE
+
+    def fared(self, pool_id: int, *, right: bool) -> None:
+        wrong = self._wrong.get(pool_id, 0.0)
+        self._wrong[pool_id] = wrong + ((0.0 if right else 1.0) - wrong) / self.WINDOW
+
+
+GUESSES = GuessOdds()
+
+
 def take_stakes_recorded(
     *,
     pool: Pool,
@@ -287,13 +328,21 @@ def take_stakes_recorded(
     long the lock is held differs). A refusal (a stale stake, a pool not active) is
     `take_stakes`'.
     """
-    expected = meter.expected_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents)
+    expected = (
+        meter.expected_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents)
+        if GUESSES.worth_it(pool.pk)
+        else None
+    )
     if expected is not None:
         guess = meter.split_of(expected, stakes=stakes, stake_cents=stake_cents)
         taken = _stakes_taken(pool, round_pk, stakes, stake_cents, guess, now)
         built = entry(taken)
         sql, params = meter.stakes_update(
-            pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents, now=now
+            pool_id=pool.pk,
+            stakes=stakes,
+            stake_cents=stake_cents,
+            now=now,
+            at_version=expected[-1] - 1,  # the version read: the counters the guess is from
         )
         event = ledger.record_gated(
             ledger.Gate(sql, params, expected),
@@ -306,6 +355,7 @@ def take_stakes_recorded(
             payload=built.payload,
             also=built.also,
         )
+        GUESSES.fared(pool.pk, right=event is not None)
         if event is not None:
             _announce_stakes(pool, taken)
             return taken, built

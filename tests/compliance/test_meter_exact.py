@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -64,15 +65,17 @@ def test_10000_concurrent_contributions_from_50_terminals_leave_the_meter_exact(
 
     def post(terminal, path: str, body: dict, statuses: list[int]) -> int:
         # As a terminal does (docs/api.md 2.11): a 503 committed nothing, so the same body is
-        # sent again. 50 request threads in one process hold the pool row across the GIL's
-        # switches, so the statement timeout does refuse some opens here.
-        for _ in range(50):
+        # sent again after a pause of 0.1 s doubling up to 2 s, with a random part. 50 request
+        # threads in one process hold the pool row across the GIL's switches, so the lock and
+        # statement timeouts do refuse some requests here, more on a busy machine.
+        pause, deadline = 0.1, time.monotonic() + 240
+        while True:
             status = terminal.post(path, body).status_code
             statuses.append(status)
-            if status != 503:
+            if status != 503 or time.monotonic() > deadline:
                 return status
-            time.sleep(0.05)
-        return status
+            time.sleep(pause * random.uniform(0.5, 1.0))
+            pause = min(2 * pause, 2.0)
 
     def play(index: int) -> list[int]:
         terminal = floor.uth[index]
