@@ -8,7 +8,9 @@ import itertools
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -57,6 +59,17 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def python_subprocess():
     return run_python
+
+
+@pytest.fixture
+def throttle_clock(monkeypatch):
+    """The throttles' clock (`core.throttling`: fixed windows) stopped one second into a window of
+    an hour or less, so that the requests a test counts all fall in one window: a window that ended
+    between a test's third failed login and its fourth login once let the fourth through."""
+    from core import throttling
+
+    stopped = float(int(time.time()) // 3600 * 3600 + 1)
+    monkeypatch.setattr(throttling, "time", SimpleNamespace(time=lambda: stopped))
 
 
 @pytest.fixture(autouse=True, scope="session")

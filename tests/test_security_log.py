@@ -24,7 +24,7 @@ PASSWORD = "a-long-enough-password-9"
 
 
 @pytest.fixture
-def fresh_counters(settings):
+def fresh_counters(settings, throttle_clock):
     # A fresh prefix: counters of an earlier test in the same minute must not count here.
     settings.CACHES = {
         "default": {**settings.CACHES["default"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}

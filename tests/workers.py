@@ -25,6 +25,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from config.celery import app
+
 ROOT = Path(__file__).resolve().parent.parent
 CELERY = Path(sys.executable).parent / "celery"
 READY_WITHIN_S = 30.0
@@ -102,6 +104,11 @@ def start_worker(log: Path, *, beat: bool = False, **env: str) -> Worker:
 
 @pytest.fixture
 def celery_worker(transactional_db, tmp_path) -> Iterator[Callable[..., Worker]]:
+    # The run's queue emptied first: the tests before this one in this process, without a worker,
+    # left their tasks in it, and a task for another test's row may find a row of this test's with
+    # the same id (a stale `build_export(1)` once built this test's export 1 before the sweeper
+    # the test waited for had sent it).
+    app.control.purge()
     started: list[Worker] = []
 
     def start(*, beat: bool = False, **env: str) -> Worker:

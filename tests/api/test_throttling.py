@@ -16,7 +16,7 @@ RATES = {"anon": "3/min", "rules": "3/min", "terminal": "2/min"}
 
 
 @pytest.fixture
-def tight(settings):
+def tight(settings, throttle_clock):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": RATES}
     # A fresh prefix: counters of an earlier run in the same minute must not count here.
     prefix = f"test-{uuid.uuid4().hex}"

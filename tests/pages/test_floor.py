@@ -43,7 +43,7 @@ def test_a_login_never_sends_anyone_off_the_site(people):
     assert response["Location"] == "/floor/awards/"
 
 
-def test_wrong_passwords_are_refused_logged_and_throttled(people, caplog, settings):
+def test_wrong_passwords_are_refused_logged_and_throttled(people, caplog, settings, throttle_clock):
     settings.THROTTLE_ADMIN_LOGIN = "2/min"
     client = Client(REMOTE_ADDR="10.9.9.9")
     with caplog.at_level(logging.INFO, logger="jackpot.security"):
