@@ -5,8 +5,9 @@ Generating the schema reads views and serializers only: no database access (no `
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -34,15 +35,22 @@ def documented_operations() -> dict[str, set[str]]:
     return operations
 
 
-@pytest.fixture
-def schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+# The schema's tests share one generation (7 s of CPU each when every test made its own), so they
+# run on one process of the suite.
+pytestmark = pytest.mark.xdist_group("tests/api/test_schema.py")
+
+
+@pytest.fixture(scope="module")
+def schema(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # The generator keeps its warnings in a process-wide cache: start from none.
     GENERATOR_STATS.reset()
-    target = tmp_path / "schema.yaml"
+    target = tmp_path_factory.mktemp("schema") / "schema.yaml"
+    printed = io.StringIO()
     # --fail-on-warn raises on any warning or error, --validate against the OpenAPI 3 spec.
-    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(target))
-    printed = capsys.readouterr()
-    assert "Warning" not in printed.err and "Error" not in printed.err, printed.err
+    with contextlib.redirect_stderr(printed):
+        call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(target))
+    err = printed.getvalue()
+    assert "Warning" not in err and "Error" not in err, err
     assert not GENERATOR_STATS, "the schema generator reported warnings or errors"
     return yaml.safe_load(target.read_text())
 
