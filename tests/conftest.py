@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 import config.celery  # noqa: F401  (the Celery app tasks are sent with, as every entry point)
+from core import throttling
 
 ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.workers"]  # the `celery_worker` fixture: a real worker in a subprocess
@@ -66,8 +67,6 @@ def throttle_clock(monkeypatch):
     """The throttles' clock (`core.throttling`: fixed windows) stopped one second into a window of
     an hour or less, so that the requests a test counts all fall in one window: a window that ended
     between a test's third failed login and its fourth login once let the fourth through."""
-    from core import throttling
-
     stopped = float(int(time.time()) // 3600 * 3600 + 1)
     monkeypatch.setattr(throttling, "time", SimpleNamespace(time=lambda: stopped))
 
