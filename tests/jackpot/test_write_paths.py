@@ -168,8 +168,6 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from jackpot import meter
-
     users = [django_user_model.objects.create(username=name) for name in ("ann", "bob")]
     for user in users:
         grant_roles(user, role_group("supervisor"))
@@ -178,14 +176,7 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
     # Each open: its event, then the pool row (E, P).
     assert _steps(gated.captured_queries).count("EP") == 4
 
-    expected = meter.expected_stakes
-
-    def another_table_moved_it(**kwargs: Any) -> tuple[int, ...] | None:
-        # As if another table's stakes committed between the read and the UPDATE.
-        found = expected(**kwargs)
-        return None if found is None else (found[0] + 1, *found[1:])
-
-    monkeypatch.setattr(meter, "expected_stakes", another_table_moved_it)
+    _guesses_go_wrong(monkeypatch)
     with CaptureQueriesContext(connection) as missed:
         after_it = _rows(*_play(users))
     # Each open: its event and the pool row, rolled back (R); the row, then the event again.
@@ -193,6 +184,20 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
 
     assert after_it == before_the_row
     assert_journal_ok()
+
+
+def _guesses_go_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every guess at the pool's counters wrong from now on, as if another table's stakes always
+    committed between the read and the UPDATE."""
+    from jackpot import meter
+
+    expected = meter.expected_stakes
+
+    def another_table_moved_it(**kwargs: Any) -> tuple[int, ...] | None:
+        found = expected(**kwargs)
+        return None if found is None else (found[0] + 1, *found[1:])
+
+    monkeypatch.setattr(meter, "expected_stakes", another_table_moved_it)
 
 
 def _steps(queries: list[dict[str, str]]) -> str:
@@ -328,16 +333,11 @@ def test_a_pool_whose_guesses_go_wrong_is_taken_first_and_guessed_at_now_and_the
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from jackpot import meter, movements
+    from jackpot import movements
 
     monkeypatch.setattr(movements, "GUESSES", movements.GuessOdds())
     floor = make_floor(1)
     terminal = floor.uth[0]
-    expected = meter.expected_stakes
-
-    def another_table_moved_it(**kwargs: Any) -> tuple[int, ...] | None:
-        found = expected(**kwargs)
-        return None if found is None else (found[0] + 1, *found[1:])
 
     def opens(first: int, count: int) -> list[str]:
         steps = []
@@ -353,10 +353,10 @@ def test_a_pool_whose_guesses_go_wrong_is_taken_first_and_guessed_at_now_and_the
             )
         return steps
 
-    monkeypatch.setattr(meter, "expected_stakes", another_table_moved_it)
-    wrong = opens(0, 22)
+    with monkeypatch.context() as while_wrong:
+        _guesses_go_wrong(while_wrong)
+        wrong = opens(0, 22)
     assert wrong == ["EPRPE"] * 6 + ["PE"] * 7 + ["EPRPE"] + ["PE"] * 7 + ["EPRPE"]
-    monkeypatch.setattr(meter, "expected_stakes", expected)
     # Right probes bring the share of wrong guesses (0.66 after eight wrong) under half: the
     # third one does (0.57, 0.50, 0.44).
     right = opens(22, 24)
