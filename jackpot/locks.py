@@ -1,9 +1,10 @@
 """The concurrency contract: every row lock the service takes, and the one order they go in.
 
 Every `SELECT ... FOR UPDATE` / `FOR KEY SHARE` and advisory lock is taken by a helper of this
-module (the pool row's counters by `jackpot.meter`'s single statements, its plain-SQL rows by
-`jackpot.rows`), named for the rows it locks and saying where it sits in the order below, or
-that it is outside the order and why.
+module (plain-SQL rows read through `jackpot.rows`), named for the rows it locks and saying where
+it sits in the order below, or that it is outside the order and why; the only other row locks are
+the single-statement `UPDATE`s of `jackpot.meter` and `chain_slot`, which lock the row they
+change (tests/concurrency/test_lock_order.py checks that no other module asks for a lock).
 
 A transaction takes the locks it needs in this order, never going back to an earlier one:
 
@@ -22,7 +23,7 @@ A transaction takes the locks it needs in this order, never going back to an ear
    before the pool row, so the pool row is held only for the final write and the commit.
 4. `POOL` - the pool's row (`jackpot_pool`), the progressive's one point of serialization and the
    only lock tables share. It is taken by the first statement of `jackpot.meter` a transaction
-   runs (each is a single `UPDATE ... RETURNING`, or `SELECT ... FOR UPDATE` for a hit), never by
+   runs (each is a single `UPDATE ... RETURNING`, or `pool_counters` for a hit), never by
    a read followed by a write. A round's stakes run that UPDATE last, after the round's event
    is written (`jackpot.movements.take_stakes_recorded`, `jackpot.ledger.Gate`): the row is then
    held for that one statement and the commit, nothing computed or written in between.
@@ -247,6 +248,33 @@ def pool_row(pool_id: int) -> Pool | None:
     """Lock a pool's row (`Lock.POOL`) and load it, for a change of its state or parameters
     (`jackpot.changes`); None if there is no such pool."""
     return Pool.objects.select_for_update().filter(pk=pool_id).first()
+
+
+@dataclass(frozen=True, slots=True)
+class PoolCounters:
+    """A pool's counters, read under its row lock."""
+
+    meter_units: int
+    reserve_units: int
+    seed_cents: int
+    stopped: bool
+
+
+def pool_counters(pool_id: int) -> PoolCounters:
+    """Lock a pool's row (`Lock.POOL`) and read its counters, for a change computed from them: a
+    hit's jackpot and a stop's take (`jackpot.meter`), each then written by one relative UPDATE
+    under this lock. LookupError if there is no such pool."""
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""  # SQLite: db lock
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT meter_units, reserve_units, seed_cents, status = 'stopped'"
+            f" FROM jackpot_pool WHERE id = %s{lock}",
+            [pool_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise LookupError(f"no pool {pool_id}")
+    return PoolCounters(int(row[0]), int(row[1]), int(row[2]), bool(row[3]))
 
 
 def pool_rows(pool_ids: list[int]) -> list[Pool]:

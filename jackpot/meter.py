@@ -2,9 +2,9 @@
 
 The pool row is the progressive's single point of serialization. A contribution is one UPDATE
 that computes the new values from the row as the database holds it and RETURNs them; a hit locks
-the row (SELECT ... FOR UPDATE) and applies relative changes computed under that lock. Nothing
-here ever writes back a value read earlier without the lock, so concurrent tables cannot lose an
-update. The first of these statements in a transaction takes the pool row lock, held until
+the row (`jackpot.locks.pool_counters`) and applies relative changes computed under that lock.
+Nothing here ever writes back a value read earlier without the lock, so concurrent tables cannot
+lose an update. The first of these statements in a transaction takes the pool row lock, held until
 commit, so callers run them as late as they can, in the order `jackpot.locks` states. Only
 `jackpot.movements` calls them; a round's stakes have their UPDATE (`stakes_update`) run by
 `jackpot.ledger` as the first part of the statement that writes the round's event, built
@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db import connection
 
-from jackpot import rows
+from jackpot import locks, rows
 from jackpot.bodies import Meter
 from jackpot.models import UNITS_PER_CENT as U
 from jackpot.models import Pool, PoolStatus
@@ -184,15 +184,14 @@ def take_jackpot(*, pool_id: int, now: datetime) -> JackpotTaken:
     wins the meter as it stands after the first one's reset. ZeroJackpot, with nothing changed,
     when the meter holds less than a cent.
     """
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""  # SQLite: db lock
-    meter_units, reserve_units, seed_cents = _one_row(
-        f"SELECT meter_units, reserve_units, seed_cents FROM jackpot_pool WHERE id = %s{lock}",
-        [pool_id],
-    )
-    amount_cents = meter_units // U
+    counters = locks.pool_counters(pool_id)
+    seed_cents = counters.seed_cents
+    amount_cents = counters.meter_units // U
     if amount_cents < 1:
-        raise ZeroJackpot(f"pool {pool_id}: a jackpot of 0 cents (meter {meter_units} units)")
-    from_reserve = min(seed_cents, reserve_units // U)
+        raise ZeroJackpot(
+            f"pool {pool_id}: a jackpot of 0 cents (meter {counters.meter_units} units)"
+        )
+    from_reserve = min(seed_cents, counters.reserve_units // U)
     from_house = seed_cents - from_reserve
     meter_after, version, hit_number = _one_row(
         "UPDATE jackpot_pool SET"
@@ -272,17 +271,12 @@ class Stopped:
 
 def stop_counters(*, pool_id: int, reason: str, now: datetime) -> Stopped | None:
     """Stop a pool for good: its meter and reserve, in whole cents, taken off its counters and
-    its status `stopped`, under its row lock (`SELECT ... FOR UPDATE`, then one relative
+    its status `stopped`, under its row lock (`locks.pool_counters`, then one relative
     `UPDATE`). None, changing nothing, when it is already stopped."""
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    meter_units, reserve_units, stopped = _one_row(
-        "SELECT meter_units, reserve_units, CASE WHEN status = 'stopped' THEN 1 ELSE 0 END"
-        f" FROM jackpot_pool WHERE id = %s{lock}",
-        [pool_id],
-    )
-    if stopped:
+    counters = locks.pool_counters(pool_id)
+    if counters.stopped:
         return None
-    meter_cents, reserve_cents = meter_units // U, reserve_units // U
+    meter_cents, reserve_cents = counters.meter_units // U, counters.reserve_units // U
     (version,) = _one_row(
         "UPDATE jackpot_pool SET meter_units = meter_units - %s,"
         " reserve_units = reserve_units - %s,"

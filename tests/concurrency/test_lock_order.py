@@ -6,8 +6,10 @@ the locks must come in `jackpot.locks.Lock`'s order, never back to an earlier on
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -19,7 +21,7 @@ from jackpot.locks import Lock
 from jackpot.models import Award, AwardKind
 from tables.pools import POOL_TABLES
 from tables.services import table_update
-from tests.conftest import make_floor, uth_play, uth_seat
+from tests.conftest import ROOT, make_floor, uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db
 
@@ -143,3 +145,51 @@ def test_a_pools_suspension_and_its_stop_take_their_locks_in_the_one_order(djang
     assert sorted(set(locks)) == [Lock.TABLE, Lock.POOL, Lock.POOL_CHAIN]
     assert locks.count(Lock.POOL_CHAIN) == 2  # the stopped pool's chain, then its heir's
     assert _in_order(locks), locks
+
+
+# What asks for a row lock, in the code: Django's `select_for_update`, a locking clause in SQL, an
+# advisory lock.
+_ASKS_FOR_A_LOCK = re.compile(
+    r"FOR (NO KEY )?UPDATE|FOR (KEY )?SHARE|pg_advisory|select_for_update"
+)
+
+
+def _asks_for_a_lock(path: Path) -> set[str]:
+    """Where a module asks for a lock: an attribute or name, or a string of its code (a
+    docstring only describes, so it is left out)."""
+    tree = ast.parse(path.read_text())
+    described = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = set()
+    for node in ast.walk(tree):
+        text = (
+            node.attr
+            if isinstance(node, ast.Attribute)
+            else node.value
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            else None
+        )
+        if text and id(node) not in described and _ASKS_FOR_A_LOCK.search(text):
+            found.add(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_every_row_lock_is_asked_for_by_jackpot_locks():
+    """jackpot.locks is the one place that takes a lock (jackpot.rows builds the locking clause
+    its helpers ask for), so the order it states is the whole story."""
+    asking = [
+        where
+        for package in ("config", "core", "jackpot", "tables")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "migrations" not in path.parts and path.name not in {"locks.py", "rows.py"}
+        for where in _asks_for_a_lock(path)
+    ]
+    assert asking == []
+    # The scan itself finds a lock where one is asked for.
+    assert _asks_for_a_lock(ROOT / "jackpot" / "locks.py")
