@@ -2,6 +2,7 @@
 second PostgreSQL makes on that one row.
 
     .venv/bin/python bench/hot_row.py [--rounds 300] [--clients 1,2,4,8,16,32,64] [--seconds 8]
+                                      [--keys]
 
 Every table linked to a pool takes the pool's row (jackpot.locks: POOL) for the last part of a
 round's open, and of a settle that grants awards: from the `UPDATE jackpot_pool` to the COMMIT.
@@ -11,7 +12,8 @@ can never take more rounds a second than 1 / (that hold time). Two measurements:
 1. **The service's hold time.** Rounds of 7 UTH seats (every seat with the progressive) played in
    process through Django's test client, as bench/round_cpu.py does; a database hook notes when
    the pool's UPDATE starts and when the transaction's commit returns. Prints the median, p99 and
-   max hold, the ceiling they imply, and how many of a round's transactions take the row.
+   max hold, the ceiling they imply, and how many of a round's transactions take the row. With
+   `--keys`, every request carries an Idempotency-Key, as docs/api.md's examples send them.
 2. **PostgreSQL's commits a second on the row.** pgbench replays the last part of a real round's
    open (copied from the rows part 1 wrote): the round.opened event with its transfers in one
    statement, then the pool UPDATE, COMMIT (fsync on, as configured), from 1 to 64 clients at
@@ -127,8 +129,9 @@ def _bodies(number: int, shuffler: random.Random) -> tuple[str, str]:
     return json.dumps(opened), json.dumps(result)
 
 
-def service_holds(rounds: int) -> tuple[dict[str, float], int]:
-    """Play `rounds` rounds on a new pool; the pool row's hold figures, and the pool's id."""
+def service_holds(rounds: int, *, keyed: bool) -> tuple[dict[str, float], int]:
+    """Play `rounds` rounds on a new pool (with `keyed`, each request with an Idempotency-Key);
+    the pool row's hold figures, and the pool's id."""
     call_command("migrate", verbosity=0)
     pool = pool_create(name="Hot row", actor="bench")
     table = table_create(name="Hot 1", game=Game.UTH, pool=pool, actor="bench")
@@ -137,10 +140,15 @@ def service_holds(rounds: int) -> tuple[dict[str, float], int]:
     shuffler = random.Random(2026)
     base = f"/api/v1/tables/{table.pk}/rounds"
 
+    def key(step: str, number: int) -> dict[str, str]:
+        return {"Idempotency-Key": f"{step}-r{number}"} if keyed else {}
+
     def play(number: int) -> None:
         opened, result = _bodies(number, shuffler)
-        assert client.post(base, opened, "application/json").status_code == 201
-        answer = client.post(f"{base}/r{number}/result", result, "application/json")
+        answer = client.post(base, opened, "application/json", headers=key("open", number))
+        assert answer.status_code == 201, answer.content
+        path = f"{base}/r{number}/result"
+        answer = client.post(path, result, "application/json", headers=key("result", number))
         assert answer.status_code == 200, answer.content
 
     for number in range(50):  # warm up: caches, the evaluator's tables
@@ -250,13 +258,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--clients", default="1,2,4,8,16,32,64")
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument(
+        "--keys", action="store_true", help="every request with an Idempotency-Key (part 1)"
+    )
     args = parser.parse_args()
     clients = [int(n) for n in args.clients.split(",")]
 
-    holds, pool_id = service_holds(args.rounds)
+    holds, pool_id = service_holds(args.rounds, keyed=args.keys)
     print(f"machine: {os.cpu_count()} cores; PostgreSQL {SERVER.rsplit('@', 1)[-1]}")
     print(
-        f"1. the service, in process, {holds['rounds']} rounds of 7 seats with the progressive:"
+        f"1. the service, in process, {holds['rounds']} rounds of 7 seats with the progressive"
+        f"{', each request with an Idempotency-Key' if args.keys else ''}:"
         f" {holds['pool_transactions_per_round']:.2f} transactions a round take the pool row,"
         f" each holds it p50 {holds['hold_p50_ms']:.2f} ms, p99 {holds['hold_p99_ms']:.2f} ms,"
         f" max {holds['hold_max_ms']:.2f} ms: at most {holds['ceiling_rounds_per_s']:.0f}"

@@ -217,7 +217,7 @@ def in_one_statement() -> bool:
 def _insert(
     event: AuditEvent,
     transfers: Sequence[Transfer],
-    also: rows.RowUpdate | None,
+    also: Sequence[rows.RowWrite],
     *,
     checked: bool = False,
 ) -> None:
@@ -225,9 +225,9 @@ def _insert(
 
     On PostgreSQL this is one statement (data-modifying CTEs): a round trip is a cost of every
     round, and while a pool row is held (an award's grant) of every other table's wait too.
-    Elsewhere it is up to four. `checked`: the foreign keys of every row the transaction has
-    written so far are checked now, in the same round trip, rather than at its COMMIT
-    (`record_gated`).
+    Elsewhere it is one statement per row written. `checked`: the foreign keys of every row the
+    transaction has written so far are checked now, in the same round trip, rather than at its
+    COMMIT (`record_gated`).
     """
     event_row = {f.attname: getattr(event, f.attname) for f in AuditEvent._meta.concrete_fields}
     if in_one_statement():
@@ -250,8 +250,8 @@ def _insert(
         cursor.execute(
             "UPDATE jackpot_auditchain SET head_hash = %s WHERE key = %s", [event.hash, event.chain]
         )
-    if also is not None:
-        rows.update(also.model, also.pk, also.changes)
+    for row in also:
+        rows.write(row)
 
 
 _TRANSFER_VALUES = (
@@ -289,7 +289,7 @@ def _insert_postgresql(
     event_row: dict[str, Any],
     event: AuditEvent,
     transfers: Sequence[Transfer],
-    also: rows.RowUpdate | None,
+    also: Sequence[rows.RowWrite],
     *,
     checked: bool,
 ) -> int:
@@ -322,9 +322,9 @@ def _insert_postgresql(
             f" FROM event, (VALUES {', '.join([one] * len(transfers))}) AS v({', '.join(names)})"
             " ORDER BY v.n)"
         )
-    if also is not None:
-        also_sql, also_values = also.sql()
-        sql += f", also AS ({also_sql})"
+    for n, row in enumerate(also):
+        also_sql, also_values = row.sql()
+        sql += f", also{n} AS ({also_sql})"
         values += also_values
     sql += " SELECT id FROM event"
     if checked:
@@ -409,13 +409,14 @@ def record(
     pool_id: int | None = None,
     postings: Sequence[Posting] = (),
     occurred_at: datetime | None = None,
-    also: rows.RowUpdate | None = None,
+    also: Sequence[rows.RowWrite] = (),
 ) -> AuditEvent:
     """Append one audit event and its transfers. Call inside the caller's atomic block.
 
     `chain` is a chain key, or the slot taken earlier in the same transaction by
     `jackpot.locks.chain_slot` (a round takes its slot before the pool row: see jackpot.locks).
-    `also` is one more row change written with them (in the same statement on PostgreSQL).
+    `also`: more rows written with them (in the same statement on PostgreSQL), such as the
+    round's answer and the Idempotency-Key's record of it.
     """
     event, transfers = _prepared(
         chain=chain,
@@ -441,7 +442,7 @@ def record_gated(
     pool_id: int | None = None,
     postings: Sequence[Posting] = (),
     occurred_at: datetime | None = None,
-    also: rows.RowUpdate | None = None,
+    also: Sequence[rows.RowWrite] = (),
 ) -> AuditEvent | None:
     """`record`, then `gate`, under a savepoint rolled back unless the gate returns the row it
     expects (`Gate`). Returns the event, or None when nothing stayed written. The event, its

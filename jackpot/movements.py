@@ -257,10 +257,10 @@ def take_stakes(
 @dataclass(frozen=True, slots=True)
 class Entry:
     """What a step records with the stakes it took (`take_stakes_recorded`): its event's
-    payload, the row change written with it (`ledger.record`'s `also`) and its answer."""
+    payload, the rows written with it (`ledger.record`'s `also`) and its answer."""
 
     payload: dict[str, Any]
-    also: rows.RowUpdate | None
+    also: tuple[rows.RowWrite, ...]
     answer: dict[str, object]
 
 

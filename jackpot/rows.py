@@ -203,8 +203,28 @@ class RowUpdate:
         ]
 
 
-def update(model: type[Model], pk: int, changes: Mapping[str, Any]) -> None:
-    """UPDATE one row's fields (attname -> value) by primary key."""
-    sql, values = RowUpdate(model, pk, changes).sql()
+@dataclass(frozen=True, slots=True)
+class RowInsert:
+    """A new row (attname -> value; absent fields take their defaults)."""
+
+    model: type[Model]
+    values: Mapping[str, Any]
+
+    def sql(self) -> tuple[str, list[Any]]:
+        return insert_sql(self.model, [self.values])
+
+
+#: A row written with an audit event (`jackpot.ledger.record`'s `also`).
+RowWrite = RowUpdate | RowInsert
+
+
+def write(row: RowWrite) -> None:
+    """Run one `RowUpdate` or `RowInsert` as a statement of its own."""
+    sql, values = row.sql()
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
+
+
+def update(model: type[Model], pk: int, changes: Mapping[str, Any]) -> None:
+    """UPDATE one row's fields (attname -> value) by primary key."""
+    write(RowUpdate(model, pk, changes))

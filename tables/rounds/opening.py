@@ -35,7 +35,7 @@ from jackpot.meter import pool_meter
 from tables.bodies.round_requests import OpenRequest
 from tables.models import Round, RoundState, Table
 from tables.rounds import answers, store
-from tables.rounds.replay import IdempotencyKey, idempotent, replayed
+from tables.rounds.replay import IdempotencyKey, KeyRecord, idempotent, replayed
 from tables.rounds.results import RoundOpened
 from tables.rules.uth import UthBets
 
@@ -57,14 +57,17 @@ def round_open(
     round per table finds a round in progress the same way.
     """
     return idempotent(
-        table, key, lambda: _open_or_refuse(table, request, fingerprint, actor), RoundOpened
+        table,
+        key,
+        lambda record: _open_or_refuse(table, request, fingerprint, actor, record),
+        RoundOpened,
     )
 
 
 def _open_or_refuse(
-    table: Table, request: OpenRequest, fingerprint: str, actor: str
+    table: Table, request: OpenRequest, fingerprint: str, actor: str, record: KeyRecord
 ) -> RoundOpened:
-    opened = _open(table, request, fingerprint, actor)
+    opened = _open(table, request, fingerprint, actor, record)
     if opened is not None:
         return opened
     # The round's INSERT met a round of the table's (a unique index): nothing was written. A
@@ -91,8 +94,11 @@ def _open_or_refuse(
     )
 
 
-def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> RoundOpened | None:
-    """The round opened; None, with nothing written, when its INSERT met a round of the table's."""
+def _open(
+    table: Table, request: OpenRequest, fingerprint: str, actor: str, record: KeyRecord
+) -> RoundOpened | None:
+    """The round opened, its answer written with the key's `record`; None, with nothing written,
+    when its INSERT met a round of the table's."""
     now = timezone.now()
     committed = store.locked_table(table)
     terms = store.committed_terms(committed)
@@ -113,7 +119,8 @@ def _open(table: Table, request: OpenRequest, fingerprint: str, actor: str) -> R
         payload = answers.opened_event(
             table=table, round_pk=round_pk, request=request, stakes=taken, terms=terms
         )
-        return movements.Entry(payload, store.answered(round_pk, {"open_response": answer}), answer)
+        answered = store.answered(round_pk, {"open_response": answer})
+        return movements.Entry(payload, (answered, *record.rows(answer)), answer)
 
     if pool is not None and stakes:
         # Built before the pool row is taken, written with it (movements.take_stakes_recorded).

@@ -9,10 +9,13 @@ Invariants:
   the same request replays the first answer, with another request it is a 409
   (`idempotency_key_reused`). The key's record is looked up and written in the step's own (and
   only) transaction, the durable one its service opens, so the record commits with the money or
-  not at all. Two requests racing with one key: the loser's INSERT of the record waits for the
-  winner's commit and fails on the unique (table, key); its step's writes roll back to the
-  savepoint taken before them, and it replays the winner's record, by then committed and visible
-  (READ COMMITTED: each statement reads what was committed before it);
+  not at all. A step writes it in the statement that writes its answer (`KeyRecord`), which on
+  an open comes before the pool row is taken: the row is not held for one more INSERT; a step
+  that wrote no answer (a replay by round id) leaves it to `idempotent`, after the step. Two
+  requests racing with one key: the loser's INSERT of the record waits for the winner's commit
+  and fails on the unique (table, key); its step's writes roll back to the savepoint taken
+  before them, and it replays the winner's record, by then committed and visible (READ
+  COMMITTED: each statement reads what was committed before it);
 - a key's fingerprint is derived from the body's (`key_fingerprint`: the path and the body's
   fingerprint, hashed), so a request's canonical JSON is hashed once. A record stored before
   this derivation (it hashed the path and the body's JSON together) compares differently: a
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from core.errors import Conflict
 from jackpot import rows
@@ -53,6 +57,29 @@ class IdempotencyKey:
 
     key: str
     fingerprint: str
+
+
+@dataclass(slots=True)
+class KeyRecord:
+    """The Idempotency-Key's record of a step's answer, for the step to write with the answer
+    (`rows(answer)`, in the statement that writes it); none when the request has no key."""
+
+    table: Table
+    key: IdempotencyKey | None
+    written: bool = False  # handed to the step, which writes it once it returns an answer
+
+    def rows(self, answer: JsonObject) -> tuple[rows.RowInsert, ...]:
+        if self.key is None:
+            return ()
+        self.written = True
+        record = {
+            "table_id": self.table.pk,
+            "key": self.key.key,
+            "fingerprint": self.key.fingerprint,
+            "response": answer,
+            "created_at": timezone.now(),
+        }
+        return (rows.RowInsert(IdempotencyRecord, record),)
 
 
 def key_fingerprint(path: str, body_fingerprint: str) -> str:
@@ -133,31 +160,38 @@ def _stored(table: Table, key: IdempotencyKey, result: type[R]) -> R | None:
 
 
 def idempotent(
-    table: Table, key: IdempotencyKey | None, step: Callable[[], R], result: type[R]
+    table: Table, key: IdempotencyKey | None, step: Callable[[KeyRecord], R], result: type[R]
 ) -> R:
     """Run `step` at most once per (table, Idempotency-Key) and store its answer; replay the
-    first answer (as `result`) to a request with a key already answered.
+    first answer (as `result`) to a request with a key already answered. The step writes the
+    key's record with its answer (`KeyRecord`); this writes it after a step that did not.
 
     Runs inside the step's transaction, which the caller opened (durable): never a transaction
     of its own, so the record and the step's rows commit together.
     """
     assert connection.in_atomic_block, "idempotent runs inside its step's transaction"
+    record = KeyRecord(table, key)
     if key is None:
-        return step()
+        return step(record)
     stored = _stored(table, key, result)
     if stored is not None:
         return stored
+    # A savepoint: if another request took the key meanwhile, this step's writes go with it.
+    # Never released (the COMMIT ends it): a RELEASE is one more round trip, and after an open
+    # it would come while the pool row is held.
+    savepoint = transaction.savepoint()
     try:
-        # A savepoint: if another request took the key meanwhile, this step's writes go with it.
-        with transaction.atomic():
-            outcome = step()
-            IdempotencyRecord.objects.create(
-                table=table, key=key.key, fingerprint=key.fingerprint, response=outcome.answer
-            )
+        outcome = step(record)
+        if not record.written:
+            rows.write(record.rows(outcome.answer)[0])
     except IntegrityError:
         # The INSERT waited for the request that took the key and failed once it committed: its
         # record is visible to the next statement (READ COMMITTED). Any other integrity error
         # leaves no record and goes up as it was.
+        transaction.savepoint_rollback(savepoint)
+        # Back at the savepoint nothing of the step is left, and the transaction goes on (an
+        # ORM write that failed in the step had marked it for rollback).
+        transaction.set_rollback(False)
         stored = _stored(table, key, result)
         if stored is None:
             raise

@@ -28,7 +28,7 @@ from tables.bodies.round_requests import ResultRequest
 from tables.models import Game, Round, RoundState, Table
 from tables.rounds import answers, store
 from tables.rounds.answers import Settlement
-from tables.rounds.replay import IdempotencyKey, already_closed, idempotent
+from tables.rounds.replay import IdempotencyKey, KeyRecord, already_closed, idempotent
 from tables.rounds.results import RoundSettled
 from tables.rules.errors import RulesError
 from tables.rules.paytables import CURRENT
@@ -50,23 +50,36 @@ def round_settle(
 ) -> RoundSettled:
     """Settle every seat, grant the progressive's awards, and record it all."""
     return idempotent(
-        table, key, lambda: _settle_open(table, round_id, request, fingerprint, actor), RoundSettled
+        table,
+        key,
+        lambda record: _settle_open(table, round_id, request, fingerprint, actor, record),
+        RoundSettled,
     )
 
 
 def _settle_open(
-    table: Table, round_id: str, request: ResultRequest, fingerprint: str, actor: str
+    table: Table,
+    round_id: str,
+    request: ResultRequest,
+    fingerprint: str,
+    actor: str,
+    record: KeyRecord,
 ) -> RoundSettled:
     """Settle the round if it is open; replay (or refuse) once it is closed."""
     found = store.locked_round(table, round_id)
     closed = already_closed(found, fingerprint, RoundSettled, closing=RoundState.SETTLED)
     if closed is not None:
         return closed
-    return _settle(table, found, request, fingerprint, actor)
+    return _settle(table, found, request, fingerprint, actor, record)
 
 
 def _settle(
-    table: Table, found: Round, request: ResultRequest, fingerprint: str, actor: str
+    table: Table,
+    found: Round,
+    request: ResultRequest,
+    fingerprint: str,
+    actor: str,
+    record: KeyRecord,
 ) -> RoundSettled:
     now = timezone.now()
     bets = store.round_bets(found.pk, Game(table.game))
@@ -144,16 +157,19 @@ def _settle(
         payload=answers.settled_event(
             table=table, found=found, request=request, settlements=settlements, granted=granted
         ),
-        also=store.answered(
-            found.pk,
-            {
-                "state": RoundState.SETTLED,
-                "closed_at": now,
-                "closed_by": actor,
-                "close_fingerprint": fingerprint,
-                "close_response": answer,
-                "result": answers.result_record(request, settlements),
-            },
+        also=(
+            store.answered(
+                found.pk,
+                {
+                    "state": RoundState.SETTLED,
+                    "closed_at": now,
+                    "closed_by": actor,
+                    "close_fingerprint": fingerprint,
+                    "close_response": answer,
+                    "result": answers.result_record(request, settlements),
+                },
+            ),
+            *record.rows(answer),
         ),
     )
     game = str(table.game)

@@ -23,7 +23,7 @@ from jackpot import ledger, locks, movements
 from jackpot.meter import pool_meter
 from tables.models import Game, RoundState, Table
 from tables.rounds import answers, store
-from tables.rounds.replay import IdempotencyKey, already_closed, idempotent
+from tables.rounds.replay import IdempotencyKey, KeyRecord, already_closed, idempotent
 from tables.rounds.results import RoundVoided
 
 
@@ -43,13 +43,21 @@ def round_void(
     return idempotent(
         table,
         key,
-        lambda: _void_open(table, round_id, reason, fingerprint, actor, by_supervisor),
+        lambda record: _void_open(
+            table, round_id, reason, fingerprint, actor, by_supervisor, record
+        ),
         RoundVoided,
     )
 
 
 def _void_open(
-    table: Table, round_id: str, reason: str, fingerprint: str, actor: str, by_supervisor: bool
+    table: Table,
+    round_id: str,
+    reason: str,
+    fingerprint: str,
+    actor: str,
+    by_supervisor: bool,
+    record: KeyRecord,
 ) -> RoundVoided:
     """Void the round if it is open; replay (or refuse) once it is closed."""
     found = store.locked_round(table, round_id)
@@ -76,16 +84,19 @@ def _void_open(
         occurred_at=now,
         postings=movements.refund_stakes(round_pk=found.pk, refund_cents=refund),
         payload=answers.voided_event(table=table, found=found, reason=reason, refund_cents=refund),
-        also=store.answered(
-            found.pk,
-            {
-                "state": RoundState.VOID,
-                "closed_at": now,
-                "void_reason": reason,
-                "closed_by": actor,
-                "close_fingerprint": fingerprint,
-                "close_response": answer,
-            },
+        also=(
+            store.answered(
+                found.pk,
+                {
+                    "state": RoundState.VOID,
+                    "closed_at": now,
+                    "void_reason": reason,
+                    "closed_by": actor,
+                    "close_fingerprint": fingerprint,
+                    "close_response": answer,
+                },
+            ),
+            *record.rows(answer),
         ),
     )
     return RoundVoided(answer)

@@ -122,3 +122,58 @@ def test_a_round_step_is_its_own_transaction_never_part_of_another():
     assert not Round.objects.exists()
     opened = round_open(table=table, request=request, fingerprint="f", actor="test")
     assert opened.answer["round_id"] == "r-1" and not opened.replayed
+
+
+def test_a_keyed_open_writes_its_keys_record_before_the_pool_row_is_taken():
+    """The key's record is written with the open's answer, in the statement before the one that
+    takes the pool row: the row is held for that one statement and the COMMIT, key or not (no
+    INSERT of the record, no RELEASE of a savepoint after it)."""
+    from django.test.utils import CaptureQueriesContext
+
+    floor = make_floor(1)
+    terminal = floor.uth[0]
+    with CaptureQueriesContext(connection) as queries:
+        opened = terminal.post(
+            "/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}, HTTP_IDEMPOTENCY_KEY="k-1"
+        )
+    assert opened.status_code == 201, opened.json()
+    statements = [query["sql"] for query in queries.captured_queries]
+    takes_the_row = [
+        at for at, sql in enumerate(statements) if sql.startswith("UPDATE jackpot_pool")
+    ]
+    assert len(takes_the_row) == 1, statements
+    at = takes_the_row[0]
+    assert statements[at + 1] == "COMMIT", statements[at:]
+    assert "INSERT INTO tables_idempotencyrecord" in statements[at - 1]  # with the event
+    assert list(IdempotencyRecord.objects.values_list("key", "response")) == [
+        ("k-1", opened.json())
+    ]
+    again = terminal.post(
+        "/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}, HTTP_IDEMPOTENCY_KEY="k-1"
+    )
+    assert (again.status_code, again.json()) == (201, opened.json())
+    assert again.headers["Idempotent-Replayed"] == "true"
+
+
+def test_a_keyed_request_answered_by_its_rounds_replay_still_records_its_key():
+    """A step that writes nothing (the round's own replay) leaves the key's record to
+    `idempotent`, after it: the key then answers as the round id does."""
+    floor = make_floor(1)
+    terminal = floor.uth[0]
+    body = {"round_id": "r-1", "seats": [uth_seat(1)]}
+    first = terminal.post("/rounds", body)
+    assert first.status_code == 201
+
+    keyed = terminal.post("/rounds", body, HTTP_IDEMPOTENCY_KEY="k-late")
+
+    assert (keyed.status_code, keyed.json()) == (201, first.json())
+    assert keyed.headers["Idempotent-Replayed"] == "true"
+    assert list(IdempotencyRecord.objects.values_list("key", "response")) == [
+        ("k-late", first.json())
+    ]
+    other = terminal.post(
+        "/rounds", {"round_id": "r-2", "seats": [uth_seat(1)]}, HTTP_IDEMPOTENCY_KEY="k-late"
+    )
+    assert other.status_code == 409
+    assert other.json()["error"]["code"] == "idempotency_key_reused"
+    assert AuditEvent.objects.filter(kind="round.opened").count() == 1
