@@ -19,9 +19,10 @@ time it is looked for, the open is run again whole (`jackpot.locks.StaleConflict
 the table is free now.
 
 `round_open` is the one entry: `jackpot.locks.retried` around one durable transaction, in which
-the Idempotency-Key's record, if the request has one, is looked up and written
-(`tables.rounds.replay.idempotent`) around the open. The open itself takes no savepoint: what
-refuses it (the round's unique indexes) refuses before it writes anything.
+the Idempotency-Key's record, if the request has one, is looked up first
+(`tables.rounds.replay.idempotent`) and written with the open's answer and event, before the pool
+row is taken. The open itself takes no savepoint: what refuses it (the round's unique indexes)
+refuses before it writes anything.
 """
 
 from __future__ import annotations

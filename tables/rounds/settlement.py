@@ -12,8 +12,8 @@ the round grants awards), last; the outbox's INSERT locks no existing row. The r
 (`jackpot_rounds_settled_total`, core.metrics) once the transaction commits, never before.
 
 `round_settle` is the one entry: `jackpot.locks.retried` around one durable transaction, in
-which the Idempotency-Key's record, if the request has one, is looked up and written
-(`tables.rounds.replay.idempotent`).
+which the Idempotency-Key's record, if the request has one, is looked up first
+(`tables.rounds.replay.idempotent`) and written with the answer, in the event's statement.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ refund, audit event and stored answer, which any later void of the round replays
 
 `round_void` is the one entry, the terminal's and the supervisor's: `jackpot.locks.retried` around
 one durable transaction, in which the Idempotency-Key's record, if the request has one, is looked
-up and written (`tables.rounds.replay.idempotent`).
+up first (`tables.rounds.replay.idempotent`) and written with the answer, in the event's
+statement.
 """
 
 from __future__ import annotations
