@@ -2,9 +2,9 @@
 
 Every `SELECT ... FOR UPDATE` / `FOR KEY SHARE` and advisory lock is taken by a helper of this
 module (plain-SQL rows read through `jackpot.rows`), named for the rows it locks and saying where
-it sits in the order below, or that it is outside the order and why; the only other row locks are
-the single-statement `UPDATE`s of `jackpot.meter` and `chain_slot`, which lock the row they
-change (tests/concurrency/test_lock_order.py checks that no other module asks for a lock).
+it sits in the order below, or that it is outside the order and why; elsewhere a row is locked
+only by the statement that changes it (the pool's counters by `jackpot.meter`'s single
+`UPDATE`s). tests/concurrency/test_lock_order.py checks that no other module asks for a lock.
 
 A transaction takes the locks it needs in this order, never going back to an earlier one:
 
