@@ -148,6 +148,9 @@ def test_a_commit_waiting_past_its_limit_is_cancelled_and_refused(
     wrapper = _wrapper(standby_gone)
     with django_db_blocker.unblock():
         try:
+            # Connected first: the bound is the probe's (its commit limit and the refusal), not a
+            # new backend's start, which took 2 s once on a machine running six test processes.
+            wrapper.ensure_connection()
             started = time.monotonic()
             with pytest.raises(OperationalError, match="no synchronous standby"):
                 wrapper.set_autocommit(False)
