@@ -183,7 +183,8 @@ def idempotent(
     try:
         outcome = step(record)
         if not record.written:
-            rows.write(record.rows(outcome.answer)[0])
+            for row in record.rows(outcome.answer):
+                rows.write(row)
     except IntegrityError:
         # The INSERT waited for the request that took the key and failed once it committed: its
         # record is visible to the next statement (READ COMMITTED). Any other integrity error
