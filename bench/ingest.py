@@ -5,8 +5,10 @@ with the progressive: an open, then the result. For each level the script prints
 hands/s and the p50/p99 latency of a request. Two services to post to:
 
 - `--via gunicorn` (the default): one gunicorn on PostgreSQL, nothing in front, and beside each
-  level the same figures for a trivial endpoint (insert one row, update one counter row) and our
-  request rate as a share of it;
+  level the same figures for two floors (bench/trivial.py): a trivial endpoint (insert one row,
+  update one counter row), with our request rate as a share of it, and the round's shape (the
+  same two bodies, the terminal's authentication and throttle and the round's number of
+  statements, none of its work): the most rounds this stack could ingest here;
 - `--via cluster`: the production topology that `make cluster` starts (nginx, the terminals'
   gunicorn instance and two others, pgbouncer in transaction pooling, its own Redis, a worker
   and beat; docs/operations.md "Topology"), started by that command with its own directory and
@@ -45,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.results import write_result  # noqa: E402
+from bench.shape import ROUND_STATEMENTS  # noqa: E402
 
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
 PORT = 8765
@@ -63,7 +66,7 @@ class Service:
     port: int
     floor: dict
     env: dict[str, str]
-    trivial: bool  # serves the trivial endpoint (the bench's own settings only)
+    floors: bool  # serves bench/trivial.py's floors (the bench's own settings only)
     metrics_port: int | None = None  # the whole host's /metrics (the topology's listener)
 
 
@@ -151,7 +154,7 @@ def own_gunicorn(
     bench_url = urlunsplit(urlsplit(database_url)._replace(path="/jackpot_bench"))
     floor = prepare(bench_url, tables)
     with gunicorn(bench_url, workers, threads, worker_class):
-        yield Service(port=PORT, floor=floor, env=_env(bench_url), trivial=True)
+        yield Service(port=PORT, floor=floor, env=_env(bench_url), floors=True)
 
 
 WARMUP_TERMINALS = 4
@@ -230,7 +233,7 @@ def cluster(
             port=CLUSTER_PORT,
             floor=json.loads(out),
             env=service_env,
-            trivial=False,
+            floors=False,
             metrics_port=CLUSTER_PORT + 1,
         )
     finally:
@@ -304,11 +307,15 @@ SEATS = [
 ]
 
 
+#: What a terminal posts to: the round API, or one of bench/trivial.py's floors.
+ENDPOINTS = ("rounds", "trivial", "shape")
+
+
 class Terminal(threading.Thread):
-    def __init__(self, port: int, table: dict, tag: str, stop_at: float, trivial: bool) -> None:
+    def __init__(self, port: int, table: dict, tag: str, stop_at: float, endpoint: str) -> None:
         super().__init__(daemon=True)
         self.port, self.table, self.tag = port, table, tag
-        self.stop_at, self.trivial = stop_at, trivial
+        self.stop_at, self.endpoint = stop_at, endpoint
         self.latencies: list[float] = []
         self.rounds = 0
         self.errors = 0
@@ -332,13 +339,19 @@ class Terminal(threading.Thread):
         number = 0
         while time.perf_counter() < self.stop_at:
             number += 1
-            if self.trivial:
+            round_id = f"{self.tag}-{number}"
+            opened = json.dumps({"round_id": round_id, "seats": SEATS}).encode()
+            result = json.dumps(deal_result(self.rng)).encode()
+            if self.endpoint == "trivial":
                 ok = self._post(conn, "/bench/trivial", b'{"n": 1}', headers) == 201
                 ok = self._post(conn, "/bench/trivial", b'{"n": 2}', headers) == 201 and ok
+            elif self.endpoint == "shape":
+                shape = f"/bench/floor/tables/{self.table['id']}"
+                open_path = f"{shape}/open/{ROUND_STATEMENTS['open']}"
+                result_path = f"{shape}/result/{ROUND_STATEMENTS['result']}"
+                ok = self._post(conn, open_path, opened, headers) == 201
+                ok = self._post(conn, result_path, result, headers) == 200 and ok
             else:
-                round_id = f"{self.tag}-{number}"
-                opened = json.dumps({"round_id": round_id, "seats": SEATS}).encode()
-                result = json.dumps(deal_result(self.rng)).encode()
                 ok = self._post(conn, base, opened, headers) == 201
                 ok = self._post(conn, f"{base}/{round_id}/result", result, headers) == 200 and ok
             if ok:
@@ -348,11 +361,11 @@ class Terminal(threading.Thread):
         conn.close()
 
 
-def _level(service: Service, count: int, seconds: float, trivial: bool, tag: str) -> dict:
+def _level(service: Service, count: int, seconds: float, endpoint: str, tag: str) -> dict:
     tables = [t for t in service.floor["tables"] if t["game"] == "uth"]
     stop_at = time.perf_counter() + seconds
     terminals = [
-        Terminal(service.port, tables[i], f"{tag}-{count}", stop_at, trivial) for i in range(count)
+        Terminal(service.port, tables[i], f"{tag}-{count}", stop_at, endpoint) for i in range(count)
     ]
     started = time.perf_counter()
     for terminal in terminals:
@@ -400,32 +413,36 @@ def main() -> None:
         started = own_gunicorn(tables, args.workers, args.threads, args.worker_class)
         served_by = f"gunicorn {args.worker_class} {args.workers} workers x {args.threads} threads"
     with started as service:
-        _level(service, WARMUP_TERMINALS, 1.0, False, "warmup")
-        if service.trivial:
-            _level(service, WARMUP_TERMINALS, 1.0, True, "warmup")
+        endpoints = ENDPOINTS if service.floors else ENDPOINTS[:1]
+        for endpoint in endpoints:
+            _level(service, WARMUP_TERMINALS, 1.0, endpoint, f"warmup-{endpoint}")
         print(f"machine: {os.cpu_count()} cores; {served_by}; {args.seconds:.0f} s a level")
         columns = ("terminals", "rounds/s", "hands/s", "req/s", "p50 ms", "p99 ms", "errors")
         print(f"{'endpoint':<10}" + "".join(f"{column:>10}" for column in columns))
         rows = []
         for count in levels:
-            ours = _level(service, count, args.seconds, False, f"run{time.time_ns()}")
-            row = {"rounds": ours}
-            if service.trivial:
-                row["trivial"] = _level(service, count, args.seconds, True, "trivial")
-                row["share_of_trivial"] = ours["requests_per_s"] / row["trivial"]["requests_per_s"]
+            tag = f"run{time.time_ns()}"
+            row = {
+                endpoint: _level(service, count, args.seconds, endpoint, f"{tag}-{endpoint}")
+                for endpoint in endpoints
+            }
+            if service.floors:
+                ours = row["rounds"]["requests_per_s"]
+                row["share_of_trivial"] = ours / row["trivial"]["requests_per_s"]
+                row["share_of_shape"] = ours / row["shape"]["requests_per_s"]
             rows.append(row)
-            for name in ("rounds", "trivial"):
-                if name not in row:
-                    continue
+            for name in endpoints:
                 figures = row[name]
                 print(
                     f"{name:<10}{figures['terminals']:>10}{figures['rounds_per_s']:>10.1f}"
                     f"{figures['hands_per_s']:>10.0f}{figures['requests_per_s']:>10.1f}"
                     f"{figures['p50_ms']:>10.1f}{figures['p99_ms']:>10.1f}{figures['errors']:>10}"
                 )
-            if "share_of_trivial" in row:
-                share = row["share_of_trivial"]
-                print(f"{'':<10}share of the trivial endpoint's request rate: {share:.0%}")
+            if service.floors:
+                print(
+                    f"{'':<10}our request rate is {row['share_of_trivial']:.0%} of the trivial"
+                    f" endpoint's, {row['share_of_shape']:.0%} of the round's shape's"
+                )
         counted = retaken(service)
         if counted is not None:
             print(

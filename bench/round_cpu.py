@@ -4,7 +4,10 @@
 
 Plays rounds of 7 UTH seats (every bet, the progressive on each) through Django's test client on
 PostgreSQL (a database jackpot_cpu is created anew at DATABASE_URL's server) and prints the wall
-time and the process CPU per round, then how long reading each request body takes. No HTTP
+time and the process CPU per round; then the stack's floor for the same two requests
+(bench/trivial.py `RoundShapeView`: the same bodies, authentication, throttle, parser, number of
+statements and answers, none of the round's work); then how long reading each request body
+takes. No HTTP
 server and no other process: what it measures is this code, not the machine's network or
 gunicorn. Run it on two trees with the same interpreter to compare them.
 
@@ -25,6 +28,7 @@ import sys
 import time
 import timeit
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -46,9 +50,12 @@ django.setup()
 
 from django.conf import settings
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
 
 import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that sends tasks)
+from bench.shape import ROUND_STATEMENTS
+from bench.trivial import RoundShapeView
 from jackpot.services import pool_create
 from tables.bodies.round_requests import parse_open, parse_result
 from tables.models import Game
@@ -75,6 +82,16 @@ def _result_body(deck: list[str]) -> dict[str, object]:
     }
 
 
+def _backend_cpu() -> float:
+    """The CPU seconds the connection's PostgreSQL backend has used (its /proc entry: the server
+    runs on this machine)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=300)
@@ -98,22 +115,72 @@ def main() -> None:
 
     for number in range(50):  # warm up: caches, prepared statements, the evaluator's tables
         play(number)
+    backend = _backend_cpu()
     wall, cpu = time.perf_counter(), time.process_time()
     for number in range(50, 50 + args.rounds):
         play(number)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    per_round = cpu / args.rounds
     print(
         f"{args.rounds} rounds of 7 seats: {wall / args.rounds * 1000:.2f} ms wall, "
-        f"{cpu / args.rounds * 1000:.2f} ms CPU per round (open + result), "
-        f"DEBUG {'on' if settings.DEBUG else 'off'}"
+        f"{per_round * 1000:.2f} ms CPU per round (open + result), "
+        f"DEBUG {'on' if settings.DEBUG else 'off'}; PostgreSQL's backend "
+        f"{(_backend_cpu() - backend) / args.rounds * 1000:.2f} ms CPU per round"
+    )
+
+    # The floor: one more real round, its statements counted and its answers kept, then the same
+    # two requests through bench/trivial.py's RoundShapeView.
+    counted: list[str] = []
+
+    def count(execute: Any, sql: str, *rest: Any) -> Any:
+        counted.append(sql)
+        return execute(sql, *rest)
+
+    deck = DECK[:]
+    shuffler.shuffle(deck)
+    opening, result = json.dumps(_open_body("floor")), json.dumps(_result_body(deck))
+    with connection.execute_wrapper(count):
+        opened = client.post(base, opening, "application/json")
+        open_statements = len(counted)
+        settled = client.post(f"{base}/floor/result", result, "application/json")
+    result_statements = len(counted) - open_statements
+    shape_now = {"open": open_statements, "result": result_statements}
+    assert shape_now == ROUND_STATEMENTS, f"a round sends {shape_now}: update ROUND_STATEMENTS"
+    RoundShapeView.answers.update(
+        open=(opened.status_code, opened.json()), result=(settled.status_code, settled.json())
+    )
+    settings.ROOT_URLCONF = "bench.urls"  # read per request: the floor's URL is bench's
+    floor = f"/bench/floor/tables/{table.pk}"
+
+    def shape(statements: tuple[int, int]) -> None:
+        steps = zip(("open", "result"), (opening, result), statements, strict=True)
+        for step, body, count in steps:
+            answer = client.post(f"{floor}/{step}/{count}", body, "application/json")
+            assert answer.status_code in (200, 201), answer.content
+
+    def floor_cpu(statements: tuple[int, int]) -> float:
+        for _ in range(50):
+            shape(statements)
+        cpu = time.process_time()
+        for _ in range(args.rounds):
+            shape(statements)
+        return (time.process_time() - cpu) / args.rounds
+
+    full = floor_cpu((open_statements, result_statements))
+    bare = floor_cpu((0, 0))
+    print(
+        f"the stack's floor for the same two requests (the same bodies and answers, none of the"
+        f" work): {full * 1000:.2f} ms CPU with the round's {open_statements} + {result_statements}"
+        f" statements, {bare * 1000:.2f} ms without them (the terminal's look-up only); the"
+        f" round's own code {(per_round - full) * 1000:.2f} ms"
     )
 
     deck = DECK[:]
     shuffler.shuffle(deck)
-    opening, result = _open_body("r"), _result_body(deck)
+    to_open, to_settle = _open_body("r"), _result_body(deck)
     for name, read in (
-        ("open", lambda: parse_open(opening, game=Game.UTH, seats=7, progressive_stake_cents=500)),
-        ("result", lambda: parse_result(result, game=Game.UTH, seats=7)),
+        ("open", lambda: parse_open(to_open, game=Game.UTH, seats=7, progressive_stake_cents=500)),
+        ("result", lambda: parse_result(to_settle, game=Game.UTH, seats=7)),
     ):
         best = min(timeit.repeat(read, number=2000, repeat=5)) / 2000
         print(f"reading a 7-seat {name} body: {best * 1e6:.1f} us")

@@ -1,4 +1,4 @@
-"""Settings for bench/ingest.py: production settings plus the trivial floor endpoint's URLs."""
+"""Settings for bench/ingest.py: production settings plus the floors' URLs (bench/trivial.py)."""
 
 import os
 

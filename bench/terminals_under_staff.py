@@ -69,7 +69,7 @@ class PacedTerminal(Terminal):
     """bench/ingest.py's terminal, a round every `interval` seconds (none: without pause)."""
 
     def __init__(self, port: int, table: dict, tag: str, stop_at: float, interval: float):
-        super().__init__(port, table, tag, stop_at, False)
+        super().__init__(port, table, tag, stop_at, "rounds")
         self.interval = interval
         self.next_round = time.perf_counter()
 

@@ -1,18 +1,25 @@
-"""The floor: a DRF endpoint that inserts one row and updates one counter row, in a transaction.
+"""The floors the round API is measured against: the same stack, none of the work.
 
-Same stack as the round API (gunicorn, Django, DRF, the strict JSON parser, PostgreSQL), none of
-the work; bench/ingest.py reports the round API's request rate as a share of this one's.
-Its two tables are created by bench/ingest.py.
+- `TrivialView`: a DRF endpoint that inserts one row and updates one counter row, in a
+  transaction (gunicorn, Django, DRF, the strict JSON parser, PostgreSQL); bench/ingest.py
+  reports the round API's request rate as a share of this one's. Its two tables are created by
+  bench/ingest.py.
+- `RoundShapeView`: a round step's shape (below): bench/round_cpu.py and bench/ingest.py post a
+  round's two bodies to it.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any, ClassVar
 
 from django.db import connection, transaction
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from tables.api.authentication import IsTableTerminal, TerminalAuthentication
+from tables.api.views import TerminalThrottle
 
 
 class TrivialView(APIView):
@@ -26,3 +33,29 @@ class TrivialView(APIView):
             cursor.execute("UPDATE bench_counter SET hits = hits + 1 WHERE id = 1 RETURNING hits")
             (hits,) = cursor.fetchone()
         return Response({"hits": hits}, status=201)
+
+
+class RoundShapeView(APIView):
+    """The round API's floor: a round step as this stack serves it, with none of its work.
+
+    The round steps' own authentication (a terminal's token, read with its table and pool),
+    permission, throttle and strict JSON parser, one transaction of `statements` one-line
+    statements, and an answer rendered by DRF: the step's real one where the bench set it
+    (`answers`, in process), else the body posted (in a server: a smaller answer, so a lower
+    floor). What a real step costs above this is its own code's: the rules, its SQL built and
+    its parameters sent, the journal's hash, the sign's cache.
+    """
+
+    authentication_classes = [TerminalAuthentication]
+    permission_classes = [IsTableTerminal]
+    throttle_classes = [TerminalThrottle]
+    answers: ClassVar[dict[str, tuple[int, Any]]] = {}  # step -> (status, answer)
+
+    def post(self, request: Request, table: int, step: str, statements: int) -> Response:
+        body = request.data  # read by the strict parser, as a step's body is
+        with transaction.atomic(), connection.cursor() as cursor:
+            for _ in range(statements):
+                cursor.execute("SELECT %s", [table])
+                cursor.fetchone()
+        status, answer = self.answers.get(step, (201 if step == "open" else 200, body))
+        return Response(answer, status=status)

@@ -1,8 +1,15 @@
-"""The service's URLs plus the trivial endpoint the round API is measured against."""
+"""The service's URLs plus the floors the round API is measured against (bench/trivial.py)."""
 
 from django.urls import path
 
-from bench.trivial import TrivialView
+from bench.trivial import RoundShapeView, TrivialView
 from config.urls import urlpatterns as service_urls
 
-urlpatterns = [*service_urls, path("bench/trivial", TrivialView.as_view())]
+urlpatterns = [
+    *service_urls,
+    path("bench/trivial", TrivialView.as_view()),
+    path(
+        "bench/floor/tables/<int:table>/<str:step>/<int:statements>",
+        RoundShapeView.as_view(),
+    ),
+]

@@ -1,0 +1,9 @@
+"""A round's shape, as bench/trivial.py's `RoundShapeView` replays it without its work.
+
+No Django here: bench/ingest.py imports it before any settings exist.
+"""
+
+#: The statements a round's open and its result send, each in its one transaction (7 UTH seats,
+#: every one with the progressive, no award): bench/round_cpu.py counts them on a real round and
+#: stops when they are not these, so the floor keeps the round's shape.
+ROUND_STATEMENTS = {"open": 10, "result": 6}
