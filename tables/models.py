@@ -70,7 +70,10 @@ ONE_OPEN_ROUND = "round_one_open_per_table"
 
 
 class Round(models.Model):
-    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="rounds")
+    # No index of its own: round_unique_per_table and the indexes below lead with the table.
+    table = models.ForeignKey(
+        Table, on_delete=models.PROTECT, related_name="rounds", db_index=False
+    )
     round_id = models.CharField(max_length=64, help_text="The terminal's id for the round.")
     pool = models.ForeignKey(
         "jackpot.Pool",
@@ -166,7 +169,8 @@ class Round(models.Model):
 class RoundSeat(models.Model):
     """One seat's bets, locked at open and never changed (the result lives on the round)."""
 
-    round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="seats")
+    # No index of its own: round_seat_unique leads with the round.
+    round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="seats", db_index=False)
     seat = models.PositiveSmallIntegerField()
     ante_cents = models.BigIntegerField()
     blind_cents = models.BigIntegerField(default=0)
@@ -197,7 +201,10 @@ class RoundSeat(models.Model):
 class IdempotencyRecord(models.Model):
     """The first answer to a request sent with an Idempotency-Key, replayed on a retry."""
 
-    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="idempotency_keys")
+    # No index of its own: idempotency_key_per_table leads with the table.
+    table = models.ForeignKey(
+        Table, on_delete=models.PROTECT, related_name="idempotency_keys", db_index=False
+    )
     key = models.CharField(max_length=128)
     fingerprint = models.CharField(max_length=64)
     # The HTTP status of the first answer, as written before round steps returned typed results

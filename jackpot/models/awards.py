@@ -46,8 +46,14 @@ class PaymentMethod(models.TextChoices):
 
 
 class Award(models.Model):
-    pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="awards")
-    round = models.ForeignKey("tables.Round", on_delete=models.PROTECT, related_name="awards")
+    # No index of their own: award_sequence_unique leads with the pool, award_once_per_seat
+    # with the round (an award is written under the pool's row: each index is in its hold).
+    pool = models.ForeignKey(
+        "jackpot.Pool", on_delete=models.PROTECT, related_name="awards", db_index=False
+    )
+    round = models.ForeignKey(
+        "tables.Round", on_delete=models.PROTECT, related_name="awards", db_index=False
+    )
     seat = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=20, choices=AwardKind.choices)
     amount_cents = models.BigIntegerField()

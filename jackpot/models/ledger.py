@@ -71,7 +71,11 @@ class Account(models.Model):
 
 
 class Transfer(models.Model):
-    pool = models.ForeignKey("jackpot.Pool", on_delete=models.PROTECT, related_name="transfers")
+    # No index of its own: the (pool, code) index and transfer_once_per_round_code_award lead
+    # with the pool.
+    pool = models.ForeignKey(
+        "jackpot.Pool", on_delete=models.PROTECT, related_name="transfers", db_index=False
+    )
     event = models.ForeignKey(
         "jackpot.AuditEvent", on_delete=models.PROTECT, related_name="transfers"
     )
@@ -82,8 +86,15 @@ class Transfer(models.Model):
     round = models.ForeignKey(
         "tables.Round", null=True, blank=True, on_delete=models.PROTECT, related_name="transfers"
     )
+    # Indexed where it has one (`transfer_award`): most transfers are a round's stakes, and a
+    # full index took an entry for each of them.
     award = models.ForeignKey(
-        "jackpot.Award", null=True, blank=True, on_delete=models.PROTECT, related_name="transfers"
+        "jackpot.Award",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="transfers",
+        db_index=False,
     )
     created_at = models.DateTimeField()
 
@@ -103,7 +114,10 @@ class Transfer(models.Model):
                 name="transfer_once_per_round_code_award",
             ),
         ]
-        indexes = [models.Index(fields=["pool", "code"])]
+        indexes = [
+            models.Index(fields=["pool", "code"]),
+            models.Index(fields=["award"], condition=Q(award__isnull=False), name="transfer_award"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.code}: {self.amount_cents} cents {self.debit_id} -> {self.credit_id}"
