@@ -28,7 +28,8 @@ FROM pg_constraint c
 JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
 WHERE c.contype = 'f' AND cardinality(c.conkey) = 1
   AND c.connamespace = 'public'::regnamespace
-  AND (c.conrelid::regclass::text LIKE 'jackpot\\_%%' OR c.conrelid::regclass::text LIKE 'tables\\_%%')
+  AND (c.conrelid::regclass::text LIKE 'jackpot\\_%'
+       OR c.conrelid::regclass::text LIKE 'tables\\_%')
   AND NOT EXISTS (
       SELECT 1 FROM pg_index i WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1]
   )
