@@ -71,8 +71,9 @@ from tables.services import table_create, terminal_token_issue
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
 SEATS = range(1, 8)
 # The statement that takes the pool row: its UPDATE, run after the round's event is written
-# (jackpot.ledger.Gate).
-POOL_UPDATE = re.compile(r"^\s*UPDATE\s+jackpot_pool\b", re.IGNORECASE)
+# (jackpot.ledger.Gate), alone or first in a statement that writes with it (an award's numbers
+# and its rows: jackpot.movements.grant_awards_recorded).
+POOL_UPDATE = re.compile(r"^\s*(WITH\s+\w+\s+AS\s+\(\s*)?UPDATE\s+jackpot_pool\b", re.IGNORECASE)
 
 
 class HoldClock:

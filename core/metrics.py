@@ -90,9 +90,9 @@ STAKES_CENTS = Counter(
 )
 POOL_ROW_RETAKEN = Counter(
     "jackpot_pool_row_retaken_total",
-    "Round opens whose pool counters another table moved between their read and their pool "
-    "UPDATE: the event written first was rolled back and written again with the row held "
-    "(committed), by pool.",
+    "Round steps whose guess another table made stale between their read and their pool UPDATE "
+    "(an open's counters, a settle's award numbers): the event written first was rolled back "
+    "and written again with the row held (committed), by pool.",
     ["pool"],
     registry=REGISTRY,
 )

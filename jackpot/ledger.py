@@ -283,6 +283,10 @@ class Gate:
     sql: str
     params: list[Any]
     expect: tuple[Any, ...]
+    # The gate writes rows the event's transfers refer to (an award's): the foreign keys of what
+    # was written are then checked at the COMMIT, not before the gate (nor with it: a gate that
+    # writes nothing would fail the check instead of returning no row).
+    deferred: bool = False
 
 
 def _insert_postgresql(
@@ -448,7 +452,8 @@ def record_gated(
     expects (`Gate`). Returns the event, or None when nothing stayed written. The event, its
     hash included, is prepared and written before the gate, whose `chain` slot is taken
     already, and the foreign keys of everything written are checked with it (not at the
-    COMMIT): the row the gate takes is held for its own statement and the commit."""
+    COMMIT), unless the gate writes rows the event refers to (`Gate.deferred`): the row the
+    gate takes is held for its own statement and the commit."""
     event, transfers = _prepared(
         chain=chain,
         kind=kind,
@@ -459,7 +464,10 @@ def record_gated(
         occurred_at=occurred_at,
     )
     savepoint = transaction.savepoint()
-    _insert(event, transfers, also, checked=True)
+    if gate.deferred:  # whatever an earlier step of the transaction set
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+    _insert(event, transfers, also, checked=not gate.deferred)
     with connection.cursor() as cursor:
         cursor.execute(gate.sql, gate.params)
         found = cursor.fetchone()

@@ -41,7 +41,8 @@ order, so a cycle of waits would need some transaction to wait for a lower lock 
 higher one.
 
 - open a round: TABLE (shared), ROUND (insert), TABLE_CHAIN, POOL (stakes);
-- settle a round: ROUND, TABLE_CHAIN, POOL (only when it grants awards);
+- settle a round: ROUND, TABLE_CHAIN, POOL (only when it grants awards; the statement that
+  takes it numbers and writes the awards, so no award's unique number is waited for outside it);
 - void a round: ROUND, TABLE_CHAIN;
 - an award's step: AWARD, POOL (the award version; a voided jackpot's return), POOL_CHAIN;
   surveillance's review of an award and a manager's decision on its referral are award steps

@@ -318,6 +318,26 @@ def next_award_numbers(*, pool_id: int, count: int) -> range:
     return range(last - count + 1, last + 1)
 
 
+def last_award_number(*, pool_id: int) -> int:
+    """The pool's last award number as committed, read without a lock: a guess at the numbers
+    the next awards take (`award_numbers_update`)."""
+    (last,) = _one_row("SELECT award_sequence FROM jackpot_pool WHERE id = %s", [pool_id])
+    return last
+
+
+def award_numbers_update(*, pool_id: int, count: int, after: int) -> tuple[str, list[Any]]:
+    """`next_award_numbers`' statement for a caller that runs it itself, after the awards and
+    the event it numbered from `after` (`jackpot.movements.grant_awards_recorded`): it takes
+    the `count` numbers after `after`, and returns `after + count`, only if no award took a
+    number since; else it moves nothing and returns no row (and leaves the row unlocked)."""
+    return (
+        "UPDATE jackpot_pool SET award_sequence = award_sequence + %s,"
+        " award_version = award_version + 1 WHERE id = %s AND award_sequence = %s"
+        " RETURNING award_sequence",
+        [count, pool_id, after],
+    )
+
+
 def bump_award_version(*, pool_id: int) -> int:
     """An award of the pool changed status: displays must show it (see jackpot.display)."""
     (version,) = _one_row(

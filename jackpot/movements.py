@@ -25,7 +25,8 @@ Invariants:
   it, so that nothing in the progressive reads the tables' rows to show it; the round's
   `round.settled` event carries the same, and the columns never change (a trigger);
 - award numbers follow the commit order (taken under the pool row lock), within a round in seat
-  order, each seat's own award before its envy;
+  order, each seat's own award before its envy; the awards are written by the statement that
+  takes their numbers, and, but for a jackpot's, after their event (`grant_awards_recorded`);
 - the displays hear of a change only after commit (`jackpot.display`), and the metrics count it
   only then (`_count_after_commit`, core.metrics): a rolled-back transaction counts nothing;
 - a round's stakes and its event are written together, by the statement that takes the pool row
@@ -48,7 +49,7 @@ from django.db import transaction
 
 from core import metrics
 from core.errors import Conflict
-from jackpot import display, ledger, meter, rows
+from jackpot import display, ledger, meter, notifications, rows
 from jackpot.accounting import Posting
 from jackpot.bodies import Meter
 from jackpot.locks import ChainSlot
@@ -302,6 +303,7 @@ class GuessOdds:
 
 
 GUESSES = GuessOdds()
+AWARD_GUESSES = GuessOdds()  # grant_awards_recorded's guesses at the award numbers
 
 
 def take_stakes_recorded(
@@ -425,19 +427,135 @@ def grant_awards(
     jackpot for a royal: each fixed award and envy from the round's `terms` (its paytable,
     waiting for a supervisor from its threshold), each with what it shows of the round
     (`dealt`: the table, the round id, its seat's cards, the board and the five cards that make
-    it, none for an envy). Takes the pool row lock (award numbers), held to commit.
+    it, none for an envy). Takes the pool row lock (award numbers) first, held to commit.
 
     A jackpot is never dropped: a royal on a meter under one cent raises `meter.ZeroJackpot`
     before the hit moves any counter, and the caller's transaction writes nothing. Only a fixed
     line a paytable sets at 0 cents is left out (it is no award)."""
-    paytable = paytables(terms).progressive
-    numbers = iter(meter.next_award_numbers(pool_id=pool.pk, count=len(owed)))
-    awards: list[Award] = []
+    numbers = meter.next_award_numbers(pool_id=pool.pk, count=len(owed))
     hit: meter.JackpotTaken | None = None
-    for item in owed:
+    if any(item.kind == ProgressiveAward.ROYAL_FLUSH for item in owed):
+        hit = meter.take_jackpot(pool_id=pool.pk, now=now)
+    awards = _awards(pool, terms, round_pk, dealt, owed, now, numbers, hit)
+    Award.objects.bulk_create(awards)
+    postings = _granted(pool, round_pk, awards, hit)
+    if hit is None:
+        return AwardsGranted(tuple(awards), postings, pool_meter(pool_id=pool.pk), None)
+    # A round opened before a suspension settles on its terms (compliance 48): its hit is won,
+    # and the sign keeps saying the pool is suspended (read under the row lock the hit holds).
+    status = Pool.objects.filter(pk=pool.pk).values_list("status", flat=True).get()
+    body = _meter_changed(pool, hit.meter_after_cents, hit.meter_version, now, status)
+    return AwardsGranted(tuple(awards), postings, body, hit.meter_version)
+
+
+def grant_awards_recorded(
+    *,
+    pool: Pool,
+    terms: Terms,
+    round_pk: int,
+    dealt: Dealt,
+    owed: Sequence[OwedAward],
+    now: datetime,
+    chain: ChainSlot,
+    kind: str,
+    actor: str,
+    entry: Callable[[AwardsGranted], Entry],
+) -> tuple[AwardsGranted, Entry]:
+    """`grant_awards`, then `ledger.record` of the event `entry` builds from the awards (its
+    postings the awards'), then the big wins' notifications (`jackpot.notifications`), with the
+    pool row taken last when no seat won the jackpot: held for the award numbers' UPDATE and
+    the commit.
+
+    The numbers are in the awards' rows, the event and its hash, so they are guessed first (the
+    ones after the pool's last, read without a lock: `meter.last_award_number`), with the
+    awards' ids (`rows.next_ids`), and the event, its transfers and the notifications are
+    written with them. The awards themselves are written by the statement that takes the
+    numbers (`meter.award_numbers_update`), only if it took exactly those (`ledger.Gate`), so
+    every award, on either path, is written under the pool row: a guess never waits on another
+    round's award, nor another round on a guess's. Else the event and the rest are rolled back
+    to a savepoint taken before them, and the awards are granted as `grant_awards` does, the
+    row held from the start: the same rows either way. A jackpot moves the meter, whose amount
+    the award needs: a round with a royal takes the row first, as on SQLite (one writer).
+    """
+    royal = any(item.kind == ProgressiveAward.ROYAL_FLUSH for item in owed)
+    if not royal and ledger.in_one_statement() and AWARD_GUESSES.worth_it(pool.pk):
+        after = meter.last_award_number(pool_id=pool.pk)
+        numbers = range(after + 1, after + len(owed) + 1)
+        awards = _awards(pool, terms, round_pk, dealt, owed, now, numbers, None)
+        for award, pk in zip(awards, rows.next_ids(Award, len(awards)), strict=True):
+            award.pk = pk
+        savepoint = transaction.savepoint()
+        postings = _granted(pool, round_pk, awards, None)
+        granted = AwardsGranted(tuple(awards), postings, pool_meter(pool_id=pool.pk), None)
+        built = entry(granted)
+        _notify(pool, dealt, awards)
+        numbered, params = meter.award_numbers_update(pool_id=pool.pk, count=len(owed), after=after)
+        fields = Award._meta.concrete_fields
+        written, values = rows.insert_from(
+            Award, [{f.attname: getattr(a, f.attname) for f in fields} for a in awards], "numbered"
+        )
+        event = ledger.record_gated(
+            ledger.Gate(
+                f"WITH numbered AS ({numbered}), awarded AS ({written})"
+                " SELECT award_sequence FROM numbered",
+                [*params, *values],
+                (numbers[-1],),
+                deferred=True,
+            ),
+            chain=chain,
+            kind=kind,
+            actor=actor,
+            pool_id=pool.pk,
+            occurred_at=now,
+            postings=granted.postings,
+            payload=built.payload,
+            also=built.also,
+        )
+        AWARD_GUESSES.fared(pool.pk, right=event is not None)
+        if event is not None:
+            for award in awards:
+                award._state.adding = False  # written, as bulk_create leaves them
+            return granted, built
+        # Numbered by another round meanwhile: nothing of this attempt stays, nor its
+        # after-commit work (Django drops what was registered since the savepoint).
+        transaction.savepoint_rollback(savepoint)
+        _count_after_commit(lambda: metrics.POOL_ROW_RETAKEN.labels(str(pool.pk)).inc())
+    granted = grant_awards(
+        pool=pool, terms=terms, round_pk=round_pk, dealt=dealt, owed=owed, now=now
+    )
+    built = entry(granted)
+    ledger.record(
+        chain=chain,
+        kind=kind,
+        actor=actor,
+        pool_id=pool.pk,
+        occurred_at=now,
+        postings=granted.postings,
+        payload=built.payload,
+        also=built.also,
+    )
+    _notify(pool, dealt, granted.awards)
+    return granted, built
+
+
+def _awards(
+    pool: Pool,
+    terms: Terms,
+    round_pk: int,
+    dealt: Dealt,
+    owed: Sequence[OwedAward],
+    now: datetime,
+    numbers: range,
+    hit: meter.JackpotTaken | None,
+) -> list[Award]:
+    """The award rows a round owes, numbered in `numbers` in the order owed (a jackpot's amount
+    from its `hit`); a zero-cent fixed paytable line is no award (its number stays unused)."""
+    paytable = paytables(terms).progressive
+    awards: list[Award] = []
+    for item, number in zip(owed, numbers, strict=True):
         jackpot = item.kind == ProgressiveAward.ROYAL_FLUSH
         if jackpot:
-            hit = meter.take_jackpot(pool_id=pool.pk, now=now)
+            assert hit is not None  # one royal a round (tables.rules.progressive.round_awards)
             amount = hit.amount_cents
         elif item.kind == ENVY:
             amount = paytable.envy_cents
@@ -453,7 +571,7 @@ def grant_awards(
                 kind=AwardKind(item.kind),
                 amount_cents=amount,
                 status=AwardStatus.PENDING if pending else AwardStatus.APPROVED,
-                sequence=next(numbers),
+                sequence=number,
                 created_at=now,
                 table_pk=dealt.table_pk,
                 table_name=dealt.table_name,
@@ -465,15 +583,17 @@ def grant_awards(
                 winning_five=[] if item.kind == ENVY else list(hand.best_five),
             )
         )
-    # A zero-cent fixed paytable line is no award; a jackpot is never 0 (meter.ZeroJackpot).
-    awards = [
-        award for award in awards if award.amount_cents > 0 or award.kind == AwardKind.ROYAL_FLUSH
-    ]
-    Award.objects.bulk_create(awards)
+    # A jackpot is never 0 (meter.ZeroJackpot).
+    return [a for a in awards if a.amount_cents > 0 or a.kind == AwardKind.ROYAL_FLUSH]
+
+
+def _granted(
+    pool: Pool, round_pk: int, awards: Sequence[Award], hit: meter.JackpotTaken | None
+) -> tuple[Posting, ...]:
+    """The written awards' postings; the signs and the metrics hear of them after commit."""
     display.awards_changed(pool.pk)
     counted = [(str(award.kind), award.amount_cents) for award in awards]
     _count_after_commit(lambda: _count_awards(pool.pk, counted))
-
     postings: list[Posting] = []
     for award in awards:
         pending = award.status == AwardStatus.PENDING
@@ -482,21 +602,21 @@ def grant_awards(
             assert hit is not None
             postings += [
                 Posting(TransferCode.JACKPOT_HIT, award.amount_cents, *ids),  # always waits
-                Posting(
-                    TransferCode.RESET_RESERVE, hit.reset_from_reserve_cents, round_pk, award.pk
-                ),
-                Posting(TransferCode.RESET_HOUSE, hit.reset_from_house_cents, round_pk, award.pk),
+                Posting(TransferCode.RESET_RESERVE, hit.reset_from_reserve_cents, *ids),
+                Posting(TransferCode.RESET_HOUSE, hit.reset_from_house_cents, *ids),
             ]
         else:
             code = TransferCode.ENVY if award.kind == AwardKind.ENVY else TransferCode.FIXED_AWARD
-            postings.append(Posting(code, award.amount_cents, round_pk, award.pk, pending))
-    if hit is None:
-        return AwardsGranted(tuple(awards), tuple(postings), pool_meter(pool_id=pool.pk), None)
-    # A round opened before a suspension settles on its terms (compliance 48): its hit is won,
-    # and the sign keeps saying the pool is suspended (read under the row lock the hit holds).
-    status = Pool.objects.filter(pk=pool.pk).values_list("status", flat=True).get()
-    body = _meter_changed(pool, hit.meter_after_cents, hit.meter_version, now, status)
-    return AwardsGranted(tuple(awards), tuple(postings), body, hit.meter_version)
+            postings.append(Posting(code, award.amount_cents, *ids, pending))
+    return tuple(postings)
+
+
+def _notify(pool: Pool, dealt: Dealt, awards: Sequence[Award]) -> None:
+    """The big wins' notifications, committed (or rolled back) with the awards: an INSERT into
+    the outbox each, relayed after the commit (jackpot.outbox); none for a round without one."""
+    notifications.big_wins_enqueue(
+        awards=awards, table_id=dealt.table_pk, round_id=dealt.round_name, currency=pool.currency
+    )
 
 
 def refund_stakes(*, round_pk: int, refund_cents: int) -> tuple[Posting, ...]:

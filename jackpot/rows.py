@@ -99,6 +99,40 @@ def insert(
         return [int(row[0]) for row in cursor.fetchall()]
 
 
+def insert_from(
+    model: type[Model], rows: Sequence[Mapping[str, Any]], source: str
+) -> tuple[str, list[Any]]:
+    """An INSERT of `rows` (attname -> value, the primary key's included; absent fields take
+    their defaults) that writes them once for each row of `source` (a CTE of the same
+    statement that has one row, or none): each value cast to its column's type, since a
+    SELECT's parameters have none of their own."""
+    fields = model._meta.concrete_fields
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+    one = ", ".join(f"%s::{field.cast_db_type(connection)}" for field in fields)  # type: ignore[attr-defined]
+    values = [
+        field.get_db_prep_save(
+            row[field.attname] if field.attname in row else field.get_default(), connection
+        )
+        for row in rows
+        for field in fields
+    ]
+    selects = " UNION ALL ".join([f"SELECT {one} FROM {source}"] * len(rows))
+    return f"INSERT INTO {model._meta.db_table} ({columns}) {selects}", values
+
+
+def next_ids(model: type[Model], count: int) -> list[int]:
+    """`count` primary keys of `model` taken from its sequence now (PostgreSQL), for rows
+    written later in the transaction by `insert_from`; one the transaction does not write is
+    never used (as a rolled-back INSERT's)."""
+    table = model._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [table, count],
+        )
+        return [int(row[0]) for row in cursor.fetchall()]
+
+
 @cache
 def _fields(model: type[Model], only: tuple[str, ...] | None) -> tuple[Any, ...]:
     fields = tuple(model._meta.concrete_fields)

@@ -8,7 +8,9 @@ terminal's round id, its seat's cards, the board and its winning five, so that t
 never reads this app's rows to show it), the audit event with its transfers and the stored
 answer, and the big wins' notifications in the outbox (`jackpot.notifications`). Locks, in
 `jackpot.locks`'s order: the round row, the table's chain head, then the pool row (only when
-the round grants awards), last; the outbox's INSERT locks no existing row. The round is counted
+the round grants awards), last: unless a seat won the jackpot, after the event and the outbox's
+messages are written, for the statement that numbers and writes the awards and the commit
+(`jackpot.movements.grant_awards_recorded`); the outbox's INSERT locks no existing row. The round is counted
 (`jackpot_rounds_settled_total`, core.metrics) once the transaction commits, never before.
 
 `round_settle` is the one entry: `jackpot.locks.retried` around one durable transaction, in
@@ -22,7 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import metrics
-from jackpot import ledger, locks, movements, notifications
+from jackpot import ledger, locks, movements
 from jackpot.meter import pool_meter
 from tables.bodies.round_requests import ResultRequest
 from tables.models import Game, Round, RoundState, Table
@@ -119,71 +121,75 @@ def _settle(
             )
 
     slot = locks.chain_slot(ledger.table_chain(table.pk))  # before the pool row: jackpot.locks
-    granted = None
-    if pool is not None and terms is not None:
-        owed = round_awards(
+
+    def entry(granted: movements.AwardsGranted | None) -> movements.Entry:
+        meter = granted.meter if granted else pool_meter(pool_id=pool.pk) if pool else None
+        answer = answers.settled(
+            table=table,
+            round_id=found.round_id,
+            request=request,
+            now=now,
+            settlements=settlements,
+            granted=granted,
+            meter=meter,
+        )
+        payload = answers.settled_event(
+            table=table, found=found, request=request, settlements=settlements, granted=granted
+        )
+        closed = store.answered(
+            found.pk,
+            {
+                "state": RoundState.SETTLED,
+                "closed_at": now,
+                "closed_by": actor,
+                "close_fingerprint": fingerprint,
+                "close_response": answer,
+                "result": answers.result_record(request, settlements),
+            },
+        )
+        return movements.Entry(payload, (closed, *record.rows(answer)), answer)
+
+    owed = (
+        round_awards(
             {
                 seat: settlement.progressive.award
                 for seat, settlement in settlements.items()
                 if isinstance(settlement, UthSettlement) and settlement.progressive is not None
             }
         )
-        if owed:
-            granted = movements.grant_awards(
-                pool=pool,
-                terms=terms,
-                round_pk=found.pk,
-                dealt=_dealt(table, found, request, settlements),
-                owed=owed,
-                now=now,
-            )
-    meter = granted.meter if granted else pool_meter(pool_id=pool.pk) if pool else None
-    answer = answers.settled(
-        table=table,
-        round_id=found.round_id,
-        request=request,
-        now=now,
-        settlements=settlements,
-        granted=granted,
-        meter=meter,
+        if pool is not None and terms is not None
+        else ()
     )
+    game = str(table.game)
+    transaction.on_commit(lambda: metrics.ROUNDS_SETTLED.labels(game).inc(), robust=True)
+    if owed:
+        assert pool is not None and terms is not None
+        # The awards, their event and the big wins' notifications, the pool row taken last
+        # unless a seat won the jackpot (movements.grant_awards_recorded).
+        _granted, built = movements.grant_awards_recorded(
+            pool=pool,
+            terms=terms,
+            round_pk=found.pk,
+            dealt=_dealt(table, found, request, settlements),
+            owed=owed,
+            now=now,
+            chain=slot,
+            kind="round.settled",
+            actor=actor,
+            entry=entry,
+        )
+        return RoundSettled(built.answer)
+    built = entry(None)
     ledger.record(
         chain=slot,
         kind="round.settled",
         actor=actor,
         pool_id=found.pool_id,
         occurred_at=now,
-        postings=granted.postings if granted else (),
-        payload=answers.settled_event(
-            table=table, found=found, request=request, settlements=settlements, granted=granted
-        ),
-        also=(
-            store.answered(
-                found.pk,
-                {
-                    "state": RoundState.SETTLED,
-                    "closed_at": now,
-                    "closed_by": actor,
-                    "close_fingerprint": fingerprint,
-                    "close_response": answer,
-                    "result": answers.result_record(request, settlements),
-                },
-            ),
-            *record.rows(answer),
-        ),
+        payload=built.payload,
+        also=built.also,
     )
-    game = str(table.game)
-    transaction.on_commit(lambda: metrics.ROUNDS_SETTLED.labels(game).inc(), robust=True)
-    if granted is not None and pool is not None:
-        # The big wins' notifications commit (or roll back) with the awards: an INSERT into the
-        # outbox each, relayed after the commit (jackpot.outbox); none for a round without one.
-        notifications.big_wins_enqueue(
-            awards=granted.awards,
-            table_id=table.pk,
-            round_id=found.round_id,
-            currency=pool.currency,
-        )
-    return RoundSettled(answer)
+    return RoundSettled(built.answer)
 
 
 def _dealt(

@@ -48,7 +48,8 @@ def _lock_of(sql: str) -> Lock | None:
             # A change's row: only ever after the pool row, or alone (jackpot.locks).
             "jackpot_parameterchange": None,
         }[table.group(1)]
-    if flat.startswith("UPDATE jackpot_pool "):
+    # Alone, or first in a statement that writes with it (an award's numbers and its rows).
+    if re.match(r"(WITH \w+ AS \()?UPDATE jackpot_pool ", flat):
         return Lock.POOL
     if flat.startswith("UPDATE jackpot_auditchain SET sequence"):
         key = re.search(r"WHERE key = '([^']+)'", flat)
@@ -118,6 +119,9 @@ def test_a_path_that_went_back_to_an_earlier_lock_would_be_caught():
     # The checker itself: a pool row taken before the table's chain is out of order.
     assert not _in_order([Lock.ROUND, Lock.POOL, Lock.TABLE_CHAIN])
     assert _lock_of("UPDATE jackpot_pool SET meter_units = 1 WHERE id = 1") == Lock.POOL
+    assert _lock_of("WITH numbered AS (UPDATE jackpot_pool SET award_sequence = 2) SELECT 1") == (
+        Lock.POOL
+    )
     assert (
         _lock_of("UPDATE jackpot_auditchain SET sequence = sequence + 1 WHERE key = 'pool-3'")
         == Lock.POOL_CHAIN
