@@ -10,8 +10,9 @@ answer, and the big wins' notifications in the outbox (`jackpot.notifications`).
 `jackpot.locks`'s order: the round row, the table's chain head, then the pool row (only when
 the round grants awards), last: unless a seat won the jackpot, after the event and the outbox's
 messages are written, for the statement that numbers and writes the awards and the commit
-(`jackpot.movements.grant_awards_recorded`); the outbox's INSERT locks no existing row. The round is counted
-(`jackpot_rounds_settled_total`, core.metrics) once the transaction commits, never before.
+(`jackpot.movements.grant_awards_recorded`); the outbox's INSERT locks no existing row. The
+round is counted (`jackpot_rounds_settled_total`, core.metrics) once the transaction commits,
+never before.
 
 `round_settle` is the one entry: `jackpot.locks.retried` around one durable transaction, in
 which the Idempotency-Key's record, if the request has one, is looked up first
