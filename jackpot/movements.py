@@ -266,8 +266,9 @@ class Entry:
 
 
 class GuessOdds:
-    """Whether `take_stakes_recorded` builds its event before the pool row (a guess at the
-    counters) or after it, per pool, from how its last guesses in this process fared.
+    """Whether `take_stakes_recorded` (`GUESSES`: a guess at the counters) or
+    `grant_awards_recorded` (`AWARD_GUESSES`: at the award numbers) builds its event before the
+    pool row or after it, per pool, from how its last guesses in this process fared.
 
     A wrong guess costs more than it saves: its event is built and written for nothing, and the
     open waits for the pool row twice. On a pool where most guesses are wrong (many tables
