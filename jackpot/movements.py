@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, NoReturn
 
 from django.db import transaction
@@ -55,6 +56,7 @@ from jackpot.bodies import Meter
 from jackpot.locks import ChainSlot
 from jackpot.meter import meter_body, pool_meter
 from jackpot.models import (
+    AuditEvent,
     Award,
     AwardKind,
     AwardStatus,
@@ -307,6 +309,31 @@ GUESSES = GuessOdds()
 AWARD_GUESSES = GuessOdds()  # grant_awards_recorded's guesses at the award numbers
 
 
+def _recorded(
+    built: Entry,
+    postings: Sequence[Posting],
+    gate: ledger.Gate | None,
+    pool: Pool,
+    chain: ChainSlot,
+    kind: str,
+    actor: str,
+    now: datetime,
+) -> AuditEvent | None:
+    """The step's event (`built`) with `postings` on `chain`: behind `gate`, or as
+    `ledger.record` writes it when there is none (the pool row already held)."""
+    write = ledger.record if gate is None else partial(ledger.record_gated, gate)
+    return write(
+        chain=chain,
+        kind=kind,
+        actor=actor,
+        pool_id=pool.pk,
+        occurred_at=now,
+        postings=postings,
+        payload=built.payload,
+        also=built.also,
+    )
+
+
 def take_stakes_recorded(
     *,
     pool: Pool,
@@ -348,17 +375,8 @@ def take_stakes_recorded(
             now=now,
             at_version=expected[-1] - 1,  # the version read: the counters the guess is from
         )
-        event = ledger.record_gated(
-            ledger.Gate(sql, params, expected),
-            chain=chain,
-            kind=kind,
-            actor=actor,
-            pool_id=pool.pk,
-            occurred_at=now,
-            postings=taken.postings,
-            payload=built.payload,
-            also=built.also,
-        )
+        gate = ledger.Gate(sql, params, expected)
+        event = _recorded(built, taken.postings, gate, pool, chain, kind, actor, now)
         GUESSES.fared(pool.pk, right=event is not None)
         if event is not None:
             _announce_stakes(pool, taken)
@@ -369,16 +387,7 @@ def take_stakes_recorded(
         pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=stake_cents, now=now
     )
     built = entry(taken)
-    ledger.record(
-        chain=chain,
-        kind=kind,
-        actor=actor,
-        pool_id=pool.pk,
-        occurred_at=now,
-        postings=taken.postings,
-        payload=built.payload,
-        also=built.also,
-    )
+    _recorded(built, taken.postings, None, pool, chain, kind, actor, now)
     return taken, built
 
 
@@ -495,23 +504,14 @@ def grant_awards_recorded(
         written, values = rows.insert_from(
             Award, [{f.attname: getattr(a, f.attname) for f in fields} for a in awards], "numbered"
         )
-        event = ledger.record_gated(
-            ledger.Gate(
-                f"WITH numbered AS ({numbered}), awarded AS ({written})"
-                " SELECT award_sequence FROM numbered",
-                [*params, *values],
-                (numbers[-1],),
-                deferred=True,
-            ),
-            chain=chain,
-            kind=kind,
-            actor=actor,
-            pool_id=pool.pk,
-            occurred_at=now,
-            postings=granted.postings,
-            payload=built.payload,
-            also=built.also,
+        gate = ledger.Gate(
+            f"WITH numbered AS ({numbered}), awarded AS ({written})"
+            " SELECT award_sequence FROM numbered",
+            [*params, *values],
+            (numbers[-1],),
+            deferred=True,
         )
+        event = _recorded(built, granted.postings, gate, pool, chain, kind, actor, now)
         AWARD_GUESSES.fared(pool.pk, right=event is not None)
         if event is not None:
             for award in awards:
@@ -525,16 +525,7 @@ def grant_awards_recorded(
         pool=pool, terms=terms, round_pk=round_pk, dealt=dealt, owed=owed, now=now
     )
     built = entry(granted)
-    ledger.record(
-        chain=chain,
-        kind=kind,
-        actor=actor,
-        pool_id=pool.pk,
-        occurred_at=now,
-        postings=granted.postings,
-        payload=built.payload,
-        also=built.also,
-    )
+    _recorded(built, granted.postings, None, pool, chain, kind, actor, now)
     _notify(pool, dealt, granted.awards)
     return granted, built
 
