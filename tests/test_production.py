@@ -32,6 +32,8 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from django.conf import settings
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 HOST = "jackpot.club.internal"  # deploy/env.example's ALLOWED_HOSTS
@@ -103,12 +105,6 @@ def operator_env(**changes: str | None) -> dict[str, str]:
         else:
             env[name] = value
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_gunicorn(env: dict[str, str]) -> subprocess.Popen[str]:

@@ -28,7 +28,7 @@ import psycopg
 from tests.cluster.topology import DATABASE, Topology
 from tests.faults.harness import alive, children, wait_dead
 from tests.jackpot.webhook_receiver import Receiver
-from tests.test_production import free_port
+from tests.ports import free_port
 
 NODES = ("pg1", "pg2")
 

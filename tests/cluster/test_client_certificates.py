@@ -13,7 +13,6 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import pytest
 
 from jackpot.models import AuditEvent
 from tests.conftest import ROOT, make_floor, uth_seat
+from tests.ports import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,18 +47,12 @@ def _issue(directory: Path, authority: str, name: str, subject: str, *extra: str
              cwd=directory)  # fmt: skip
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class Proxy:
     """nginx with the site files as `make cluster` renders them, in front of `upstream_port`."""
 
     def __init__(self, directory: Path, upstream_port: int) -> None:
         self.directory = directory
-        self.public, self.terminals, self.metrics = _free_port(), _free_port(), _free_port()
+        self.public, self.terminals, self.metrics = free_port(), free_port(), free_port()
         (directory / "nginx-temp").mkdir()
         env = {
             **os.environ,
@@ -94,7 +88,11 @@ class Proxy:
         ]  # fmt: skip
 
     def start(self) -> None:
-        subprocess.run(self.command, check=True, capture_output=True)
+        started = subprocess.run(self.command, capture_output=True, text=True)
+        log = self.directory / "nginx-error.log"
+        assert started.returncode == 0, (
+            f"nginx did not start: {started.stderr}{log.read_text() if log.exists() else ''}"
+        )
 
     def stop(self) -> None:
         pid = (self.directory / "nginx.pid").read_text().strip()

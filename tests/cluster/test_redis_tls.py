@@ -18,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.test_production import ROOT, free_port
+from tests.ports import free_port
+from tests.test_production import ROOT
 
 PASSWORD = "a-redis-password-for-the-tls-test"
 

@@ -49,7 +49,8 @@ from tests.faults.harness import (
     wait_dead,
 )
 from tests.jackpot.webhook_receiver import Receiver
-from tests.test_production import ROOT, free_port
+from tests.ports import free_port
+from tests.test_production import ROOT
 
 DATABASE = "jackpot_topo_drills"
 APP_ROLE = f"{DATABASE}_app"

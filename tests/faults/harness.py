@@ -51,7 +51,8 @@ from typing import Any
 import psycopg
 
 from tables.simulation.deals import RoundPlan, plan_round
-from tests.test_production import BIN, HOST, ROOT, free_port
+from tests.ports import free_port
+from tests.test_production import BIN, HOST, ROOT
 
 UNITS_PER_CENT = 10_000  # jackpot.models.pool: the meter and the reserve in 1/10,000 cent
 

@@ -13,7 +13,6 @@ import io
 import json
 import random
 import re
-import socket
 import threading
 import time
 import urllib.request
@@ -42,6 +41,7 @@ from tables.simulation.run import Pacer, run_floor
 from tables.simulation.strategy import decide
 from tables.simulation.terminal import RequestRefused, ServiceGone, TerminalClient, read_pools
 from tests.conftest import assert_journal_ok
+from tests.ports import free_port
 
 
 def _cards(text: str) -> tuple:
@@ -548,10 +548,7 @@ def test_no_answer_for_the_give_up_time_means_the_service_is_gone(stub):
 
 
 def test_refused_connections_prove_nothing_was_delivered():
-    with socket.socket() as probe:  # a port with nothing listening
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-
+    port = free_port()  # nothing listens on it
     with pytest.raises(ServiceGone, match="ConnectionRefusedError") as gone:
         _client(f"http://127.0.0.1:{port}", [], give_up_s=0.2).post("/api/v1/tables/1/rounds", {})
 
