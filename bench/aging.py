@@ -109,7 +109,7 @@ import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that 
 from bench.results import write_result
 from core.wire import read_query
 from jackpot.awards import award_approve, award_pay, award_verify
-from jackpot.bodies import WinnerIdentity
+from jackpot.bodies import WinnerIdentityBody
 from jackpot.canonical import fingerprint
 from jackpot.models import AuditEvent, Award, AwardStatus, PaymentMethod, Pool, Transfer
 from jackpot.services import pool_create, role_group, staff_token_issue
@@ -311,7 +311,7 @@ def _award_steps(floor: Floor) -> int:
 
 
 #: A made-up winner: every jackpot the bench pays is at or above the identification threshold.
-BENCH_WINNER = WinnerIdentity.model_validate(
+BENCH_WINNER = WinnerIdentityBody.model_validate(
     {
         "name": "Bench Player",
         "date_of_birth": "1970-01-01",

@@ -14,13 +14,15 @@ Importing this module (config.urls does) registers three extensions with drf-spe
   union as a plain `oneOf`. A query string (`core.wire.Query`, given to `parameters=`) becomes
   one parameter per field, and a parameter is absent or has a value: never null, so its schema
   has no null member and no `default: null` (openapi-core would validate a missing one as null).
-  It replaces drf_spectacular.contrib.pydantic, which has none of this.
+  It replaces drf_spectacular.contrib.pydantic, which has none of this. A body (and every body
+  inside it) is named after its `title` where it declares one, else after its class.
 - `TerminalTokenScheme`, `StaffTokenScheme`: the two bearer-token authenticators (drf-spectacular
   warns about, and leaves out, authenticators it cannot describe).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from drf_spectacular.contrib.pydantic import PydanticExtension
@@ -29,14 +31,55 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter
 from pydantic import BaseModel
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, model_json_schema
+from pydantic.json_schema import (
+    CoreModeRef,
+    CoreRef,
+    DefsRef,
+    GenerateJsonSchema,
+    JsonSchemaValue,
+    model_json_schema,
+)
 from pydantic_core import core_schema
 
-from core.wire import Query
+from core.wire import Body, Query
+
+
+def component_name(model: type[BaseModel]) -> str:
+    """A body's name in the schema: its `title` where it declares one, else its class's name.
+
+    The schema's names are what clients generated from it call their classes, so they stay; a
+    title lets the class be renamed in Python (a body whose model is a Django model of the same
+    name: `AwardBody`, titled `Award`) without renaming anything a client sees.
+    """
+    return model.model_config.get("title") or model.__name__
+
+
+def _subclasses(model: type[BaseModel]) -> Iterator[type[BaseModel]]:
+    for subclass in model.__subclasses__():
+        yield subclass
+        yield from _subclasses(subclass)
+
+
+def _titled_refs() -> dict[str, CoreRef]:
+    """Pydantic's reference of each body whose schema name is its title, and the reference of a
+    class of that name (the same module, the same id: pydantic's own clash checks still hold)."""
+    refs = {}
+    for model in _subclasses(Body):
+        name = component_name(model)
+        if name != model.__name__:
+            refs[f"{model.__module__}.{model.__qualname__}:{id(model)}"] = CoreRef(
+                f"{model.__module__}.{name}:{id(model)}"
+            )
+    return refs
 
 
 class OpenApi31(GenerateJsonSchema):
-    """Pydantic's JSON schema (2020-12, OpenAPI 3.1's dialect), as the consumers read it."""
+    """Pydantic's JSON schema (2020-12, OpenAPI 3.1's dialect), as the consumers read it, with
+    each body under its `component_name`."""
+
+    def get_defs_ref(self, core_mode_ref: CoreModeRef) -> DefsRef:
+        core_ref, mode = core_mode_ref
+        return super().get_defs_ref((_titled_refs().get(core_ref, core_ref), mode))
 
     def literal_schema(self, schema: core_schema.LiteralSchema) -> JsonSchemaValue:
         found = super().literal_schema(schema)
@@ -71,6 +114,10 @@ class OpenApi31(GenerateJsonSchema):
 
 class BodySchema(PydanticExtension):
     priority = 1  # over drf_spectacular.contrib.pydantic
+
+    def get_name(self, auto_schema: AutoSchema, direction: str) -> str:
+        super().get_name(auto_schema, direction)  # turns drf-spectacular's clash warning off
+        return component_name(self.target)
 
     def map_serializer(self, auto_schema: AutoSchema, direction: str) -> dict[str, Any]:
         mode: Literal["validation", "serialization"] = (

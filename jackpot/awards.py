@@ -230,7 +230,7 @@ def award_pay(
     method: PaymentMethod,
     reference: str | None = None,
     note: str | None = None,
-    winner: bodies.WinnerIdentity | None = None,
+    winner: bodies.WinnerIdentityBody | None = None,
 ) -> Award:
     """The player has been paid by `user` (the cashier), by `method` with its `reference` (a
     cheque's or transfer's number: required for those, optional for cash) and an optional `note`.

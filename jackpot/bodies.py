@@ -122,10 +122,12 @@ class Review(Body):
     decision: ReferralDecided | None = Field(description="a referral's decision; null: none yet")
 
 
-class Award(Body):
+class AwardBody(Body):
     """An award and its way to payment: who verified, approved, paid or voided it, and when; for
     a jackpot whose void is requested and not yet confirmed, who requested it, when and why;
     surveillance's latest review, and whether one is required before approval."""
+
+    model_config = ConfigDict(title="Award")  # its name in the schema (core.openapi)
 
     id: Id
     pool: Id
@@ -180,7 +182,7 @@ class AwardPage(Body):
     count: Annotated[int, Field(ge=0)]
     limit: Annotated[int, Field(ge=1, le=200)]
     offset: Page
-    results: list[Award]
+    results: list[AwardBody]
 
 
 Note = Annotated[NonBlank, Field(max_length=MAX_TEXT), Refusal(ErrorCode.INVALID_TEXT)]
@@ -223,10 +225,12 @@ def _born(value: date) -> date:
 DateText = Annotated[date, Field(strict=False), BeforeValidator(_date_text), AfterValidator(_born)]
 
 
-class WinnerIdentity(Body):
+class WinnerIdentityBody(Body):
     """A winner's identity, as the French register records it (anti-money-laundering: required
     for an award at or above WINNER_IDENTIFICATION_THRESHOLD_CENTS). Stored encrypted; a refusal
     names the field and never repeats what was sent."""
+
+    model_config = ConfigDict(title="WinnerIdentity")  # its name in the schema (core.openapi)
 
     name: Annotated[NonBlank, Field(max_length=200, description="the name as on the document")]
     date_of_birth: DateText
@@ -258,7 +262,7 @@ class AwardPayment(Body):
         | None
     ) = None
     note: OptionalNote = None
-    winner: WinnerIdentity | None = None
+    winner: WinnerIdentityBody | None = None
 
 
 class WinnerRecord(Body):
@@ -512,7 +516,7 @@ class OpenRounds(Body):
 VoidSignal = Literal["voids_in_shift", "voids_in_window"]
 
 
-class IntegrityFlag(Body):
+class IntegrityFlagBody(Body):
     """An award count that fair deals make improbable, at a table (or in the whole pool: `table`
     null), over a window: `observed` of the `rounds` (settled, with a progressive stake) paid
     at least one award of `kind` where `expected` (exact, "n/d") were expected; `tail` bounds
@@ -521,6 +525,8 @@ class IntegrityFlag(Body):
     them, the pool report shows them. A void flag (`kind` a `VoidSignal`) is a table's voids:
     `observed` of its `rounds` (decided: settled or voided) were voided where the other tables'
     rate made `expected` likely, `seats` the stakes those voids refunded, `awards` 0."""
+
+    model_config = ConfigDict(title="IntegrityFlag")  # its name in the schema (core.openapi)
 
     id: Id
     pool: Id
@@ -571,7 +577,7 @@ class PoolReport(Body):
     last_hits: list[ReportHit]
     meter_identity: MeterIdentity
     open_rounds: OpenRounds
-    integrity_flags: list[IntegrityFlag] = Field(max_length=25, description="newest first")
+    integrity_flags: list[IntegrityFlagBody] = Field(max_length=25, description="newest first")
     reconciliation: ReconciliationStatus | None
 
 
@@ -613,11 +619,13 @@ class ChangeRejection(Body):
 ParameterValue = bool | int | str | None
 
 
-class ParameterChange(Body):
+class ParameterChangeBody(Body):
     """A proposed two-person change and what became of it: the new values, the values when it was
     proposed (`before`), who proposed it and who decided, when (UTC). `kind` `pool.parameters`:
     a pool's parameters; `table.move`: a table linked to `pool` (`changes.table`, `changes.pool`;
     null: unlinked)."""
+
+    model_config = ConfigDict(title="ParameterChange")  # its name in the schema (core.openapi)
 
     id: Id
     kind: Literal["pool.parameters", "pool.stop", "table.move"]
@@ -662,7 +670,7 @@ class ParameterChangePage(Body):
     count: Annotated[int, Field(ge=0)]
     limit: Annotated[int, Field(ge=1, le=200)]
     offset: Page
-    results: list[ParameterChange]
+    results: list[ParameterChangeBody]
 
 
 # --- query strings ----------------------------------------------------------------------------
@@ -761,8 +769,10 @@ class ExportRequest(Body):
     to: Annotated[TimeText | None, Field(description="ISO 8601 time, excluded")] = None
 
 
-class ExportJob(Body):
+class ExportJobBody(Body):
     """A background export: its request, its progress, and its file once done."""
+
+    model_config = ConfigDict(title="ExportJob")  # its name in the schema (core.openapi)
 
     id: Id
     status: ExportStatus

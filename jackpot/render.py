@@ -1,8 +1,8 @@
 """Awards, parameter changes, export jobs and webhook deliveries as the API shows them
-(`jackpot.bodies.Award`, `ParameterChange`, `ExportJob`, `Notification`): rendering only, no
-reads and no writes. An award is shown from its own columns: what it shows of its round was
-recorded at its grant (`jackpot.movements.Dealt`), so nothing here follows `Award.round` to the
-tables' rows.
+(`jackpot.bodies.AwardBody`, `ParameterChangeBody`, `ExportJobBody`, `Notification`): rendering
+only, no reads and no writes. An award is shown from its own columns: what it shows of its round
+was recorded at its grant (`jackpot.movements.Dealt`), so nothing here follows `Award.round` to
+the tables' rows.
 
 Kept apart from `jackpot.awards` (the award's way to payment) so that the reads in
 `jackpot.selectors` can render awards without importing the module that writes them.
@@ -78,14 +78,14 @@ AWARD_RELATED = (
 AWARD_PREFETCH = ("reviews__reviewer", "reviews__decision__decided_by")
 
 
-def award_body(award: Award) -> bodies.Award:
+def award_body(award: Award) -> bodies.AwardBody:
     """An award as the API shows it (select_related `AWARD_RELATED` and prefetch
     `AWARD_PREFETCH` when listing many): with surveillance's latest review, and whether its
     winner is identified, never who. What it shows of its round (table, game, round id, cards,
     winning five) is the award's own record of its grant, never the tables' rows."""
     reviews = list(award.reviews.all())  # prefetched in lists; few (one a jackpot, mostly)
     latest = max(reviews, key=lambda review: review.pk) if reviews else None
-    return bodies.Award.model_construct(
+    return bodies.AwardBody.model_construct(
         id=award.pk,
         pool=award.pool_id,
         round=award.round_id,
@@ -135,9 +135,9 @@ def _identified(award: Award) -> bool:
         return False
 
 
-def change_body(change: ParameterChange) -> bodies.ParameterChange:
+def change_body(change: ParameterChange) -> bodies.ParameterChangeBody:
     """A parameter change as the API shows it (select_related its two users when listing)."""
-    return bodies.ParameterChange.model_construct(
+    return bodies.ParameterChangeBody.model_construct(
         id=change.pk,
         kind=change.kind,
         pool=change.pool_id,
@@ -153,11 +153,11 @@ def change_body(change: ParameterChange) -> bodies.ParameterChange:
     )
 
 
-def export_job_body(job: ExportJob, *, url: str, download_url: str) -> bodies.ExportJob:
+def export_job_body(job: ExportJob, *, url: str, download_url: str) -> bodies.ExportJobBody:
     """An export job as the API shows it (`download_url` only once it is done);
     select_related the user who asked."""
     done = job.status == ExportStatus.DONE
-    return bodies.ExportJob.model_construct(
+    return bodies.ExportJobBody.model_construct(
         id=job.pk,
         status=ExportStatus(job.status),
         filters=bodies.ExportRequest.model_construct(**job.filters()),

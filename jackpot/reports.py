@@ -23,7 +23,7 @@ from django.db.models import Q
 
 from jackpot.bodies import (
     AwardTotal,
-    IntegrityFlag,
+    IntegrityFlagBody,
     MeterIdentity,
     OpenRounds,
     PoolReport,
@@ -63,7 +63,7 @@ def journal_pool_report(
     found: Report,
     stakes_count: int,
     open_rounds: OpenRounds,
-    integrity_flags: list[IntegrityFlag],
+    integrity_flags: list[IntegrityFlagBody],
     reconciliation: ReconciliationStatus | None = None,
 ) -> PoolReport:
     """The reconciliation; `found` the walk it reads its figures from, in the snapshot `pool`

@@ -17,8 +17,8 @@ from django.db.models import Count, Min, Q, QuerySet, Sum
 from core.codes import ErrorCode
 from core.errors import Conflict, Gone, NotFound
 from jackpot import ledger, rows, significant, winners
-from jackpot.bodies import Award as AwardBody
 from jackpot.bodies import (
+    AwardBody,
     AwardFilters,
     AwardListQuery,
     AwardPage,

@@ -66,7 +66,7 @@ def _digest_key() -> bytes:
     return hmac.digest(ledger.journal_key(), b"jackpot.winner-identity", "sha256")
 
 
-def _plain(identity: bodies.WinnerIdentity) -> dict[str, str]:
+def _plain(identity: bodies.WinnerIdentityBody) -> dict[str, str]:
     return {
         "name": identity.name.strip(),
         "date_of_birth": identity.date_of_birth.isoformat(),
@@ -82,7 +82,7 @@ def digest(award_id: int, plain: dict[str, str]) -> str:
     return hmac.digest(_digest_key(), content, "sha256").hex()
 
 
-def required(award: Award, identity: bodies.WinnerIdentity | None) -> None:
+def required(award: Award, identity: bodies.WinnerIdentityBody | None) -> None:
     """Refuse the payment of an award at or above the threshold without its winner's identity."""
     threshold = int(settings.WINNER_IDENTIFICATION_THRESHOLD_CENTS)
     if identity is None and award.amount_cents >= threshold:
@@ -96,7 +96,7 @@ def required(award: Award, identity: bodies.WinnerIdentity | None) -> None:
 
 
 def record(
-    award: Award, identity: bodies.WinnerIdentity, *, user: User, now: datetime
+    award: Award, identity: bodies.WinnerIdentityBody, *, user: User, now: datetime
 ) -> dict[str, object]:
     """Store `identity` for `award`, encrypted (inside the payment's transaction); what the
     payment's event records of it."""

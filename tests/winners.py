@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 
 from jackpot.awards import award_pay
-from jackpot.bodies import WinnerIdentity
+from jackpot.bodies import WinnerIdentityBody
 from jackpot.models import Award, PaymentMethod
 
 NAME = "Zoé Quintanar-Belmont"
@@ -28,8 +28,8 @@ PAY = {"method": "cash", "note": "paid at the cage", "winner": WINNER}
 PAY_CASH = {"method": "cash"}
 
 
-def winner() -> WinnerIdentity:
-    return WinnerIdentity.model_validate(WINNER)
+def winner() -> WinnerIdentityBody:
+    return WinnerIdentityBody.model_validate(WINNER)
 
 
 def pay_identified(award_id: int, user: User) -> Award:

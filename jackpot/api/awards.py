@@ -102,7 +102,7 @@ def _step(
         @extend_schema(
             operation_id=operation_id or f"award_{name}",
             request=body,
-            responses={200: bodies.Award},
+            responses={200: bodies.AwardBody},
             summary=summary or f"{name.capitalize()} an award (supervisors)",
         )
         def post(self, request: Request, award: int) -> Response:
@@ -274,7 +274,7 @@ class AwardVoidView(StaffView):
     @extend_schema(
         operation_id="award_void",
         request=bodies.AwardReason,
-        responses={200: bodies.Award, 202: bodies.Award},
+        responses={200: bodies.AwardBody, 202: bodies.AwardBody},
         summary="Void an award (supervisors); for a jackpot, request its void (202)",
         description="A fixed award or envy: void at once, back to the house (200). A jackpot: "
         "the void is requested (202 Accepted), the award keeps its status and its money, shows "

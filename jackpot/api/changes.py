@@ -40,7 +40,7 @@ class PoolChangesView(StaffView):
     @extend_schema(
         operation_id="pool_change_propose",
         request=bodies.ChangeProposal,
-        responses={201: bodies.ParameterChange},
+        responses={201: bodies.ParameterChangeBody},
         summary="Propose a change of a pool's parameters; another admin approves it (admins)",
     )
     def post(self, request: Request, pool: int) -> Response:
@@ -61,7 +61,7 @@ class PoolChangeApproveView(StaffView):
     @extend_schema(
         operation_id="pool_change_approve",
         request=bodies.ChangeApproval,
-        responses={200: bodies.ParameterChange},
+        responses={200: bodies.ParameterChangeBody},
         summary="Approve and apply a proposed change (parameters, or the pool's stop): another "
         "admin than its proposer, with the pool's tables closed (admins)",
     )
@@ -83,7 +83,7 @@ class PoolChangeRejectView(StaffView):
     @extend_schema(
         operation_id="pool_change_reject",
         request=bodies.ChangeRejection,
-        responses={200: bodies.ParameterChange},
+        responses={200: bodies.ParameterChangeBody},
         summary="Reject a proposed change, saying why (admins)",
     )
     def post(self, request: Request, pool: int, change: int) -> Response:
@@ -103,7 +103,7 @@ class PoolChangeWithdrawView(StaffView):
     @extend_schema(
         operation_id="pool_change_withdraw",
         request=bodies.ChangeApproval,
-        responses={200: bodies.ParameterChange},
+        responses={200: bodies.ParameterChangeBody},
         summary="Withdraw one's own proposed change (its proposer)",
     )
     def post(self, request: Request, pool: int, change: int) -> Response:
@@ -167,7 +167,7 @@ class PoolStopView(StaffView):
     @extend_schema(
         operation_id="pool_stop_propose",
         request=bodies.PoolStopProposal,
-        responses={201: bodies.ParameterChange},
+        responses={201: bodies.ParameterChangeBody},
         summary="Propose to stop a pool for good, naming where its liability goes; another admin "
         "approves it (POST .../changes/{change}/approve) (admins)",
     )

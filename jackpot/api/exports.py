@@ -28,7 +28,7 @@ from jackpot.selectors import export_job_file, export_job_get
 AUDITORS = ("auditor", "admin")
 
 
-def _answer(job: ExportJob) -> bodies.ExportJob:
+def _answer(job: ExportJob) -> bodies.ExportJobBody:
     return export_job_body(
         job,
         url=reverse("award-export-job", args=[job.pk]),
@@ -43,7 +43,7 @@ class ExportJobListView(StaffView):
     @extend_schema(
         operation_id="award_export_start",
         request=bodies.ExportRequest,
-        responses={202: bodies.ExportJob},
+        responses={202: bodies.ExportJobBody},
         summary="Start a background export of the payout log (auditors)",
     )
     def post(self, request: Request) -> Response:
@@ -61,7 +61,7 @@ class ExportJobView(StaffView):
 
     @extend_schema(
         operation_id="award_export_get",
-        responses={200: bodies.ExportJob},
+        responses={200: bodies.ExportJobBody},
         summary="A background export: its status, progress, and SHA-256 once done (auditors)",
     )
     def get(self, request: Request, export: int) -> Response:

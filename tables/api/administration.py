@@ -23,8 +23,7 @@ from core.wire import read
 from jackpot import changes
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.api.awards import StaffView
-from jackpot.bodies import ChangeApproval, ChangeRejection
-from jackpot.bodies import ParameterChange as ChangeAnswer
+from jackpot.bodies import ChangeApproval, ChangeRejection, ParameterChangeBody
 from jackpot.canonical import fingerprint
 from jackpot.models import ChangeKind, ParameterChange
 from jackpot.render import change_body
@@ -100,7 +99,7 @@ class TableMovesView(StaffView):
     @extend_schema(
         operation_id="table_move_propose",
         request=TableMoveProposal,
-        responses={201: ChangeAnswer},
+        responses={201: ParameterChangeBody},
         summary="Propose to link a table to a pool, move it or unlink it (admins); another admin "
         "approves",
     )
@@ -131,7 +130,7 @@ class TableMoveApproveView(StaffView):
     @extend_schema(
         operation_id="table_move_approve",
         request=ChangeApproval,
-        responses={200: ChangeAnswer},
+        responses={200: ParameterChangeBody},
         summary="Approve and apply a table's move: another admin than its proposer, with the "
         "table closed and no round open (admins)",
     )
@@ -149,7 +148,7 @@ class TableMoveRejectView(StaffView):
     @extend_schema(
         operation_id="table_move_reject",
         request=ChangeRejection,
-        responses={200: ChangeAnswer},
+        responses={200: ParameterChangeBody},
         summary="Reject a table's proposed move, saying why (admins)",
     )
     def post(self, request: Request, table: int, change: int) -> Response:
@@ -166,7 +165,7 @@ class TableMoveWithdrawView(StaffView):
     @extend_schema(
         operation_id="table_move_withdraw",
         request=ChangeApproval,
-        responses={200: ChangeAnswer},
+        responses={200: ParameterChangeBody},
         summary="Withdraw one's own proposed move of a table (its proposer)",
     )
     def post(self, request: Request, table: int, change: int) -> Response:

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from core.openapi import query_parameters
 from core.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
-from tables.bodies.reconciliation import Reconciliation, ReconciliationPage, ReconciliationQuery
+from tables.bodies.reconciliation import ReconciliationBody, ReconciliationPage, ReconciliationQuery
 from tables.selectors.reconciliation import reconciliation_get, reconciliation_page
 
 READERS = ("auditor", "supervisor", "admin")
@@ -39,7 +39,7 @@ class ReconciliationView(APIView):
 
     @extend_schema(
         operation_id="reconciliation_get",
-        responses={200: Reconciliation},
+        responses={200: ReconciliationBody},
         summary="One reconciliation report: figures per pool and every problem (auditors)",
     )
     def get(self, request: Request, reconciliation: int) -> Response:

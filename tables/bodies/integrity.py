@@ -15,7 +15,7 @@ from pydantic import Field
 from core.wire import DIGITS, Body, Instant, Query
 from jackpot.bodies import (
     Cents,
-    IntegrityFlag,
+    IntegrityFlagBody,
     Offset,
     VoidSignal,
 )
@@ -36,7 +36,7 @@ class IntegrityFlagPage(Body):
     count: Annotated[int, Field(ge=0)]
     limit: Annotated[int, Field(ge=1, le=200)]
     offset: Annotated[int, Field(ge=0)]
-    results: list[IntegrityFlag]
+    results: list[IntegrityFlagBody]
 
 
 # --- the void watch (tables.voids) --------------------------------------------------------------
@@ -94,4 +94,4 @@ class VoidWatch(Body):
     window_to: Instant
     shifts: list[VoidShift]
     tables: list[VoidTable]
-    flags: list[IntegrityFlag]
+    flags: list[IntegrityFlagBody]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from core.wire import DIGITS, Body, Instant, Query
 from jackpot.bodies import (
@@ -47,11 +47,13 @@ class ReconciliationBroken(Body):
     sequence: int | None
 
 
-class Reconciliation(Body):
+class ReconciliationBody(Body):
     """One reconciliation run's report: every pool recomputed from the journal, the chains (and
     their anchors) verified, each pool's meter identity checked. `problems` are the first 100,
     in the order found; `problem_count` counts them all; `first_broken` is the first chain that
     did not verify and the sequence where it broke."""
+
+    model_config = ConfigDict(title="Reconciliation")  # its name in the schema (core.openapi)
 
     id: Annotated[int, Field(ge=1)]
     ok: bool
@@ -76,4 +78,4 @@ class ReconciliationPage(Body):
     count: Annotated[int, Field(ge=0)]
     limit: Annotated[int, Field(ge=1, le=200)]
     offset: Annotated[int, Field(ge=0)]
-    results: list[Reconciliation]
+    results: list[ReconciliationBody]

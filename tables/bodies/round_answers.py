@@ -5,7 +5,7 @@ Built from these models by `tables.rounds.answers` (hands, settlements and decis
 `tables.render`) and stored as their JSON, so a replay answers the same bytes.
 
 Invariant: amounts are whole cents; an award here is only its way to payment's start
-(`jackpot.bodies.Award` follows it from there).
+(`jackpot.bodies.AwardBody` follows it from there).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class OpenAnswer(Body):
 
 
 class RoundAward(Body):
-    """An award the round won (its way to payment: `jackpot.bodies.Award`)."""
+    """An award the round won (its way to payment: the schema's `Award` of the same `id`)."""
 
     id: int
     seat: SeatNumber

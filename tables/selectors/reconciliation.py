@@ -14,8 +14,8 @@ from jackpot.bodies import ReconciliationStatus
 from jackpot.models import (
     AccountKind,
 )
-from tables.bodies.reconciliation import Reconciliation as ReconciliationBody
 from tables.bodies.reconciliation import (
+    ReconciliationBody,
     ReconciliationBroken,
     ReconciliationPage,
     ReconciliationPool,

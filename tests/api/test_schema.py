@@ -16,6 +16,8 @@ from django.test import Client
 from django.urls import URLPattern
 from drf_spectacular.drainage import GENERATOR_STATS
 
+from core.openapi import component_name
+from core.wire import Body
 from jackpot.api import urls as jackpot_urls
 from tables.api import urls as tables_urls
 
@@ -201,3 +203,23 @@ def test_every_request_body_is_closed(schema):
             if body is not None:
                 walk(body["schema"], operation["operationId"], frozenset())
     assert not open_objects, open_objects
+
+
+def _bodies(model: type[Body] = Body) -> list[type[Body]]:
+    found = []
+    for subclass in model.__subclasses__():
+        found += [subclass, *_bodies(subclass)]
+    return found
+
+
+def test_a_titled_body_is_in_the_schema_under_its_title_alone(schema):
+    """A body renamed in Python so as not to share a model's name (tests/test_names.py) keeps
+    its name in the schema, and only that one, for clients generated from it."""
+    components = schema["components"]["schemas"]
+    renamed = [body for body in _bodies() if component_name(body) != body.__name__]
+    assert {component_name(body) for body in renamed} == {
+        "Award", "ExportJob", "IntegrityFlag", "ParameterChange", "Reconciliation", "WinnerIdentity"
+    }  # fmt: skip
+    for body in renamed:
+        assert component_name(body) in components
+        assert body.__name__ not in components
