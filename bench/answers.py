@@ -91,7 +91,7 @@ def fixtures() -> Fixtures:
             kind=kind,
             amount_cents=amount,
             status=AwardStatus.APPROVED,
-            sequence=pk,
+            number=pk,
             created_at=NOW,
         )
         for pk, seat, kind, amount in (

@@ -199,7 +199,7 @@ class PoolAdmin(FilesProposals):
         "reserve_units",
         "meter_version",
         "hit_count",
-        "award_sequence",
+        "last_award_number",
         "award_version",
         "created_at",
     )
@@ -395,7 +395,7 @@ class ReadOnlyAdmin(AdminRoleOnly):
 @admin.register(Award)
 class AwardAdmin(ReadOnlyAdmin):
     list_display = (
-        "sequence",
+        "number",
         "pool",
         # The award's own record of its round (not `round`, the tables' row).
         "table_name",

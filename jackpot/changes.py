@@ -95,7 +95,7 @@ _COUNTERS = [
     "meter_version",
     "meter_changed_at",
     "hit_count",
-    "award_sequence",
+    "last_award_number",
     "award_version",
 ]
 

@@ -288,15 +288,15 @@ _AWARDS = (
     "SELECT p.award_version, w.which, w.name, w.kind, w.amount_cents, w.created_at"
     " FROM jackpot_pool p LEFT JOIN ("
     " SELECT * FROM (SELECT 0 AS which, a.table_name AS name, a.kind, a.amount_cents, a.created_at,"
-    " a.sequence FROM jackpot_award a"
+    " a.number FROM jackpot_award a"
     " WHERE a.pool_id = %s AND NOT a.status = %s AND NOT a.kind = %s"
-    " ORDER BY a.sequence DESC LIMIT %s) AS recent"
+    " ORDER BY a.number DESC LIMIT %s) AS recent"
     " UNION ALL"
     " SELECT * FROM (SELECT 1 AS which, a.table_name AS name, a.kind, a.amount_cents, a.created_at,"
-    " a.sequence FROM jackpot_award a"
+    " a.number FROM jackpot_award a"
     " WHERE a.pool_id = %s AND a.kind = %s AND a.status IN (%s, %s)"
-    " ORDER BY a.sequence DESC LIMIT 1) AS waiting"
-    ") w ON 1 = 1 WHERE p.id = %s ORDER BY w.which, w.sequence DESC"
+    " ORDER BY a.number DESC LIMIT 1) AS waiting"
+    ") w ON 1 = 1 WHERE p.id = %s ORDER BY w.which, w.number DESC"
 )
 
 

@@ -221,7 +221,7 @@ def pool_stop_approve(
             raise _refused(pool_id, doing="stopped")
         changes.refuse_unless_at_rest(pool_id, tables, pool_tables, doing="stop is approved")
         unpaid = list(
-            pool.awards.filter(status__in=UNPAID).order_by("sequence").values_list("pk", "status")
+            pool.awards.filter(status__in=UNPAID).order_by("number").values_list("pk", "status")
         )
         if unpaid:
             listed = ", ".join(f"award {pk} ({status})" for pk, status in unpaid[:10])

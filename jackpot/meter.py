@@ -309,10 +309,10 @@ def receive(
 
 
 def next_award_numbers(*, pool_id: int, count: int) -> range:
-    """Take `count` consecutive award numbers (`Award.sequence`) in commit order, under the lock."""
+    """Take `count` consecutive award numbers (`Award.number`) in commit order, under the lock."""
     (last,) = _one_row(
-        "UPDATE jackpot_pool SET award_sequence = award_sequence + %s,"
-        " award_version = award_version + 1 WHERE id = %s RETURNING award_sequence",
+        "UPDATE jackpot_pool SET last_award_number = last_award_number + %s,"
+        " award_version = award_version + 1 WHERE id = %s RETURNING last_award_number",
         [count, pool_id],
     )
     return range(last - count + 1, last + 1)
@@ -321,7 +321,7 @@ def next_award_numbers(*, pool_id: int, count: int) -> range:
 def last_award_number(*, pool_id: int) -> int:
     """The pool's last award number as committed, read without a lock: a guess at the numbers
     the next awards take (`award_numbers_update`)."""
-    (last,) = _one_row("SELECT award_sequence FROM jackpot_pool WHERE id = %s", [pool_id])
+    (last,) = _one_row("SELECT last_award_number FROM jackpot_pool WHERE id = %s", [pool_id])
     return last
 
 
@@ -331,9 +331,9 @@ def award_numbers_update(*, pool_id: int, count: int, after: int) -> tuple[str, 
     the `count` numbers after `after`, and returns `after + count`, only if no award took a
     number since; else it moves nothing and returns no row (and leaves the row unlocked)."""
     return (
-        "UPDATE jackpot_pool SET award_sequence = award_sequence + %s,"
-        " award_version = award_version + 1 WHERE id = %s AND award_sequence = %s"
-        " RETURNING award_sequence",
+        "UPDATE jackpot_pool SET last_award_number = last_award_number + %s,"
+        " award_version = award_version + 1 WHERE id = %s AND last_award_number = %s"
+        " RETURNING last_award_number",
         [count, pool_id, after],
     )
 

@@ -506,7 +506,7 @@ def grant_awards_recorded(
         )
         gate = ledger.Gate(
             f"WITH numbered AS ({numbered}), awarded AS ({written})"
-            " SELECT award_sequence FROM numbered",
+            " SELECT last_award_number FROM numbered",
             [*params, *values],
             (numbers[-1],),
             deferred=True,
@@ -563,7 +563,7 @@ def _awards(
                 kind=AwardKind(item.kind),
                 amount_cents=amount,
                 status=AwardStatus.PENDING if pending else AwardStatus.APPROVED,
-                sequence=number,
+                number=number,
                 created_at=now,
                 table_pk=dealt.table_pk,
                 table_name=dealt.table_name,

@@ -40,7 +40,7 @@ def big_wins_enqueue(
             continue
         payload = {
             "award": award.pk,
-            "sequence": award.sequence,
+            "sequence": award.number,
             "kind": award.kind,
             "jackpot": jackpot,
             "amount_cents": award.amount_cents,

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import F, Q
 
 from jackpot import winners
 from jackpot.changes import (
@@ -507,7 +507,6 @@ class Projections:
             "kind",
             "amount_cents",
             "status",
-            "sequence",
             "created_at",
             "verified_by__username",
             "verified_at",
@@ -527,6 +526,7 @@ class Projections:
             "payment_reference",
             "payment_note",
             *RECORD_FIELDS,
+            sequence=F("number"),  # the award's number, in the journal's word
         )
         listed = set()
         for row in rows.iterator(chunk_size=2000):

@@ -100,7 +100,7 @@ def award_body(award: Award) -> bodies.AwardBody:
         kind=AwardKind(award.kind),  # the database gives the value, the model its enum
         amount_cents=award.amount_cents,
         status=AwardStatus(award.status),
-        sequence=award.sequence,
+        sequence=award.number,
         created_at=award.created_at,
         verified_by=_who(award.verified_by),
         verified_at=award.verified_at,

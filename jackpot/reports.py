@@ -123,7 +123,7 @@ def journal_pool_report(
             for kind in AwardKind
         },
         hit_count=awards[AwardKind.ROYAL_FLUSH].count if AwardKind.ROYAL_FLUSH in awards else 0,
-        last_hits=[_hit(hit) for hit in hits.order_by("-created_at", "-sequence")[:LAST_HITS]],
+        last_hits=[_hit(hit) for hit in hits.order_by("-created_at", "-number")[:LAST_HITS]],
         meter_identity=MeterIdentity.model_construct(
             formula="units = (seed + resets + voided jackpots + meters received - jackpots won"
             " - voided jackpots' resets - meter stopped) x 10,000"

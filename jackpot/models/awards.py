@@ -1,7 +1,8 @@
 """Progressive awards: what a seat won, in the order of the hits, and the way to payment.
 
-`sequence` numbers a pool's awards in commit order (allocated under the pool's row lock), so the
-order of jackpot hits across tables is the order of their sequence numbers.
+`number` numbers a pool's awards in commit order (allocated under the pool's row lock), so the
+order of jackpot hits across tables is the order of their numbers. (The wire and the journal's
+payloads call it `sequence`, as they always have: docs/glossary.md.)
 
 The way to payment (TigerBeetle's pending, then post or void): an award that needs a supervisor
 starts `pending`; one supervisor verifies it (`verified`, with a note), a different one approves
@@ -46,7 +47,7 @@ class PaymentMethod(models.TextChoices):
 
 
 class Award(models.Model):
-    # No index of their own: award_sequence_unique leads with the pool, award_once_per_seat
+    # No index of their own: award_number_unique leads with the pool, award_once_per_seat
     # with the round (an award is written under the pool's row: each index is in its hold).
     pool = models.ForeignKey(
         "jackpot.Pool", on_delete=models.PROTECT, related_name="awards", db_index=False
@@ -58,7 +59,7 @@ class Award(models.Model):
     kind = models.CharField(max_length=20, choices=AwardKind.choices)
     amount_cents = models.BigIntegerField()
     status = models.CharField(max_length=10, choices=AwardStatus.choices)
-    sequence = models.BigIntegerField()
+    number = models.BigIntegerField()
     created_at = models.DateTimeField()
     # What the award shows of its round, recorded when it is granted (issue 23), so that the
     # progressive never reads the tables' rows to show or report an award: the table's key
@@ -112,7 +113,7 @@ class Award(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["pool", "sequence"], name="award_sequence_unique"),
+            models.UniqueConstraint(fields=["pool", "number"], name="award_number_unique"),
             models.UniqueConstraint(fields=["round", "seat", "kind"], name="award_once_per_seat"),
             models.CheckConstraint(condition=Q(amount_cents__gt=0), name="award_positive"),
             models.CheckConstraint(condition=Q(seat__gte=1, seat__lte=7), name="award_seat_range"),
@@ -131,4 +132,4 @@ class Award(models.Model):
         indexes = [models.Index(fields=["status", "created_at"])]
 
     def __str__(self) -> str:
-        return f"#{self.sequence} {self.kind} {self.amount_cents} cents ({self.status})"
+        return f"#{self.number} {self.kind} {self.amount_cents} cents ({self.status})"

@@ -63,7 +63,7 @@ class Pool(models.Model):
     meter_version = models.BigIntegerField(default=0, help_text="Bumped by every meter change.")
     meter_changed_at = models.DateTimeField(null=True, blank=True)
     hit_count = models.BigIntegerField(default=0, help_text="Jackpot hits so far, in order.")
-    award_sequence = models.BigIntegerField(default=0, help_text="Last award sequence number.")
+    last_award_number = models.BigIntegerField(default=0, help_text="The last award's number.")
     award_version = models.BigIntegerField(
         default=0, help_text="Bumped by every change to the pool's awards (for displays)."
     )

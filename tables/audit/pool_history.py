@@ -157,7 +157,7 @@ def _hits(pool: Pool, bounds: Q, zone: tzinfo) -> list[HistoryHit]:
             reset_reserve=reset(TransferCode.RESET_RESERVE),
             reset_house=reset(TransferCode.RESET_HOUSE),
         )
-        .order_by("sequence")
+        .order_by("number")
     )
     return [
         HistoryHit.model_construct(

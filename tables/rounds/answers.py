@@ -128,7 +128,7 @@ def _award(award: Award) -> RoundAward:
         kind=AwardKind(award.kind),
         amount_cents=award.amount_cents,
         status=AwardStatus(award.status),
-        sequence=award.sequence,
+        sequence=award.number,
     )
 
 
@@ -258,7 +258,7 @@ def settled_event(
                 "kind": AwardKind(award.kind).value,
                 "amount_cents": award.amount_cents,
                 "status": AwardStatus(award.status).value,
-                "sequence": award.sequence,
+                "sequence": award.number,
                 # Without them a database writer could change what the slip shows unseen.
                 "table_pk": award.table_pk,
                 "table_name": award.table_name,

@@ -66,7 +66,7 @@ def test_a_settle_that_grants_awards_takes_the_pool_row_last(settings):
     (award,) = settled.json()["awards"]
     assert award["kind"] == "four_of_a_kind"
     stored = Award.objects.get()
-    assert (stored.pk, stored.sequence) == (award["id"], 1)
+    assert (stored.pk, stored.number) == (award["id"], 1)
     assert OutboxMessage.objects.filter(key=f"award:{stored.pk}").exists()
     assert_journal_ok()
 
@@ -98,7 +98,7 @@ def test_numbers_another_round_took_in_between_are_not_taken_twice(monkeypatch, 
 
     assert settled.status_code == 200, settled.json()
     assert _retaken(floor.pool_id) == retaken + 1
-    numbers = dict(Award.objects.values_list("round__round_id", "sequence"))
+    numbers = dict(Award.objects.values_list("round__round_id", "number"))
     assert numbers == {"b-1": 1, "a-1": 2}
     assert settled.json()["awards"][0]["id"] == Award.objects.get(round__round_id="a-1").pk
     assert OutboxMessage.objects.filter(key__startswith="award:").count() == 2  # one each
@@ -114,8 +114,8 @@ def test_many_tables_granting_awards_at_once_number_them_once_each():
     with ThreadPoolExecutor(max_workers=8) as executor:
         done = [played for rounds in executor.map(four_rounds, floor.uth) for played in rounds]
     assert all(status == 200 for status, _ in done), done
-    awards = list(Award.objects.filter(kind=AwardKind.FOUR_OF_A_KIND).order_by("sequence"))
-    assert [award.sequence for award in awards] == list(range(1, 33))
+    awards = list(Award.objects.filter(kind=AwardKind.FOUR_OF_A_KIND).order_by("number"))
+    assert [award.number for award in awards] == list(range(1, 33))
     answered = sorted(body["awards"][0]["id"] for _, body in done)
     assert sorted(award.pk for award in awards) == answered
     assert_journal_ok()

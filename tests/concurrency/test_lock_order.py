@@ -119,9 +119,8 @@ def test_a_path_that_went_back_to_an_earlier_lock_would_be_caught():
     # The checker itself: a pool row taken before the table's chain is out of order.
     assert not _in_order([Lock.ROUND, Lock.POOL, Lock.TABLE_CHAIN])
     assert _lock_of("UPDATE jackpot_pool SET meter_units = 1 WHERE id = 1") == Lock.POOL
-    assert _lock_of("WITH numbered AS (UPDATE jackpot_pool SET award_sequence = 2) SELECT 1") == (
-        Lock.POOL
-    )
+    numbering = "WITH numbered AS (UPDATE jackpot_pool SET last_award_number = 2) SELECT 1"
+    assert _lock_of(numbering) == Lock.POOL
     assert (
         _lock_of("UPDATE jackpot_auditchain SET sequence = sequence + 1 WHERE key = 'pool-3'")
         == Lock.POOL_CHAIN

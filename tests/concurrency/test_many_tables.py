@@ -119,7 +119,7 @@ def test_32_tables_post_at_once_and_every_cent_is_accounted_for():
                 hits.append((event.sequence, award["sequence"], award["amount_cents"]))
                 meter_units = meter_units % UNITS_PER_CENT + pool.seed_cents * UNITS_PER_CENT
     assert len(hits) >= 2
-    # The order of hits (award sequence numbers) is the order of their meter changes.
+    # The order of hits (award numbers: the payloads' `sequence`) is that of their meter changes.
     assert [h[1] for h in hits] == sorted(h[1] for h in hits)
     royal_rounds = {f"t{index}-r{ROYAL_ROUND}" for index in ROYAL_TABLES}
     assert royal_rounds <= set(

@@ -90,7 +90,7 @@ def _many_awards(floor, count: int) -> None:
             kind=kinds[number // 7 % 6],
             amount_cents=5000 + number,
             status=statuses[number % 3],
-            sequence=last + number + 1,
+            number=last + number + 1,
             created_at=now + timedelta(microseconds=number),
         )
         for number in range(count)

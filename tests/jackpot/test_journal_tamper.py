@@ -121,7 +121,7 @@ def test_an_award_no_round_created_is_found(awarded):
     quads = Award.objects.get(kind="four_of_a_kind")
     superuser_sql(
         "INSERT INTO jackpot_award (pool_id, round_id, seat, kind, amount_cents, status,"
-        " sequence, created_at, verification_note, void_reason, void_request_reason)"
+        " number, created_at, verification_note, void_reason, void_request_reason)"
         " SELECT pool_id, round_id, 3, kind, amount_cents, 'approved', 99, created_at, '', '', ''"
         " FROM jackpot_award WHERE id = %s",
         [quads.pk],

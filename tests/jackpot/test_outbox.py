@@ -118,7 +118,7 @@ def test_a_jackpot_is_signed_and_delivered_after_retries_once_per_url(
     assert event["type"] == "award.jackpot_hit"
     assert event["data"] == {
         "award": award.pk,
-        "sequence": award.sequence,
+        "sequence": award.number,
         "kind": "royal_flush",
         "jackpot": True,
         "amount_cents": award.amount_cents,

@@ -68,14 +68,14 @@ def test_the_sign_lists_the_last_five_hands_that_won_and_never_a_voided_one(
                     "seats": [uth_play(1, "8c 9c")],
                 },
             )
-        newest = Award.objects.order_by("-sequence").first()  # over the threshold: pending
+        newest = Award.objects.order_by("-number").first()  # over the threshold: pending
         admin = django_user_model.objects.create(username="boss", is_superuser=True)
         award_void(award_id=newest.pk, user=admin, reason="misdeal found on video")
     body = client.get(f"/api/v1/pools/{floor.pool_id}/meter").json()
     hits = body["recent_hits"]
     assert len(hits) == 5
     assert [hit["kind"] for hit in hits] == ["straight_flush"] * 5
-    expected = Award.objects.exclude(pk=newest.pk).order_by("-sequence")[:5]
+    expected = Award.objects.exclude(pk=newest.pk).order_by("-number")[:5]
     assert [hit["at"] for hit in hits] == [award.created_at.isoformat() for award in expected]
     assert body["last_hit"] == hits[0]
 

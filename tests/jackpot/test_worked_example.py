@@ -50,10 +50,10 @@ def _transfers_after(pk: int) -> list[tuple[str, str, str, int]]:
 
 
 def _awards(pool_id: int) -> list[tuple[int, str, int, str, int, str]]:
-    """The pool's award rows: (sequence, round_id, seat, kind, cents, status)."""
+    """The pool's award rows: (number, round_id, seat, kind, cents, status)."""
     return [
-        (a.sequence, a.round.round_id, a.seat, a.kind, a.amount_cents, a.status)
-        for a in Award.objects.filter(pool_id=pool_id).select_related("round").order_by("sequence")
+        (a.number, a.round.round_id, a.seat, a.kind, a.amount_cents, a.status)
+        for a in Award.objects.filter(pool_id=pool_id).select_related("round").order_by("number")
     ]
 
 

@@ -186,7 +186,7 @@ def test_a_pool_rewritten_in_the_database_does_not_reach_a_round_already_open(fl
     assert settled.status_code == 200, settled.json()
     assert _paid(settled.json()) == PAID
     assert settled.json()["seats"][0]["progressive"]["stake_cents"] == 500
-    awards = Award.objects.order_by("sequence").values_list("kind", "amount_cents", "status")
+    awards = Award.objects.order_by("number").values_list("kind", "amount_cents", "status")
     assert [tuple(a) for a in awards] == [(kind, cents, status) for _, kind, cents, status in PAID]
     # The round's record is the one it opened with, whatever the pool's row says now.
     found = Round.objects.get(round_id="r-1")
