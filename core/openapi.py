@@ -23,6 +23,7 @@ Importing this module (config.urls does) registers three extensions with drf-spe
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 from typing import Any, Literal
 
 from drf_spectacular.contrib.pydantic import PydanticExtension
@@ -77,9 +78,13 @@ class OpenApi31(GenerateJsonSchema):
     """Pydantic's JSON schema (2020-12, OpenAPI 3.1's dialect), as the consumers read it, with
     each body under its `component_name`."""
 
+    @cached_property
+    def _titled(self) -> dict[str, CoreRef]:
+        return _titled_refs()
+
     def get_defs_ref(self, core_mode_ref: CoreModeRef) -> DefsRef:
         core_ref, mode = core_mode_ref
-        return super().get_defs_ref((_titled_refs().get(core_ref, core_ref), mode))
+        return super().get_defs_ref((self._titled.get(core_ref, core_ref), mode))
 
     def literal_schema(self, schema: core_schema.LiteralSchema) -> JsonSchemaValue:
         found = super().literal_schema(schema)
