@@ -6,8 +6,10 @@ Plays rounds of 7 UTH seats (every bet, the progressive on each) through Django'
 PostgreSQL (a database jackpot_cpu is created anew at DATABASE_URL's server) and prints the wall
 time and the process CPU per round; then the stack's floor for the same two requests
 (bench/trivial.py `RoundShapeView`: the same bodies, authentication, throttle, parser, number of
-statements and answers, none of the round's work); then how long reading each request body
-takes. No HTTP
+statements and answers, none of the round's work) and its rungs (the same two requests as plain
+Django, then DRF's view, then the terminal's checks, then the statements); then what one
+statement's round trip costs the process (libpq alone, psycopg's cursor, Django's); then how long
+reading each request body takes. No HTTP
 server and no other process: what it measures is this code, not the machine's network or
 gunicorn. Run it on two trees with the same interpreter to compare them.
 
@@ -27,6 +29,7 @@ import random
 import sys
 import time
 import timeit
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -162,29 +165,81 @@ def main() -> None:
         open=(opened.status_code, opened.json()), result=(settled.status_code, settled.json())
     )
     settings.ROOT_URLCONF = "bench.urls"  # read per request: the floor's URL is bench's
-    floor = f"/bench/floor/tables/{table.pk}"
 
-    def shape(statements: tuple[int, int]) -> None:
-        steps = zip(("open", "result"), (opening, result), statements, strict=True)
-        for step, body, count in steps:
-            answer = client.post(f"{floor}/{step}/{count}", body, "application/json")
-            assert answer.status_code in (200, 201), answer.content
+    def floor_cpu(url: Callable[[str, int], str], statements: tuple[int, int]) -> float:
+        """CPU a round of the two steps posted to bench's `url(step, statements)`."""
+        steps = list(zip(("open", "result"), (opening, result), statements, strict=True))
 
-    def floor_cpu(statements: tuple[int, int]) -> float:
+        def shape() -> None:
+            for step, body, count in steps:
+                answer = client.post(url(step, count), body, "application/json")
+                assert answer.status_code in (200, 201), answer.content
+
         for _ in range(50):
-            shape(statements)
+            shape()
         cpu = time.process_time()
         for _ in range(args.rounds):
-            shape(statements)
+            shape()
         return (time.process_time() - cpu) / args.rounds
 
-    full = floor_cpu((open_statements, result_statements))
-    bare = floor_cpu((0, 0))
+    # The ladder, each rung the one below plus one layer: plain Django (the project's
+    # middleware, the body read and the answer written), DRF's view with its parser and
+    # renderer, the terminal's authentication, permission and throttle, the round's statements.
+    floor = f"/bench/floor/tables/{table.pk}"
+    rungs = {
+        "django": floor_cpu(lambda step, _: f"/bench/floor/django/{step}", (0, 0)),
+        "drf": floor_cpu(lambda step, n: f"/bench/floor/drf/tables/{table.pk}/{step}/{n}", (0, 0)),
+        "checks": floor_cpu(lambda step, n: f"{floor}/{step}/{n}", (0, 0)),
+        "statements": floor_cpu(
+            lambda step, n: f"{floor}/{step}/{n}", (open_statements, result_statements)
+        ),
+    }
+    full, bare = rungs["statements"], rungs["checks"]
     print(
         f"the stack's floor for the same two requests (the same bodies and answers, none of the"
         f" work): {full * 1000:.2f} ms CPU with the round's {open_statements} + {result_statements}"
         f" statements, {bare * 1000:.2f} ms without them (the terminal's look-up only); the"
         f" round's own code {(per_round - full) * 1000:.2f} ms"
+    )
+    print(
+        f"the floor's rungs: plain Django (the same client, middleware, body and answer)"
+        f" {rungs['django'] * 1000:.2f} ms; DRF's view, parser and renderer"
+        f" +{(rungs['drf'] - rungs['django']) * 1000:.2f} ms; the terminal's authentication,"
+        f" permission and throttle +{(bare - rungs['drf']) * 1000:.2f} ms; the statements"
+        f" +{(full - bare) * 1000:.2f} ms"
+    )
+
+    # What one statement's round trip costs this process, from the C library up: the floor
+    # under every statement the round sends.
+    with connection.cursor() as cursor:
+        raw = cursor.connection  # psycopg's own connection, under Django's cursor
+
+        def libpq() -> None:
+            raw.pgconn.exec_(b"SELECT 1")
+
+        def psycopg_cursor() -> None:
+            with raw.cursor() as own:
+                own.execute("SELECT %s", [1])
+                own.fetchone()
+
+        def django_cursor() -> None:
+            cursor.execute("SELECT %s", [1])
+            cursor.fetchone()
+
+        trips = {}
+        for name, trip in (
+            ("libpq", libpq),
+            ("psycopg", psycopg_cursor),
+            ("Django", django_cursor),
+        ):
+            trip()
+            cpu = time.process_time()
+            for _ in range(2000):
+                trip()
+            trips[name] = (time.process_time() - cpu) / 2000
+    print(
+        "one statement's round trip (SELECT 1, autocommit), CPU: "
+        + ", ".join(f"{name} {cost * 1e6:.0f} us" for name, cost in trips.items())
     )
 
     deck = DECK[:]

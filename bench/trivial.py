@@ -6,6 +6,10 @@
   bench/ingest.py.
 - `RoundShapeView`: a round step's shape (below): bench/round_cpu.py and bench/ingest.py post a
   round's two bodies to it.
+- `BareShapeView` and `django_shape`: the two rungs under it, for bench/round_cpu.py's ladder:
+  the same step as a DRF view with no authentication, permission or throttle, and as a plain
+  Django view (the project's middleware, `json.loads`, a `JsonResponse`): what DRF and the
+  terminal's checks cost, and what a step outside DRF could cost at the least.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import json
 from typing import Any, ClassVar
 
 from django.db import connection, transaction
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -59,3 +65,21 @@ class RoundShapeView(APIView):
                 cursor.fetchone()
         status, answer = self.answers.get(step, (201 if step == "open" else 200, body))
         return Response(answer, status=status)
+
+
+class BareShapeView(RoundShapeView):
+    """`RoundShapeView` without the terminal's authentication, permission and throttle: DRF's
+    view, the strict parser and the renderer alone."""
+
+    authentication_classes = []
+    permission_classes = []
+    throttle_classes = []
+
+
+@csrf_exempt
+def django_shape(request: HttpRequest, step: str) -> JsonResponse:
+    """A round step as plain Django serves it: the body read, the step's answer written (as
+    `RoundShapeView`'s), no DRF, no check, no statement."""
+    body = json.loads(request.body)
+    status, answer = RoundShapeView.answers.get(step, (201 if step == "open" else 200, body))
+    return JsonResponse(answer, status=status, safe=False)

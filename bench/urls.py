@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from bench.trivial import RoundShapeView, TrivialView
+from bench.trivial import BareShapeView, RoundShapeView, TrivialView, django_shape
 from config.urls import urlpatterns as service_urls
 
 urlpatterns = [
@@ -12,4 +12,6 @@ urlpatterns = [
         "bench/floor/tables/<int:table>/<str:step>/<int:statements>",
         RoundShapeView.as_view(),
     ),
+    path("bench/floor/drf/tables/<int:table>/<str:step>/<int:statements>", BareShapeView.as_view()),
+    path("bench/floor/django/<str:step>", django_shape),
 ]
