@@ -69,7 +69,8 @@ class RoundShapeView(APIView):
 
 class BareShapeView(RoundShapeView):
     """`RoundShapeView` without the terminal's authentication, permission and throttle: DRF's
-    view, the strict parser and the renderer alone."""
+    view, the strict parser and the renderer alone (and, with no statement, a transaction that
+    sends nothing)."""
 
     authentication_classes = []
     permission_classes = []
