@@ -13,9 +13,7 @@
 
 from __future__ import annotations
 
-import random
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -63,20 +61,6 @@ def test_10000_concurrent_contributions_from_50_terminals_leave_the_meter_exact(
     pool = Pool.objects.get(pk=floor.pool_id)
     start = threading.Barrier(TERMINALS, timeout=120)
 
-    def post(terminal, path: str, body: dict, statuses: list[int]) -> int:
-        # As a terminal does (docs/api.md 2.11): a 503 committed nothing, so the same body is
-        # sent again after a pause of 0.1 s doubling up to 2 s, with a random part. 50 request
-        # threads in one process hold the pool row across the GIL's switches, so the lock and
-        # statement timeouts do refuse some requests here, more on a busy machine.
-        pause, deadline = 0.1, time.monotonic() + 240
-        while True:
-            status = terminal.post(path, body).status_code
-            statuses.append(status)
-            if status != 503 or time.monotonic() > deadline:
-                return status
-            time.sleep(pause * random.uniform(0.5, 1.0))
-            pause = min(2 * pause, 2.0)
-
     def play(index: int) -> list[int]:
         terminal = floor.uth[index]
         statuses: list[int] = []
@@ -87,11 +71,15 @@ def test_10000_concurrent_contributions_from_50_terminals_leave_the_meter_exact(
                 seats = min(7, left)
                 round_id = f"t{index}-r{number}"
                 body = {"round_id": round_id, "seats": [uth_seat(n) for n in range(1, seats + 1)]}
-                post(terminal, "/rounds", body, statuses)
+                # 50 request threads in one process hold the pool row across the GIL's switches:
+                # the lock and statement timeouts refuse some requests, resent as a terminal does.
+                terminal.post_as_terminal("/rounds", body, statuses=statuses, patience_s=240)
                 # Two terminals win the jackpot halfway through, while the others keep posting.
                 royal = index in ROYAL_TERMINALS and number == 14
                 result = _result(ROYAL if royal else NOTHING, seats)
-                post(terminal, f"/rounds/{round_id}/result", result, statuses)
+                terminal.post_as_terminal(
+                    f"/rounds/{round_id}/result", result, statuses=statuses, patience_s=240
+                )
                 left -= seats
                 number += 1
         finally:

@@ -31,9 +31,10 @@ QUADS = {
 
 def _settle(terminal: Terminal, round_id: str) -> tuple[int, dict]:
     try:
-        opened = terminal.post("/rounds", {"round_id": round_id, "seats": [uth_seat(1)]})
+        opening = {"round_id": round_id, "seats": [uth_seat(1)]}
+        opened = terminal.post_as_terminal("/rounds", opening)
         assert opened.status_code == 201, opened.json()
-        settled = terminal.post(f"/rounds/{round_id}/result", QUADS)
+        settled = terminal.post_as_terminal(f"/rounds/{round_id}/result", QUADS)
         return settled.status_code, settled.json()
     finally:
         connection.close()

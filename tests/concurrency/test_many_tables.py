@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -30,17 +29,6 @@ ROUNDS = 4
 ROYAL_TABLES = (0, 1)
 ROYAL_ROUND = 2
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
-RESENDS = 10  # a terminal's resends of one request answered 503, as api.md 2.11 says
-
-
-def _answered(terminal, path: str, body: dict):
-    """The answer to a post, resent unchanged while the service answers 503 (nothing committed)."""
-    for attempt in range(RESENDS):
-        answer = terminal.post(path, body)
-        if answer.status_code != 503:
-            return answer
-        time.sleep(0.05 * (attempt + 1))
-    return answer
 
 
 def _deal(rng: random.Random, royal: bool) -> dict:
@@ -84,12 +72,14 @@ def test_32_tables_post_at_once_and_every_cent_is_accounted_for():
             for number in range(ROUNDS):
                 round_id = f"t{index}-r{number}"
                 seats = [uth_seat(s) for s in range(1, 8)]
-                opened = _answered(terminal, "/rounds", {"round_id": round_id, "seats": seats})
+                opened = terminal.post_as_terminal(
+                    "/rounds", {"round_id": round_id, "seats": seats}
+                )
                 statuses.append(opened.status_code)
                 royal = index in ROYAL_TABLES and number == ROYAL_ROUND
                 if royal:
                     barrier.wait()  # both royals post their result at the same instant
-                result = _answered(terminal, f"/rounds/{round_id}/result", _deal(rng, royal))
+                result = terminal.post_as_terminal(f"/rounds/{round_id}/result", _deal(rng, royal))
                 statuses.append(result.status_code)
         finally:
             connection.close()

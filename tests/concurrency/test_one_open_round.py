@@ -23,7 +23,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def _post_open(terminal: Terminal, round_id: str) -> tuple[int, dict]:
     try:
-        response = terminal.post("/rounds", {"round_id": round_id, "seats": [uth_seat(1)]})
+        opening = {"round_id": round_id, "seats": [uth_seat(1)]}
+        response = terminal.post_as_terminal("/rounds", opening)
         return response.status_code, response.json()
     finally:
         connection.close()
