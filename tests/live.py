@@ -17,6 +17,8 @@ from django.contrib.staticfiles.handlers import StaticFilesHandler
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
+from tests.ports import free_port
+
 
 class _QuietHandler(WSGIRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
@@ -41,11 +43,15 @@ class _Server(ThreadedWSGIServer):
 
 
 class LiveServer:
-    def __init__(self, port: int = 0, *, static: bool = False) -> None:
-        """Serve on `port` (0: any free port; a stopped server's port brings it back); with
-        `static`, also /static/ from the apps' files, as collectstatic would gather them (Django's
-        own LiveServerTestCase does the same)."""
-        self._server = _Server(port)
+    def __init__(self, port: int | None = None, *, static: bool = False) -> None:
+        """Serve on `port` (a stopped server's port brings it back), by default one of this test
+        process's own (tests/ports.py): no other process of the suite and no outgoing connection
+        can take it while the server is stopped, so a stopped server is really unreachable and can
+        come back on its port (a port the kernel handed out was once taken, in between, by
+        another process's server, which answered in its place). With `static`, also /static/
+        from the apps' files, as collectstatic would gather them (Django's own
+        LiveServerTestCase does the same)."""
+        self._server = _Server(free_port() if port is None else port)
         self._server.set_app(StaticFilesHandler(WSGIHandler()) if static else WSGIHandler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

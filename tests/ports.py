@@ -12,8 +12,10 @@ of `BLOCK` ports that belongs to this xdist process alone (gw0 the first, gw1 th
 turn, skipping any port something on the machine is bound to right now. So two processes of the
 suite never choose the same port, and no outgoing connection takes one. Within a process, a port
 comes round again only after `BLOCK` others, long after the test that had it has stopped its
-servers. Servers that can bind first and tell their port after (tests/live.py's, a listening
-socket) still bind to 0.
+servers. tests/live.py's servers take theirs here too, though they bind at once: one is stopped
+mid-test to be unreachable, and a port of the ephemeral range, free again, was once taken by
+another process's server, which answered in its place. Servers that live until the test's end
+and tell their port after binding (a listening socket, a stub) still bind to 0.
 """
 
 from __future__ import annotations
