@@ -205,8 +205,8 @@ def main() -> None:
         f"the floor's rungs: plain Django (the same client, middleware, body and answer)"
         f" {rungs['django'] * 1000:.2f} ms; DRF's view, parser and renderer"
         f" +{(rungs['drf'] - rungs['django']) * 1000:.2f} ms; the terminal's authentication,"
-        f" permission and throttle +{(bare - rungs['drf']) * 1000:.2f} ms; the statements"
-        f" +{(full - bare) * 1000:.2f} ms"
+        f" permission and throttle +{(bare - rungs['drf']) * 1000:.2f} ms; the steps' own"
+        f" statements +{(full - bare) * 1000:.2f} ms"
     )
 
     # What one statement's round trip costs this process, from the C library up: the floor

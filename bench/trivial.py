@@ -24,6 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bench.shape import LOOKUPS
 from tables.api.authentication import IsTableTerminal, TerminalAuthentication
 from tables.api.views import TerminalThrottle
 
@@ -45,11 +46,12 @@ class RoundShapeView(APIView):
     """The round API's floor: a round step as this stack serves it, with none of its work.
 
     The round steps' own authentication (a terminal's token, read with its table and pool),
-    permission, throttle and strict JSON parser, one transaction of `statements` one-line
-    statements, and an answer rendered by DRF: the step's real one where the bench set it
-    (`answers`, in process), else the body posted (in a server: a smaller answer, so a lower
-    floor). What a real step costs above this is its own code's: the rules, its SQL built and
-    its parameters sent, the journal's hash, the sign's cache.
+    permission, throttle and strict JSON parser; `statements` statements in all, as a step
+    counts them (`bench.shape`): the authentication's look-up, then one transaction of
+    one-line statements for the rest; and an answer rendered by DRF: the step's real one where
+    the bench set it (`answers`, in process), else the body posted (in a server: a smaller
+    answer, so a lower floor). What a real step costs above this is its own code's: the rules,
+    its SQL built and its parameters sent, the journal's hash, the sign's cache.
     """
 
     authentication_classes = [TerminalAuthentication]
@@ -60,7 +62,8 @@ class RoundShapeView(APIView):
     def post(self, request: Request, table: int, step: str, statements: int) -> Response:
         body = request.data  # read by the strict parser, as a step's body is
         with transaction.atomic(), connection.cursor() as cursor:
-            for _ in range(statements):
+            # `statements` counts the step's all (bench.shape): the look-up was sent already.
+            for _ in range(max(0, statements - LOOKUPS)):
                 cursor.execute("SELECT %s", [table])
                 cursor.fetchone()
         status, answer = self.answers.get(step, (201 if step == "open" else 200, body))
