@@ -9,8 +9,9 @@ compliance requirement 13), a significant event whatever its cause.
 The progressive fails closed (compliance requirement 28): when PostgreSQL cannot be reached or
 does not answer in time (a connection refused or past its deadline, a statement or lock timeout,
 a connection lost), any request gets 503 `progressive_closed` with a Retry-After, at once, never
-a generic 500. Nothing is half-written: the transaction that failed was rolled back when the
-error left its `atomic` block, and any request-wide transaction is marked for rollback here.
+a generic 500; its message says which of the two it was. Nothing is half-written: the
+transaction that failed was rolled back when the error left its `atomic` block, and any
+request-wide transaction is marked for rollback here.
 """
 
 from __future__ import annotations
@@ -196,12 +197,23 @@ def _answers(raw: Any) -> bool:
     return True
 
 
-def _closed() -> tuple[dict[str, Any], dict[str, str]]:
+# The server's own deadlines (config.settings.databases): it was reached, and did not answer in
+# time. Told apart from an outage so that neither a terminal's operator nor whoever reads the
+# log goes looking for a dead server when a row was busy.
+_DEADLINES = (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled)
+
+
+def _why_closed(exc: Exception) -> str:
+    if isinstance(exc.__cause__ or exc, _DEADLINES):
+        return "its database did not answer in time (a lock or statement deadline passed)"
+    return "its database cannot be reached"
+
+
+def _closed(why: str) -> tuple[dict[str, Any], dict[str, str]]:
     body = error_body(
         "api_error",
         "progressive_closed",
-        "The progressive is closed: its database cannot be reached. Nothing was recorded; "
-        "retry after Retry-After seconds.",
+        f"The progressive is closed: {why}. Nothing was recorded; retry after Retry-After seconds.",
         None,
     )
     return body, {"Retry-After": str(settings.PROGRESSIVE_CLOSED_RETRY_AFTER)}
@@ -210,8 +222,9 @@ def _closed() -> tuple[dict[str, Any], dict[str, str]]:
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if _database_unavailable(exc):
         set_rollback()
-        logger.error("progressive closed: database unavailable: %s", exc)
-        body, headers = _closed()
+        why = _why_closed(exc)
+        logger.error("progressive closed: %s: %s", why, exc)
+        body, headers = _closed(why)
         return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers=headers)
     if isinstance(
         exc,
@@ -263,7 +276,7 @@ def json_500(request: Any) -> JsonResponse:
     """Django's last resort (outside DRF's views): the database's absence is still a 503."""
     error = sys.exc_info()[1]
     if isinstance(error, Exception) and _database_unavailable(error):
-        body, headers = _closed()
+        body, headers = _closed(_why_closed(error))
         return JsonResponse(body, status=503, headers=headers)
     body = error_body("api_error", "internal_error", "Internal error; it has been logged.", None)
     return JsonResponse(body, status=500)

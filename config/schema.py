@@ -71,7 +71,8 @@ EVERYWHERE = {
     "405": "Method not allowed",
     "406": "Not acceptable",
     "429": "Throttled; Retry-After gives the seconds to wait",
-    "503": "Progressive closed: the database cannot be reached; Retry-After gives the seconds",
+    "503": "Progressive closed: the database cannot be reached or did not answer in time;"
+    " Retry-After gives the seconds",
 }
 WITH_INPUT = {
     "400": "Invalid request: the field at fault is `param`",

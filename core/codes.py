@@ -237,6 +237,7 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.INTERNAL_ERROR: (500, "a bug; it has been logged"),
     ErrorCode.PROGRESSIVE_CLOSED: (
         503,
-        "the database cannot be reached: nothing was recorded; retry after Retry-After seconds",
+        "the database cannot be reached or did not answer in time: nothing was recorded; retry"
+        " after Retry-After seconds",
     ),
 }
