@@ -2,7 +2,9 @@
 
 Each terminal (a client thread with its own keep-alive connection) posts rounds of 7 seats, all
 with the progressive: an open, then the result. For each level the script prints rounds/s,
-hands/s and the p50/p99 latency of a request. Two services to post to:
+hands/s and the p50/p99 latency of a request, and the CPU a round cost each kind of process on
+the machine, this script's terminals included, which share its cores (bench/machine_cpu.py).
+Two services to post to:
 
 - `--via gunicorn` (the default): one gunicorn on PostgreSQL, nothing in front, and beside each
   level the same figures for two floors (bench/trivial.py): a trivial endpoint (insert one row,
@@ -46,6 +48,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import machine_cpu  # noqa: E402
 from bench.results import write_result  # noqa: E402
 from bench.shape import ROUND_STATEMENTS  # noqa: E402
 
@@ -68,6 +71,7 @@ class Service:
     env: dict[str, str]
     floors: bool  # serves bench/trivial.py's floors (the bench's own settings only)
     metrics_port: int | None = None  # the whole host's /metrics (the topology's listener)
+    described: str = ""  # what serves it, for the figures' record
 
 
 def _env(database_url: str) -> dict[str, str]:
@@ -229,15 +233,29 @@ def cluster(
             capture_output=True,
             text=True,
         ).stdout
+        terminals = _workers(directory, f"terminals-{CLUSTER_PORT + 5}")
+        staff = _workers(directory, f"web-{CLUSTER_PORT + 3}")
         yield Service(
             port=CLUSTER_PORT,
             floor=json.loads(out),
             env=service_env,
             floors=False,
             metrics_port=CLUSTER_PORT + 1,
+            described=(
+                f"make cluster: nginx, the terminals' gunicorn instance ({terminals} sync"
+                f" workers) and 2 others ({staff} each), pgbouncer, Redis, a worker and beat"
+                + (", the PostgreSQL pair under Patroni (strict synchronous)" if ha else "")
+            ),
         )
     finally:
         subprocess.run(["make", "cluster-down"], cwd=ROOT, env=make_env, check=True)
+
+
+def _workers(directory: Path, name: str) -> int:
+    """How many workers the gunicorn instance `make cluster` started as `name` runs (its
+    master's children): what the figures ran on, whatever up.sh's defaults are today."""
+    pid = (directory / f"{name}.pid").read_text().strip()
+    return len(Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
 
 
 def retaken(service: Service) -> tuple[float, float] | None:
@@ -367,15 +385,23 @@ def _level(service: Service, count: int, seconds: float, endpoint: str, tag: str
     terminals = [
         Terminal(service.port, tables[i], f"{tag}-{count}", stop_at, endpoint) for i in range(count)
     ]
+    before = machine_cpu.read()
     started = time.perf_counter()
     for terminal in terminals:
         terminal.start()
     for terminal in terminals:
         terminal.join()
     elapsed = time.perf_counter() - started
+    by_kind, busy = machine_cpu.spent(before, machine_cpu.read())
     latencies = sorted(x for t in terminals for x in t.latencies)
     rounds = sum(t.rounds for t in terminals)
     return {
+        "cpu_ms_a_round": {
+            kind: cpu / rounds * 1000 if rounds else 0.0
+            for kind, cpu in sorted(by_kind.items(), key=lambda item: -item[1])
+            if cpu > 0
+        },
+        "machine_busy": busy,
         "terminals": count,
         "rounds_per_s": rounds / elapsed,
         "requests_per_s": len(latencies) / elapsed,
@@ -404,15 +430,13 @@ def main() -> None:
 
     if args.via in ("cluster", "ha"):
         started = cluster(tables, ha=args.via == "ha")
-        served_by = (
-            "make cluster: nginx, the terminals' gunicorn instance and 2 others,"
-            " 2 sync workers each, pgbouncer"
-            + (", PostgreSQL pair under Patroni (strict synchronous)" if args.via == "ha" else "")
-        )
     else:
         started = own_gunicorn(tables, args.workers, args.threads, args.worker_class)
-        served_by = f"gunicorn {args.worker_class} {args.workers} workers x {args.threads} threads"
     with started as service:
+        served_by = (
+            service.described
+            or f"gunicorn {args.worker_class} {args.workers} workers x {args.threads} threads"
+        )
         endpoints = ENDPOINTS if service.floors else ENDPOINTS[:1]
         for endpoint in endpoints:
             _level(service, WARMUP_TERMINALS, 1.0, endpoint, f"warmup-{endpoint}")
@@ -437,6 +461,11 @@ def main() -> None:
                     f"{name:<10}{figures['terminals']:>10}{figures['rounds_per_s']:>10.1f}"
                     f"{figures['hands_per_s']:>10.0f}{figures['requests_per_s']:>10.1f}"
                     f"{figures['p50_ms']:>10.1f}{figures['p99_ms']:>10.1f}{figures['errors']:>10}"
+                )
+                shares = ", ".join(f"{k} {ms:.2f}" for k, ms in figures["cpu_ms_a_round"].items())
+                print(
+                    f"{'':<10}CPU a round, ms: {shares}"
+                    f" (the machine {figures['machine_busy']:.0%} busy)"
                 )
             if service.floors:
                 print(

@@ -141,17 +141,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3)
     args = parser.parse_args()
 
-    if args.via == "cluster":
-        started = cluster(1)
-        served_by = (
-            "make cluster: nginx, the terminals' gunicorn instance and 2 others,"
-            " 2 sync workers each, pgbouncer"
-        )
-    else:
-        started = own_gunicorn(1, args.workers)
-        served_by = f"gunicorn sync {args.workers} workers"
+    started = cluster(1) if args.via == "cluster" else own_gunicorn(1, args.workers)
     rows = []
     with started as service:
+        served_by = service.described or f"gunicorn sync {args.workers} workers"
         pool = service.floor["pools"][0]["id"]
         table = next(t for t in service.floor["tables"] if t["game"] == "uth")
         _level(service.port, pool, table, 4, 1.0, args.rate)  # warm up

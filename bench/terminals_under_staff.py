@@ -180,10 +180,6 @@ def main() -> None:
     parser.add_argument("--staff-nice", type=int, default=10, help="up.sh's STAFF_NICE")
     args = parser.parse_args()
 
-    served_by = (
-        "make cluster: nginx, the terminals' gunicorn instance (2 sync workers) and 2 others"
-        " (2 sync workers each), pgbouncer, Redis, a worker and beat"
-    )
     rows = []
     up = {"STAFF_NICE": str(args.staff_nice)}
     with cluster(args.terminals, up, THROTTLE_HEAVY_READ=args.heavy_rate) as service:
@@ -191,7 +187,7 @@ def main() -> None:
         _phase(service, tables, 0, 0, 3.0, f"warm{time.time_ns()}")  # rounds for the reads
         alone = _check_reads(service)
         print(
-            f"machine: {os.cpu_count()} cores; {served_by}; {args.terminals} terminals at"
+            f"machine: {os.cpu_count()} cores; {service.described}; {args.terminals} terminals at"
             f" {args.rate:g} rounds/s each; {args.staff} staff clients;"
             f" THROTTLE_HEAVY_READ={args.heavy_rate}; STAFF_NICE={args.staff_nice};"
             f" {args.seconds:.0f} s a phase"
@@ -217,6 +213,7 @@ def main() -> None:
                 )
         verified = verify_journal(service)
         print("verify_journal:", verified)
+        served_by = service.described
     summary = {
         phase: {
             "p99_ms_median": statistics.median(r["p99_ms"] for r in rows if r["phase"] == phase),

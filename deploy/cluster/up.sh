@@ -59,7 +59,7 @@ PGBOUNCER_PORT=${PGBOUNCER_PORT:-6432}
 WEB_PORTS=${WEB_PORTS:-8001 8002}
 WEB_WORKERS=${WEB_WORKERS:-2}
 TERMINAL_PORTS=${TERMINAL_PORTS:-8003}
-TERMINAL_WORKERS=${TERMINAL_WORKERS:-2}
+TERMINAL_WORKERS=${TERMINAL_WORKERS:-3}
 # The CPU goes to the terminals first: the other instances, the worker and beat run at this
 # niceness (0 to share it evenly), the terminals' at 0 (jackpot-terminals@.service's CPUWeight).
 STAFF_NICE=${STAFF_NICE:-10}
