@@ -233,7 +233,11 @@ class Topology:
         """`pools` new pools of `tables` Ultimate Hold'em tables each, one per drill (so each
         drill's books are its own), made by the services as the app role through pgbouncer, in
         one process (Django starts once). The worked example's shares: sub-cent remainders, so
-        the books are exact or wrong."""
+        the books are exact or wrong.
+
+        Its commits wait for a synchronous standby however long it takes, as up.sh's migrations
+        do (DATABASE_COMMIT_TIMEOUT_MS=0): it is the setup, not the money path the drills test,
+        and on a busy machine the pair's first commits can wait past the service's 200 ms."""
         code = f"""
 import json
 from jackpot.services import pool_create
@@ -252,7 +256,8 @@ for n in range({pools}):
     seated.append({{"pool": pool.pk, "stake_cents": pool.stake_cents, "tables": seats}})
 print(json.dumps(seated))
 """
-        out = self.manage("shell", "-c", code).strip().splitlines()[-1]
+        out = self.manage("shell", "-c", code, DATABASE_COMMIT_TIMEOUT_MS="0")
+        out = out.strip().splitlines()[-1]
         self._seated = [
             Seated(s["pool"], s["stake_cents"], [(t, token) for t, token in s["tables"]])
             for s in json.loads(out)
