@@ -213,7 +213,6 @@ def main() -> None:
                 )
         verified = verify_journal(service)
         print("verify_journal:", verified)
-        served_by = service.described
     summary = {
         phase: {
             "p99_ms_median": statistics.median(r["p99_ms"] for r in rows if r["phase"] == phase),
@@ -228,7 +227,7 @@ def main() -> None:
     path = write_result(
         f"terminals-under-staff{variant}",
         {"reads_alone_ms": alone, "phases": rows, "summary": summary, "verify_journal": verified},
-        served_by=served_by,
+        served_by=service.described,
         terminals=args.terminals,
         rate=args.rate,
         staff=args.staff,
