@@ -305,7 +305,7 @@ def _insert_postgresql(
     if transfers:
         one = "(" + ", ".join(f"%s::{kind}" for _name, kind in _TRANSFER_VALUES) + ")"
         names = [name for name, _kind in _TRANSFER_VALUES]
-        created = Transfer._meta.get_field("created_at")
+        created, db = Transfer._meta.get_field("created_at"), rows.database()
         for n, t in enumerate(transfers):
             values += [
                 n,
@@ -316,7 +316,7 @@ def _insert_postgresql(
                 t.amount_cents,
                 t.round_id,
                 t.award_id,
-                created.get_db_prep_save(t.created_at, connection),
+                created.get_db_prep_save(t.created_at, db),
             ]
         columns = ", ".join(names[1:])
         # ORDER BY n: the transfers get their ids in the order written, which the hash covers.
