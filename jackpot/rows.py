@@ -27,7 +27,7 @@ M = TypeVar("M", bound=Model)
 def database() -> BaseDatabaseWrapper:
     """This thread's connection to the default database itself. `django.db.connection` is a
     proxy that looks it up again on every attribute (about 1.6 µs), and a field's conversion
-    reads it more than once per value: a round passes about a hundred values each way."""
+    reads it more than once per value: a round converts about a hundred values here."""
     return connections[DEFAULT_DB_ALIAS]
 
 
