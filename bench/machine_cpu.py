@@ -50,7 +50,8 @@ def _kind(pid: int) -> str:
     return next((kind for kind, word in KINDS if word in command), OTHER)
 
 
-def _cpu_s(pid: int) -> float | None:
+def cpu_s(pid: int) -> float | None:
+    """The CPU seconds (user and system) process `pid` has used so far; None if it is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -65,7 +66,7 @@ def read() -> Reading:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             pid = int(entry.name)
-            cpu = _cpu_s(pid)
+            cpu = cpu_s(pid)
             if cpu is not None:
                 processes[pid] = (_kind(pid), cpu)
     # /proc/stat's first line: user nice system idle iowait irq softirq steal ...

@@ -59,6 +59,7 @@ from django.db import connection
 from django.test import Client
 
 import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that sends tasks)
+from bench import machine_cpu
 from bench.shape import ROUND_STATEMENTS
 from bench.trivial import RoundShapeView
 from jackpot.services import pool_create
@@ -93,8 +94,9 @@ def _backend_cpu() -> float:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         (pid,) = cursor.fetchone()
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    cpu = machine_cpu.cpu_s(pid)
+    assert cpu is not None, "the backend serving this connection is alive"
+    return cpu
 
 
 def _wal_bytes() -> int:
