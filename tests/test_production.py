@@ -160,7 +160,10 @@ class Gunicorn:
                 time.sleep(0.1)
 
     def get(self, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        # The port accepts as soon as the master listens, before its workers have booted; on a
+        # busy machine the first answer took over 10 s (a CI run, 2026-12-05). What it answers is
+        # the test, not how fast: a minute, and no answer fails it.
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         try:
             connection.request("GET", path, headers={"Host": HOST, **headers})
             response = connection.getresponse()
