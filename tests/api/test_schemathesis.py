@@ -292,6 +292,26 @@ SEMANTIC_REFUSALS = [
     Refusal(409, "idempotency_key_busy", "a request with the same Idempotency-Key is running"),
     Refusal(409, "award_wrong_status", "the award is not in the status this step needs"),
     Refusal(403, "four_eyes", "the approver verified this award himself"),
+    # Surveillance's record of an award (jackpot.surveillance). A generated award id that names
+    # a real award other than the one made for the step meets it in whatever state it is in.
+    Refusal(
+        409,
+        "referral_not_open",
+        "the award has no referral awaiting a manager's decision: the award's state",
+        operations=frozenset({"award_referral_decide"}),
+    ),
+    Refusal(
+        409,
+        "surveillance_referred",
+        "a referral no manager cleared holds the award's review, approval and payment: its state",
+        operations=frozenset({"award_review", "award_approve", "award_pay"}),
+    ),
+    Refusal(
+        409,
+        "surveillance_review_required",
+        "the pool's jackpot is approved only after a confirmed video review: the award's state",
+        operations=frozenset({"award_approve"}),
+    ),
     Refusal(404, "export_not_found", "an export id that does not exist"),
     Refusal(409, "export_not_ready", "the export is not built yet: no worker runs in this test"),
     Refusal(404, "reconciliation_not_found", "a reconciliation id that does not exist"),
@@ -362,6 +382,12 @@ SEMANTIC_REFUSALS = [
     Refusal(409, "change_stale", "the pool changed since the proposal"),
     Refusal(409, "seed_above_meter", "a higher seed waits until the meter has reached it"),
     Refusal(409, "change_wrong_status", "the change was already decided"),
+    Refusal(
+        403,
+        "not_the_proposer",
+        "only its proposer withdraws a change: a generated change id may name another admin's",
+        operations=frozenset({"pool_change_withdraw", "table_move_withdraw"}),
+    ),
     Refusal(409, "void_requested", "the jackpot's void is requested: the award's state"),
     Refusal(409, "void_not_requested", "no void is requested: the award's state"),
     # A pool's life (jackpot.lifecycle): its status, which a generated suspension sets.
