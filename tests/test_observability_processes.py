@@ -41,7 +41,7 @@ ROYAL_RESULT = {
 def _request(
     port: int, method: str, path: str, body: object = None, **headers: str
 ) -> tuple[int, dict[str, str], bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
         sent = {"Host": HOST, "X-Forwarded-Proto": "https", **headers}
         payload = None
@@ -123,7 +123,7 @@ def test_one_request_id_from_the_proxy_to_the_task_and_metrics_added_up_across_p
         message = OutboxMessage.objects.get(key__startswith="award:", request_id=traced)
         wait_for(
             lambda: OutboxMessage.objects.get(pk=message.pk).status == OutboxStatus.DONE,
-            within_s=20,
+            within_s=60,
             what="the jackpot's notification relayed by the worker",
         )
         task_lines = [
@@ -150,7 +150,7 @@ def test_one_request_id_from_the_proxy_to_the_task_and_metrics_added_up_across_p
             found = {line["logger"] for line in lines if line.get("request_id") == refused}
             return {"jackpot.security", "gunicorn.access"} <= found
 
-        wait_for(refusal_logged, within_s=10, what="the refusal's security and access lines")
+        wait_for(refusal_logged, within_s=60, what="the refusal's security and access lines")
 
         # When both gunicorn workers are killed and replaced by new ones
         before = _value(

@@ -42,7 +42,7 @@ def test_beat_republishes_the_signs_figures_from_postgresql(celery_worker):
 
     wait_for(
         lambda: _cached_versions(floor.pool_id) == _committed_versions(floor.pool_id),
-        within_s=15,
+        within_s=60,
         what="beat's refresh put the committed figures back in the cache",
     )
 

@@ -132,7 +132,7 @@ def test_a_tampered_journal_alerts_and_the_repair_is_announced_on_a_real_worker(
         wanted = f"reconciliation {failed.pk} FAILED: {failed.problems[0]}"
         return next((line for line in worker.output().splitlines() if wanted in line), None)
 
-    wait_for(error_line, within_s=10, what="the ERROR line in the worker's log")
+    wait_for(error_line, within_s=60, what="the ERROR line in the worker's log")
     assert "ERROR" in str(error_line()), error_line()
     worker.logged("reconciliation.failed by system:reconciliation")
 
