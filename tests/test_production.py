@@ -335,6 +335,13 @@ def test_gunicorn_refuses_to_start_on_an_unsafe_environment(changes, message):
         ({"CSRF_TRUSTED_ORIGINS": "http://jackpot.club.internal"}, "not an https:// origin"),
         ({"SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto: https"}, "is not a header name"),
         ({"SECURE_HSTS_SECONDS": "a year"}, "is not a whole number"),
+        ({"STAFF_SESSION_IDLE_SECONDS": "0"}, "STAFF_SESSION_IDLE_SECONDS=0: between 60"),
+        ({"STAFF_SESSION_MAX_SECONDS": "1209600"}, "STAFF_SESSION_MAX_SECONDS=1209600: between"),
+        (
+            {"STAFF_SESSION_IDLE_SECONDS": "7200", "STAFF_SESSION_MAX_SECONDS": "3600"},
+            "not under STAFF_SESSION_IDLE_SECONDS",
+        ),
+        ({"STAFF_TOKEN_DAYS": "3650"}, "STAFF_TOKEN_DAYS=3650: a staff token lives 1 to 90 days"),
         ({"DATABASE_URL": ""}, "Production runs on PostgreSQL"),
     ],
 )

@@ -17,7 +17,10 @@ Refused (ImproperlyConfigured, the message says what to set):
 - no ALLOWED_HOSTS, or "*";
 - a database other than PostgreSQL;
 - a CSRF_TRUSTED_ORIGINS entry that is not an https:// origin, a SECURE_PROXY_SSL_HEADER that is
-  not a header name.
+  not a header name;
+- staff sessions' limits outside a shift's (STAFF_SESSION_IDLE_SECONDS 1 minute to 4 hours,
+  STAFF_SESSION_MAX_SECONDS 5 minutes to 24 hours and not under the idle limit), a staff token's
+  lifetime (STAFF_TOKEN_DAYS) outside 1 to 90 days.
 The start-up self-check (`manage.py selfcheck`, run by gunicorn before it binds) also requires
 the approved configuration checksum, JACKPOT_CONFIG_SHA256, here.
 
@@ -41,6 +44,11 @@ from config.settings.env import env_bool, env_int, env_list, env_str
 from config.settings.journal import DEVELOPMENT_JOURNAL_HMAC_KEY
 from config.settings.notifications import WEBHOOK_RECEIVERS
 from config.settings.security import DEVELOPMENT_SECRET_KEY
+from config.settings.staff import (
+    STAFF_SESSION_IDLE_SECONDS,
+    STAFF_SESSION_MAX_SECONDS,
+    STAFF_TOKEN_DAYS,
+)
 
 DEBUG = env_bool("DEBUG", default=False)
 if DEBUG:
@@ -162,6 +170,22 @@ ANCHORS_SEPARATE_USER = env_bool("ANCHORS_SEPARATE_USER", default=True)
 # Staff sign in with a second factor: set here, read from no environment variable, so no
 # deployment can turn it off.
 STAFF_SECOND_FACTOR_REQUIRED = True
+
+# A staff session ends within a shift, idle or not; a staff token within a quarter.
+if not 60 <= STAFF_SESSION_IDLE_SECONDS <= 4 * 3600:
+    raise ImproperlyConfigured(
+        f"STAFF_SESSION_IDLE_SECONDS={STAFF_SESSION_IDLE_SECONDS}: between 60 (a minute) and "
+        "14400 (4 hours) of inactivity before a staff session ends."
+    )
+if not max(300, STAFF_SESSION_IDLE_SECONDS) <= STAFF_SESSION_MAX_SECONDS <= 24 * 3600:
+    raise ImproperlyConfigured(
+        f"STAFF_SESSION_MAX_SECONDS={STAFF_SESSION_MAX_SECONDS}: between 300 (5 minutes) and "
+        "86400 (24 hours) from the sign-in, and not under STAFF_SESSION_IDLE_SECONDS."
+    )
+if not 1 <= STAFF_TOKEN_DAYS <= 90:
+    raise ImproperlyConfigured(
+        f"STAFF_TOKEN_DAYS={STAFF_TOKEN_DAYS}: a staff token lives 1 to 90 days."
+    )
 
 # Persistent connections: a gunicorn worker keeps its connection instead of paying a connect
 # per request; health checks drop a connection the server closed.

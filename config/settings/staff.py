@@ -1,12 +1,12 @@
 """The staff and how they sign in: password rules, the sign-in throttle, the pages' login URL
-and the club's name, the second factor.
+and the club's name, the second factor, their sessions' limits and their API tokens' lifetime.
 
 Invariants: the second factor is required here and in production (which takes no environment value
 for it); only config.settings.local and test turn it off. An authenticator app names the issuer
 as the payment slips name the club (OTP_TOTP_ISSUER is CLUB_NAME).
 """
 
-from config.settings.env import env_str
+from config.settings.env import env_int, env_str
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -34,3 +34,16 @@ OTP_TOTP_ISSUER = CLUB_NAME
 # How long a sign-in may wait between its password and its last step (a code, a new password,
 # an enrollment) before it starts again from the password.
 STAFF_SIGN_IN_STEPS_SECONDS = 600
+
+# The staff's browser sessions (core.sessions): the database holds a keyed hash of each cookie's
+# key, never the key, and a signed-in session ends STAFF_SESSION_IDLE_SECONDS after it was last
+# seen (moved at most once a minute) or STAFF_SESSION_MAX_SECONDS after its sign-in, whichever
+# comes first: the limits a club sets for a shift (production refuses absurd ones).
+SESSION_ENGINE = "core.sessions"
+STAFF_SESSION_IDLE_SECONDS = env_int("STAFF_SESSION_IDLE_SECONDS", 30 * 60)
+STAFF_SESSION_MAX_SECONDS = env_int("STAFF_SESSION_MAX_SECONDS", 12 * 3600)
+# The cookie lives as long as an idle session may (the server decides, whatever the browser keeps).
+SESSION_COOKIE_AGE = STAFF_SESSION_IDLE_SECONDS
+# A staff API token (jackpot.services.staff_token_issue) is refused this many days after its
+# issue, which its `staff_token.issued` event states.
+STAFF_TOKEN_DAYS = env_int("STAFF_TOKEN_DAYS", 30)
