@@ -15,8 +15,10 @@ no one ever sees a colleague's credential.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils import timezone
@@ -103,12 +105,16 @@ def pool_insert(
 @transaction.atomic
 def staff_token_issue(*, user: User, revoke_others: bool, actor: str) -> str:
     """Issue an API token for a staff account; returns the raw token (shown once). Only for the
-    account's owner: the signed-in person's own page, or the demo's people (`seed_demo`)."""
+    account's owner: the signed-in person's own page, or the demo's people (`seed_demo`). It
+    expires STAFF_TOKEN_DAYS later, as its event says."""
     now = timezone.now()
     if revoke_others:
         StaffToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
     token = issue_token("staff")
-    row = StaffToken.objects.create(user=user, token_hash=token.token_hash, prefix=token.prefix)
+    expires_at = now + timedelta(days=settings.STAFF_TOKEN_DAYS)
+    row = StaffToken.objects.create(
+        user=user, token_hash=token.token_hash, prefix=token.prefix, expires_at=expires_at
+    )
     ledger.record(
         chain=ledger.ADMIN_CHAIN,
         kind="staff_token.issued",
@@ -121,6 +127,7 @@ def staff_token_issue(*, user: User, revoke_others: bool, actor: str) -> str:
             "token": row.pk,
             "token_hash": token.token_hash,
             "prefix": token.prefix,
+            "expires_at": expires_at.isoformat(),
             "revoked_others": revoke_others,
         },
     )

@@ -1,4 +1,5 @@
-"""Staff authentication (`Authorization: Bearer staff_...`, or a browser session) and roles.
+"""Staff authentication (`Authorization: Bearer staff_...`, refused once expired, or a browser
+session) and roles.
 
 Roles are Django groups (`jackpot.services.ROLES`): supervisor, auditor, admin,
 surveillance. A superuser holds no role by being one.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
 from rest_framework.authentication import (
     BaseAuthentication,
     SessionAuthentication,
@@ -50,6 +52,10 @@ class StaffTokenAuthentication(BaseAuthentication):
         )
         if found is None:
             raise AuthenticationFailed("unknown or revoked staff token")
+        if found.expires_at is None or found.expires_at <= timezone.now():
+            raise AuthenticationFailed(
+                "this staff token expired: issue a new one on your account page (/floor/account/)"
+            )
         return found.user, token
 
     def authenticate_header(self, request: Request) -> str:

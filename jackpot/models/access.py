@@ -2,8 +2,9 @@
 
 Only the SHA-256 of a token is stored: tokens are 256-bit random strings, so a fast hash is as
 safe as a slow one here, and the lookup stays one indexed query. A token is shown once, when issued,
-to its owner. An admin never sets a colleague's password: a reset gives a temporary one that must
-be changed at the next sign-in (`StaffSecurity.must_change_password`).
+to its owner, and refused once past its `expires_at`. An admin never sets a colleague's password:
+a reset gives a temporary one that must be changed at the next sign-in
+(`StaffSecurity.must_change_password`).
 """
 
 from django.conf import settings
@@ -20,6 +21,9 @@ class StaffToken(models.Model):
     token_hash = models.CharField(max_length=64, unique=True)
     prefix = models.CharField(max_length=12)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set at issue, STAFF_TOKEN_DAYS on (its `staff_token.issued` event says it): refused after.
+    # Null only for a token the previous release issued during an upgrade: refused too.
+    expires_at = models.DateTimeField(null=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
