@@ -72,6 +72,7 @@ class ErrorCode(StrEnum):
     NO_CHANGE = "no_change"
     INVALID_CHANGE = "invalid_change"
     NOT_THE_PROPOSER = "not_the_proposer"
+    TOO_FEW_ADMINS = "too_few_admins"
     # A pool's life: suspended by one admin, stopped for good by two (jackpot.lifecycle)
     POOL_SUSPENDED = "pool_suspended"
     POOL_STOPPED = "pool_stopped"
@@ -189,6 +190,10 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.NO_CHANGE: (400, "the proposal changes nothing: the pool has these values"),
     ErrorCode.INVALID_CHANGE: (400, "a value the pool cannot take (a bound, the shares, a name)"),
     ErrorCode.NOT_THE_PROPOSER: (403, "only the admin who proposed a change may withdraw it"),
+    ErrorCode.TOO_FEW_ADMINS: (
+        409,
+        "the club keeps at least two active admins: the last two are not deactivated",
+    ),
     ErrorCode.POOL_SUSPENDED: (
         409,
         "the pool is suspended (its reason and since when in the message): no progressive "

@@ -116,7 +116,13 @@ class AdminRoleOnly(admin.ModelAdmin):
 
 class FilesProposals(AdminRoleOnly):
     """A page whose form files a proposal instead of saving: `save_model` leaves it on the
-    request (`request._proposal`), and the answer is the proposal's page."""
+    request (`request._proposal`), and the answer is the proposal's page. A save the service
+    refuses (its rule, checked under its lock: `refused`) wrote nothing, its transaction rolled
+    back; the answer is the same form again, with the refusal's message."""
+
+    def refused(self, request: HttpRequest, refusal: ApiError) -> None:
+        request._refused = refusal  # type: ignore[attr-defined]
+        self.message_user(request, f"Nothing is changed: {refusal.message}", messages.ERROR)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         if getattr(request, "_proposal", None) is None:
@@ -146,6 +152,8 @@ class FilesProposals(AdminRoleOnly):
         return self._to_proposal(request) or super().response_add(request, obj, post_url_continue)
 
     def response_change(self, request: HttpRequest, obj: Any) -> HttpResponse:
+        if getattr(request, "_refused", None) is not None:
+            return HttpResponseRedirect(request.path)
         return self._to_proposal(request) or super().response_change(request, obj)
 
 
@@ -526,12 +534,16 @@ class StaffAdmin(FilesProposals, UserAdmin):
             return
         subject = User.objects.get(pk=obj.pk)
         proposed = form.proposed()
-        staff.staff_update(
-            subject=subject,
-            values={f: data[f] for f in (*staff.PLAIN_FIELDS, "username", "is_active")}
-            | ({"is_active": subject.is_active} if "is_active" in proposed else {}),
-            actor=actor(request),
-        )
+        try:
+            staff.staff_update(
+                subject=subject,
+                values={f: data[f] for f in (*staff.PLAIN_FIELDS, "username", "is_active")}
+                | ({"is_active": subject.is_active} if "is_active" in proposed else {}),
+                actor=actor(request),
+            )
+        except ApiError as refusal:  # the last admins' deactivation (`too_few_admins`)
+            self.refused(request, refusal)
+            return
         if proposed:
             request._proposal = staff.staff_access_propose(  # type: ignore[attr-defined]
                 subject=subject, values=proposed, reason=data["reason"], user=staff_user(request)

@@ -472,10 +472,10 @@ def review_facts(review: SurveillanceReview) -> dict[str, object]:
 def award_referral_decide(
     *, award_id: int, user: User, outcome: ReferralOutcome, reason: str
 ) -> Award:
-    """A manager (an admin, never the referral's reviewer) decides surveillance's referral of
-    `award_id`: `clear` lets it go on to approval; `void` also starts its void in the same
-    transaction (`award_void`: a jackpot's void requested, which a second supervisor confirms;
-    a fixed award or envy void at once)."""
+    """A manager (an admin who took no step of the award: `surveillance.acted_on`) decides
+    surveillance's referral of `award_id`: `clear` lets it go on to approval; `void` also starts
+    its void in the same transaction (`award_void`: a jackpot's void requested, which a second
+    supervisor confirms; a fixed award or envy void at once)."""
     text = _text(reason, param="reason")
     with transaction.atomic():
         found: list[SurveillanceReview] = []

@@ -73,6 +73,20 @@ _VOIDED = (Code.AWARD_VOID_METER, Code.AWARD_VOID_HOUSE)
 _SEED_KINDS = ("pool.created", "pool.changed")
 #: The smallest step of a stored time: the instant just before `at`, in the month `at` ends.
 _INSTANT = timedelta(microseconds=1)
+#: The earliest `at` or `from` a statement is asked of: no journal holds anything earlier, and
+#: a month's start in the club's zone is then never before year 1 (the dates' arithmetic fails
+#: there: `at` = 0001-01-01T00:00:00Z was a 500).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _not_before_earliest(moment: datetime, param: str) -> None:
+    if moment < EARLIEST:
+        raise ApiError(
+            ErrorCode.INVALID_PARAMETER,
+            f"{param}: {moment.isoformat()} is before {EARLIEST.isoformat()}, earlier than "
+            "anything a journal holds",
+            param=param,
+        )
 
 
 def _after(loaded: checkpoints.Loaded, chains: list[str], prefix: str = "") -> Q:
@@ -228,8 +242,11 @@ def statement_period(query: LiabilityQuery, *, now: datetime) -> tuple[datetime,
     defaults to midnight of the first day of the month `at` ends in, in the club's time zone
     (settings.TIME_ZONE): `at`'s own month, or the month it closes when `at` is midnight of a
     1st (a month's close, for which `at`'s month would be an empty period); it may not be later
-    than `at`. `invalid_parameter` naming the one that is wrong."""
+    than `at`; neither is before `EARLIEST`. `invalid_parameter` naming the one that is wrong."""
     at = now if query.at is None else query.at
+    _not_before_earliest(at, "at")
+    if query.from_ is not None:
+        _not_before_earliest(query.from_, "from")
     if at > now:
         raise ApiError(
             ErrorCode.INVALID_PARAMETER,

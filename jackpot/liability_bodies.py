@@ -20,13 +20,17 @@ class LiabilityQuery(Query):
 
     at: Annotated[
         Moment | None,
-        Field(description="ISO 8601 time with its offset, not in the future; default now"),
+        Field(
+            description="ISO 8601 time with its offset, not in the future nor before 1970;"
+            " default now"
+        ),
     ] = None
     from_: Annotated[
         Moment | None,
         Field(
             alias="from",
-            description="ISO 8601 time with its offset, at most `at`, included; default"
+            description="ISO 8601 time with its offset, at most `at`, not before 1970,"
+            " included; default"
             " midnight of the first day of the month `at` ends in (the month it closes when"
             " `at` is midnight of a 1st), in the club's time zone",
         ),

@@ -65,6 +65,9 @@ higher one.
   the change's row, then the new pool's own rows and POOL_CHAIN (no other transaction knows
   the new pool yet); a staff change: the change's row, the account's row (`auth_user`, which
   no money path locks), ADMIN_CHAIN;
+- one admin's change of a staff account (`jackpot.staff.staff_update`): the account's row, and
+  for an admin's deactivation the admin role's group row after it (`role_group_row`: two
+  deactivations count each other's), ADMIN_CHAIN;
 - store a checkpoint: CHECKPOINT_CHAIN alone, or after the full run's own job row
   (`jackpot_verification`, `tables.audit.verification_jobs`), which nothing else locks;
 - store a reconciliation's report (tables.audit.reconciliation): its own transaction-level advisory
@@ -329,7 +332,8 @@ def staff_account_or_new(*, username: str) -> tuple[User, bool]:
 
 def role_group_row(group: Group) -> None:
     """Lock a role's group row (`auth_group`), so two bootstraps of the first admins at once
-    count each other's admin (`jackpot.staff.bootstrap_admin`)."""
+    count each other's admin (`jackpot.staff.bootstrap_admin`), and two deactivations of admins
+    each other's (`jackpot.staff.staff_update`)."""
     Group.objects.select_for_update().get(pk=group.pk)
 
 

@@ -233,7 +233,12 @@ def staff_change_approve(*, change_id: int, user: User, note: str = "") -> Param
 def staff_update(*, subject: User, values: Mapping[str, Any], actor: str) -> User:
     """One admin's changes of an account: its names and e-mail address, or its deactivation
     (which only takes power away: its tokens and sessions stop working). Whatever gives power is
-    a proposal (`staff_access_propose`)."""
+    a proposal (`staff_access_propose`).
+
+    The club keeps two active admins, the fewest that can approve a change: the deactivation of
+    an admin that would leave fewer is refused (409 `too_few_admins`), else one admin could shut
+    every other out. Counted under the admin role's group row (`locks.role_group_row`, taken
+    after the account's), so two deactivations at once count each other's."""
     unknown = sorted(set(values) - {*PLAIN_FIELDS, "username", "is_active"})
     if unknown:
         raise ValueError(f"not one admin's change: {', '.join(unknown)}")
@@ -242,6 +247,18 @@ def staff_update(*, subject: User, values: Mapping[str, Any], actor: str) -> Use
     changed = [field for field, value in values.items() if getattr(account, field) != value]
     if "is_active" in changed and values["is_active"]:
         raise ValueError("reactivating an account is a proposal another admin approves")
+    if "is_active" in changed and "admin" in before["roles"]:
+        admins = role_group("admin")
+        locks.role_group_row(admins)
+        others = User.objects.filter(groups=admins, is_active=True).exclude(pk=account.pk)
+        left = others.count()
+        if left < BOOTSTRAP_ADMINS:
+            raise Conflict(
+                "too_few_admins",
+                f"the club keeps at least {BOOTSTRAP_ADMINS} active admins, the fewest that can "
+                f"approve a change: deactivating {account.username} would leave {left}",
+                param="is_active",
+            )
     if not changed:
         return account
     for field in changed:

@@ -2,8 +2,8 @@
 
 A surveillance officer (role `surveillance`) reviews the footage of a win while the award is
 `pending` or `verified` (`jackpot.awards.award_review`); the latest review decides. A `referred`
-verdict waits for a manager (an admin who is not its reviewer: `award_referral_decide`), who
-clears it or starts the award's void. This module holds the rules the award's steps check, each
+verdict waits for a manager (an admin who took no step of the award: `award_referral_decide`),
+who clears it or starts the award's void. This module holds the rules the award's steps check, each
 with the award row locked by the caller (`jackpot.locks.award_row`), so no review can slip in
 between a check and the step's commit:
 
@@ -12,8 +12,10 @@ between a check and the step's commit:
   the latest review is `confirmed` or a cleared referral (409 `surveillance_review_required`);
 - pay: refused while the latest review is a referral not cleared (409 `surveillance_referred`);
 - four eyes: a reviewer of an award never verifies or approves it, its verifier or approver never
-  reviews it (403 `four_eyes`; the database's triggers of migration jackpot 0018 too), and a
-  referral's reviewer never decides it;
+  reviews it (403 `four_eyes`; the database's triggers of migration jackpot 0018 too), and no
+  one who acted on the award decides its referral: not its reviewers (the triggers too), nor
+  whoever verified it, requested or cancelled its void or took any other step the award's rows
+  or its events on the journal name, under any name they had (`acted_on`);
 - a new review is refused while the latest is a referral not cleared: only a manager ends it.
 
 Reads only; the writes (the review, the decision and their audit events) are `jackpot.awards`'.
@@ -26,7 +28,9 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 
 from core.errors import Conflict, Forbidden
+from jackpot.ledger import ADMIN_CHAIN, pool_chain
 from jackpot.models import (
+    AuditEvent,
     Award,
     AwardKind,
     Pool,
@@ -182,4 +186,57 @@ def check_referral(award: Award, user: User) -> SurveillanceReview:
             "the surveillance officer who referred an award cannot also decide the referral",
             param="award",
         )
+    if acted_on(award, user):
+        raise Forbidden(
+            "four_eyes",
+            f"{user.get_username()} took a step of award {award.pk} (verified, reviewed, "
+            "requested or cancelled its void...): another manager decides its referral",
+            param="award",
+        )
     return review
+
+
+def _names(user: User) -> set[str]:
+    """`user`'s name and every name they had: one admin renames an account alone
+    (`jackpot.staff.staff_update`, a `staff.changed` event listing `username` among its fields),
+    so a step taken under an earlier name is still theirs. A name since given to someone else
+    counts too: that only refuses more."""
+    renames = AuditEvent.objects.filter(
+        chain=ADMIN_CHAIN, kind="staff.changed", payload__fields__contains=["username"]
+    ).values_list("payload__before__username", "payload__after__username")
+    names, pairs = {user.get_username()}, [(str(old), str(new)) for old, new in renames]
+    grew = True
+    while grew:
+        grew = False
+        for old, new in pairs:
+            if new in names and old not in names:
+                names.add(old)
+                grew = True
+    return names
+
+
+def acted_on(award: Award, user: User) -> bool:
+    """Whether `user` took any step of `award`: as its rows say (who verified, approved, paid,
+    voided it or requested its void; its reviewers and referrals' deciders), or as the journal
+    does (each event of the award: a void requested then cancelled leaves no name on the row).
+    The events are read from the award's creation on, on its pool's chain."""
+    people = {
+        award.verified_by_id,
+        award.approved_by_id,
+        award.paid_by_id,
+        award.voided_by_id,
+        award.void_requested_by_id,
+        *_reviewers(award),
+        *ReferralDecision.objects.filter(review__award_id=award.pk).values_list(
+            "decided_by_id", flat=True
+        ),
+    }
+    if user.pk in people:
+        return True
+    actors = {f"user:{name}" for name in _names(user)}
+    return AuditEvent.objects.filter(
+        chain=pool_chain(award.pool_id),
+        occurred_at__gte=award.created_at,
+        payload__award=award.pk,
+        actor__in=actors,
+    ).exists()

@@ -1,7 +1,8 @@
 """Django admin for tables and their terminals.
 
 Tables are opened and closed for play here (a pool's money parameters can change only while
-all its tables are closed). A table is created without a pool; the pool it feeds changes by a
+all its tables are closed); a table's seats change only with no round open at it (the form
+says so, and nothing is changed). A table is created without a pool; the pool it feeds changes by a
 proposal (its form's pool, with a reason) that another admin approves here (the action "Approve
 the proposed move"), applied only while the table is closed and has no open round
 (`tables.services.table_move_approve`). Every page needs the admin role (`AdminRoleOnly`).
@@ -21,7 +22,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from core.errors import ApiError
+from core.errors import ApiError, Conflict
 from jackpot.admin import AdminRoleOnly, FilesProposals, actor, log_denied, staff_user
 from jackpot.models import ChangeKind, ChangeStatus, ParameterChange
 from tables.models import Game, Table, Terminal
@@ -82,11 +83,15 @@ class TableAdmin(FilesProposals):
             )
             obj.pk = created.pk
             return
-        table_update(
-            table_id=obj.pk,
-            changes={field: data[field] for field in TABLE_FIELDS if field in data},
-            actor=actor(request),
-        )
+        try:
+            table_update(
+                table_id=obj.pk,
+                changes={field: data[field] for field in TABLE_FIELDS if field in data},
+                actor=actor(request),
+            )
+        except Conflict as refusal:  # its seats, with a round open
+            self.refused(request, refusal)
+            return
         if "pool" in form.changed_data:
             request._proposal = table_move_propose(  # type: ignore[attr-defined]
                 table_id=obj.pk, pool=data["pool"], reason=data["reason"], user=staff_user(request)

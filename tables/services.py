@@ -4,7 +4,10 @@ A table's pool is money configuration: linking a table to a pool, moving it to a
 unlinking it is a two-person change (`jackpot.changes`, kind `table.move`): one admin proposes
 (`table_move_propose`), another approves (`table_move_approve`), applied only while the table is
 closed for play and has no open round. `table_update` opens, closes or renames a table (one
-admin); `table_create` makes a table without a pool, but for the operator's demo (`seed_demo`).
+admin), or changes its seats only while no round is open at it (409 `table_has_open_rounds`: a
+round's result is read against the table's seats, so one opened with seat 7 would be stranded
+by a table lowered to 3); `table_create` makes a table without a pool, but for the operator's
+demo (`seed_demo`).
 """
 
 from __future__ import annotations
@@ -92,6 +95,9 @@ def terminal_token_issue(
 
 #: What one admin changes of a table; its pool is a two-person change (`table_move_propose`).
 TABLE_FIELDS = ("name", "enabled", "seats")
+#: What of a table a round depends on: changed only with no round open at the table (opening and
+#: closing it for play, or a new name, leave an open round as it was).
+ROUND_FIELDS = ("seats",)
 
 
 def _locked_table(table_id: int) -> Table:
@@ -104,7 +110,9 @@ def _locked_table(table_id: int) -> Table:
 @transaction.atomic
 def table_update(*, table_id: int, changes: dict[str, object], actor: str) -> Table:
     """Change a table (open or close it for play, rename it...), with its audit event (before and
-    after). A table's game cannot change; its pool changes by `table_move_approve`."""
+    after); its seats only with no round open (409 `table_has_open_rounds`), checked under the
+    table's exclusive lock, which every round's open takes shared. A table's game cannot change;
+    its pool changes by `table_move_approve`."""
     table = _locked_table(table_id)
     unknown = set(changes) - set(TABLE_FIELDS)
     if unknown:
@@ -113,6 +121,9 @@ def table_update(*, table_id: int, changes: dict[str, object], actor: str) -> Ta
     changed = {field: value for field, value in changes.items() if before[field] != value}
     if not changed:
         return table
+    touched = sorted(set(changed) & set(ROUND_FIELDS))
+    if touched:
+        _refuse_open_rounds(table, f"changing its {', '.join(touched)}", param=touched[0])
     for field, value in changed.items():
         setattr(table, field, value)
     table.full_clean()
@@ -216,13 +227,18 @@ def _check_move(table: Table) -> None:
             "close the table (disable it) before linking it to another pool",
             param="pool",
         )
+    _refuse_open_rounds(table, "moving it", param="pool")
+
+
+def _refuse_open_rounds(table: Table, doing: str, *, param: str) -> None:
+    """409 `table_has_open_rounds`, naming them, if a round is open at `table` (locked)."""
     open_rounds = Round.objects.filter(table=table, state=RoundState.OPEN)
     if open_rounds.exists():
         ids = ", ".join(open_rounds.order_by("pk").values_list("round_id", flat=True)[:10])
         raise Conflict(
             "table_has_open_rounds",
-            f"table {table.pk} has open rounds ({ids}): settle or void them before moving it",
-            param="pool",
+            f"table {table.pk} has open rounds ({ids}): settle or void them before {doing}",
+            param=param,
         )
 
 

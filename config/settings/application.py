@@ -42,6 +42,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # The admin takes no NUL in its lists' searches, filters and forms (PostgreSQL text cannot
+    # hold it): a 400, before any view reads them.
+    "config.admin_queries.AdminNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # request.user.is_verified(): whether this session signed in with its second factor

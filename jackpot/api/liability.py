@@ -51,8 +51,9 @@ class PoolLiabilityView(StaffView):
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/pdf"): OpenApiTypes.BINARY,
             400: OpenApiResponse(
-                description="`invalid_parameter`: `at` in the future, `from` later than `at`,"
-                " or a malformed one (`param` names it)"
+                description="`invalid_parameter`: `at` in the future, `at` or `from` before"
+                " 1970-01-01T00:00:00Z, `from` later than `at`, or a malformed one (`param`"
+                " names it)"
             ),
         },
         summary="What the club owes on a pool at an instant, from the journal alone: meter,"

@@ -384,6 +384,8 @@ def test_auditors_and_admins_only(story):
         ({"at": "yesterday"}, "at"),
         ({"at": "2026-11-01T00:00:00"}, "at"),  # no offset: which midnight?
         ({"from": "1 Nov"}, "from"),
+        ({"at": "0001-01-01T00:00:00Z"}, "at"),  # year 1: no month before it to start from
+        ({"from": "1969-12-31T23:59:59Z"}, "from"),  # before any journal
         ({"format": "xlsx"}, "format"),
     ],
 )
