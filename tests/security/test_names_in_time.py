@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import transaction
 
+from jackpot import ledger
 from jackpot.awards import award_approve, award_verify
 from jackpot.models import AuditEvent, Award, AwardStatus, StaffToken, SurveillanceReview
-from jackpot.services import staff_token_issue
-from jackpot.staff import staff_update
+from jackpot.services import role_group, staff_token_issue
+from jackpot.staff import snapshot, staff_update
 from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 from tests.jackpot.tamper import play_rounds, superuser_sql
 from tests.staff import person, surveilled
@@ -166,3 +168,52 @@ def test_a_review_moved_to_the_account_that_took_its_reviewers_name_is_found(db)
     )
     found = problems()
     assert any(p.startswith(f"review {review.pk}: the row's by differ") for p in found), found
+
+
+def _without_id(user: User) -> dict[str, object]:
+    return {name: value for name, value in snapshot(user).items() if name != "id"}
+
+
+def test_events_written_before_ids_still_resolve_names_in_time(db):
+    """A journal written before snapshots gave ids: the accounts' roles and renames are events
+    that name them only. The swap (ana -> tmp, bob -> ana, tmp -> bob) is resolved by the names'
+    history alone: the legitimate rows verify, the rows swapped by SQL do not."""
+    play_rounds()
+    people = {}
+    for name in ("ana", "bob"):
+        people[name] = User.objects.create(username=name)
+        with transaction.atomic():
+            before = _without_id(people[name])
+            people[name].groups.add(role_group("supervisor"))
+            ledger.record(
+                chain=ledger.ADMIN_CHAIN,
+                kind="staff.changed",
+                actor="test",
+                payload={"user": name, "before": before, "after": _without_id(people[name])},
+            )
+    ana, bob = people["ana"], people["bob"]
+    award = Award.objects.get(kind="four_of_a_kind")
+    award_verify(award_id=award.pk, user=ana, note="video checked")
+    award_approve(award_id=award.pk, user=bob)
+    for user, to in ((ana, "tmp"), (bob, "ana"), (ana, "bob")):
+        with transaction.atomic():
+            before = _without_id(user)
+            user.username = to
+            user.save(update_fields=["username"])
+            ledger.record(
+                chain=ledger.ADMIN_CHAIN,
+                kind="staff.changed",
+                actor=ADMIN,
+                payload={"user": to, "before": before, "after": _without_id(user)},
+            )
+    staff_events = AuditEvent.objects.filter(kind="staff.changed")
+    assert not any("id" in event.payload["after"] for event in staff_events)
+    assert problems() == []
+
+    superuser_sql(
+        "UPDATE jackpot_award SET verified_by_id = %s, approved_by_id = %s WHERE id = %s",
+        [bob.pk, ana.pk, award.pk],
+    )
+    found = problems()
+    assert any(p.startswith(f"award {award.pk}: verified_by is 'ana'") for p in found), found
+    assert any(p.startswith(f"award {award.pk}: approved_by is 'bob'") for p in found), found
