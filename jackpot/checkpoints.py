@@ -7,7 +7,8 @@ A checkpoint's `state` (`State`) is, in one snapshot of the journal that verifie
 - `balances` and `codes`: per pool, each account's balance (credits - debits) and the transfers'
   total by code (the pool report's meter identity needs them);
 - `projections`: `jackpot.projections.Projections.carried()`: awards not yet paid or void, the
-  pools' parameters, staff renames, the awards' totals by status and live awards by kind;
+  pools' parameters, which staff account held which name when, the awards' totals by status and
+  live awards by kind;
 - `rounds`: what the layer above carries (`tables.audit.verification`: the stakes of the rounds and
   which pools each table's chain may move);
 - `events`, `transfers`: how many the journal held up to `positions`.
@@ -44,8 +45,9 @@ from jackpot import ledger, locks
 from jackpot.canonical import canonical_json, chain_hash
 from jackpot.models import AuditChain, AuditEvent, Checkpoint
 
-#: 2: the layer above's `rounds` carry the register's rows (`tables.audit.records`).
-FORMAT = 2
+#: 2: the layer above's `rounds` carry the register's rows (`tables.audit.records`); 3: the
+#: staff's names carry from when each account held each (`jackpot.staff_records.Names`).
+FORMAT = 3
 CHAIN = ledger.CHECKPOINT_CHAIN
 KIND = "journal.checkpoint"
 ACTOR = "system:verification"

@@ -14,7 +14,9 @@ An award row and a pool's parameters are projections of events: the rows are not
   for a jackpot's void, when and why (`award.void_requested`, undone by `award.void_cancelled`);
 - each pool's parameters with its `pool.created` event and every later `pool.changed` event's
   `after` (however a change was approved, its application is a `pool.changed` event).
-A user renamed in the admin (`staff.changed`, on the admin chain) keeps their earlier names.
+Who acted is the account that held the event's name at the event's time (`jackpot.staff_records.
+Names`, from the admin chain's `staff.changed` events): renamed since, the row names them by
+their name now; an account given the name after is not them, however the names went round.
 Staff accounts' powers and live staff tokens are compared with the admin chain's events too
 (`jackpot.staff_records`), unless that chain broke; surveillance's reviews of awards and the
 decisions on its referrals with their events on the pools' chains (`jackpot.surveillance_records`;
@@ -31,7 +33,7 @@ A walk from the first event (`Projections()`) holds every award; a walk from a c
 paid or void (the only ones a later event may change: a paid or void award takes no step, and a
 step of an award not carried nor created since is a problem) but those approved at once that no
 step touched (their creating event, found through the transfer that granted them, says all of
-them: `_recall`, when a step comes), the pools, the renames, and per
+them: `_recall`, when a step comes), the pools, the names' history, and per
 pool the awards' totals by status and the live (not void) awards by kind, which later events move
 (`totals`). It then compares the rows the walk's events touched and the awards carried
 (`problems(only=...)`); a row edited in place that no event after the checkpoint touched is the
@@ -57,7 +59,7 @@ from jackpot.changes import (
 )
 from jackpot.ledger import ADMIN_CHAIN, pool_chain
 from jackpot.models import AWARD_GRANTED_BY, Award, AwardStatus, Pool, Transfer
-from jackpot.staff_records import ACCOUNT_KINDS, RECORDED, StaffRecords
+from jackpot.staff_records import ACCOUNT_KINDS, RECORDED, Names, StaffRecords
 from jackpot.surveillance_records import KINDS as REVIEW_KINDS
 from jackpot.surveillance_records import SurveillanceRecords
 
@@ -112,6 +114,8 @@ RECORD_FIELDS = (
     "winning_five",
 )
 _TIMES = frozenset(name for name in AWARD_FIELDS if name.endswith("_at"))
+#: Who took a step, each with its time in `<step>_at` (`verified_by`, `verified_at`, ...).
+_BY = tuple(name for name in AWARD_FIELDS if name.endswith("_by"))
 #: Statuses after which an award takes no more step.
 FINAL = frozenset({AwardStatus.PAID.value, AwardStatus.VOID.value})
 #: The steps that change who asked for a jackpot's void, not the award's status.
@@ -295,10 +299,10 @@ class Projections:
         self.awards: dict[int, Seen] = {}
         self.steps: list[Event] = []  # in each pool chain's order; applied after creation
         self.pools: dict[int, Seen] = {}
-        self.renames: list[tuple[str, str]] = []
+        self.names = Names()
         self.totals = Totals()
         self.touched: set[int] = set()  # awards created or stepped by the events observed
-        self.staff = StaffRecords()
+        self.staff = StaffRecords(names=self.names)
         # Payments that identified a winner, and identities purged, among the events walked.
         self.identified: set[int] = set()
         self.purged: set[int] = set()
@@ -310,15 +314,15 @@ class Projections:
         projections = cls()
         projections.awards = {int(pk): Seen.resumed(a) for pk, a in carried["awards"].items()}
         projections.pools = {int(pk): Seen.resumed(p) for pk, p in carried["pools"].items()}
-        projections.renames = [(before, after) for before, after in carried["renames"]]
+        projections.names = Names(carried["names"])
         projections.totals = Totals(carried["totals"])
-        projections.staff = StaffRecords(carried["staff"])
+        projections.staff = StaffRecords(carried["staff"], projections.names)
         # A checkpoint stored before the journal covered surveillance carries none (none existed).
         projections.surveillance = SurveillanceRecords(carried.get("surveillance"))
         return projections
 
     def carried(self) -> dict[str, Any]:
-        """What a checkpoint carries forward: the awards still open, pools, renames, totals.
+        """What a checkpoint carries forward: the awards still open, pools, names, totals.
         Call after `problems()` (the steps are applied there)."""
         return {
             "awards": {
@@ -327,7 +331,7 @@ class Projections:
                 if seen.fields["status"] not in FINAL and not _as_created(seen)
             },
             "pools": {str(pk): seen.carried() for pk, seen in sorted(self.pools.items())},
-            "renames": [list(pair) for pair in self.renames],
+            "names": self.names.carried(),
             "totals": self.totals.carried(),
             "staff": self.staff.carried(),
             "surveillance": self.surveillance.carried(),
@@ -374,13 +378,10 @@ class Projections:
             self.identified.add(int(payload.get("award", 0)))
         elif event.kind == winners.PURGED:
             self.purged.update(int(pk) for pk in payload.get("awards") or ())
+        if event.kind in ACCOUNT_KINDS:  # the names first: a token issued later is by them
+            self.names.observe(payload, event.occurred_at)
         if event.kind in ACCOUNT_KINDS or event.kind in (RECORDED, "staff_token.issued"):
             self.staff.observe(event.kind, payload)
-        if event.kind == "staff.changed":
-            before = (payload.get("before") or {}).get("username")
-            after = (payload.get("after") or {}).get("username")
-            if before and after and before != after:
-                self.renames.append((str(before), str(after)))
 
     def _recall(self, pks: set[int]) -> None:
         """The awards approved at once among `pks`, as the events that created them say: a
@@ -456,18 +457,6 @@ class Projections:
             award.said(event)
         return problems
 
-    def _names(self, username: str) -> set[str]:
-        """A user's current name and every name they had before a rename."""
-        names = {username}
-        grew = True
-        while grew:
-            grew = False
-            for before, after in self.renames:
-                if after in names and before not in names:
-                    names.add(before)
-                    grew = True
-        return names
-
     def problems(self, broken_chains: set[str], *, since: int | None = None) -> list[Problem]:
         """Every award and pool row that differs from what the journal says, in id order.
 
@@ -487,7 +476,9 @@ class Projections:
         ]
         found += [
             Problem(message, chain, sequence)
-            for message, chain, sequence in self.surveillance.problems(broken_chains, self._names)
+            for message, chain, sequence in self.surveillance.problems(
+                broken_chains, self.names.same
+            )
         ]
         return found
 
@@ -527,6 +518,7 @@ class Projections:
             "payment_note",
             *RECORD_FIELDS,
             sequence=F("number"),  # the award's number, in the journal's word
+            **{f"{name}_pk": F(name) for name in _BY},  # whose account, compared by `Names`
         )
         listed = set()
         for row in rows.iterator(chunk_size=2000):
@@ -543,15 +535,18 @@ class Projections:
                 actual = row.get(f"{name}_id", row.get(f"{name}__username", row.get(name)))
                 # A checkpoint carried before the payment's fields were covered says none.
                 wanted = seen.fields.get(name, "")
-                if name.endswith("_by") and actual is not None and wanted is not None:
-                    same = wanted in self._names(str(actual))  # renamed since: an old name
+                named = name in _BY and actual is not None and wanted is not None
+                if named:  # the account that held the name when it acted, by its name now
+                    at = seen.fields.get(f"{name[:-3]}_at")
+                    same = self.names.same(str(wanted), at, row[f"{name}_pk"], actual)
                 else:
                     same = actual == wanted
                 if not same:
                     found.append(
                         Problem(
                             f"award {pk}: {name} is {_show(actual)}, the journal says "
-                            f"{_show(wanted)} (chain {seen.chain} sequence {seen.sequence})",
+                            f"{_show(wanted)}{' as named then' if named else ''} "
+                            f"(chain {seen.chain} sequence {seen.sequence})",
                             seen.chain,
                             seen.sequence,
                         )

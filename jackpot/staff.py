@@ -59,10 +59,12 @@ def roles_of(user: User) -> list[str]:
 
 
 def snapshot(user: User | None) -> dict[str, Any]:
-    """An account as its audit events show it: what it may do, never a credential."""
+    """An account as its audit events show it: what it may do, never a credential. Its id ties
+    its names to it (`jackpot.staff_records.Names`); events written before issue 37 lack it."""
     if user is None or user.pk is None:
         return {}
     return {
+        "id": user.pk,
         "username": user.username,
         "is_active": user.is_active,
         "is_staff": user.is_staff,

@@ -29,6 +29,8 @@ KINDS = REVIEW_KINDS | {DECISION_KIND}
 
 _REVIEW_FIELDS = ("camera", "verdict", "reason", "note")
 _TIMES = ("at", "footage_from", "footage_to")
+#: Whether an account (id, name now) held a name (the event's) at a time (`problems`).
+Person = Callable[[str, Any, int | None, str | None], bool]
 
 
 def _time(value: Any) -> datetime | None:
@@ -74,15 +76,16 @@ class SurveillanceRecords:
             self.decisions[int(payload.get("decision", 0))] = said
 
     def problems(
-        self, broken_chains: set[str], names: Callable[[str], set[str]]
+        self, broken_chains: set[str], person: Person
     ) -> list[tuple[str, str | None, int | None]]:
         """Each row that differs from its event, each event without its row: (what, chain,
-        sequence). `names(username)`: the user's names, theirs now and before a rename."""
+        sequence). `person(name, at, id, username)`: whether the account `id`, named `username`
+        now, held `name` at the time `at` (`jackpot.staff_records.Names.same`)."""
         found: list[tuple[str, str | None, int | None]] = []
         reviews = {
             row["pk"]: {
                 "award": row["award_id"],
-                "by": row["reviewer__username"],
+                "by": (row["reviewer_id"], row["reviewer__username"]),
                 "at": row["reviewed_at"],
                 **{name: row[name] for name in _REVIEW_FIELDS},
                 "footage_from": row["footage_from"],
@@ -91,6 +94,7 @@ class SurveillanceRecords:
             for row in SurveillanceReview.objects.values(
                 "pk",
                 "award_id",
+                "reviewer_id",
                 "reviewer__username",
                 "reviewed_at",
                 "footage_from",
@@ -101,7 +105,7 @@ class SurveillanceRecords:
         decisions = {
             row["pk"]: {
                 "award": row["review__award_id"],
-                "by": row["decided_by__username"],
+                "by": (row["decided_by_id"], row["decided_by__username"]),
                 "at": row["decided_at"],
                 "review": row["review_id"],
                 "outcome": row["outcome"],
@@ -111,6 +115,7 @@ class SurveillanceRecords:
                 "pk",
                 "review_id",
                 "review__award_id",
+                "decided_by_id",
                 "decided_by__username",
                 "decided_at",
                 "outcome",
@@ -138,7 +143,7 @@ class SurveillanceRecords:
                         )
                     )
                     continue
-                wrong = [name for name in row if not _same(name, row[name], said.get(name), names)]
+                wrong = [name for name in row if not _same(name, row[name], said, person)]
                 if wrong:
                     found.append(
                         (
@@ -156,9 +161,9 @@ class SurveillanceRecords:
         }
 
 
-def _same(name: str, actual: Any, said: Any, names: Callable[[str], set[str]]) -> bool:
+def _same(name: str, actual: Any, said: dict[str, Any], person: Person) -> bool:
     if name in _TIMES:
-        return actual == _time(said)
-    if name == "by":
-        return said in names(str(actual))
-    return bool(actual == said)
+        return actual == _time(said.get(name))
+    if name == "by":  # the account that held the event's name at the event's time
+        return person(str(said.get("by")), said.get("at"), *actual)
+    return bool(actual == said.get(name))
