@@ -28,10 +28,9 @@ ROYAL = {
 }
 
 
-@pytest.fixture
-def hit():
+def _hit(**pool_options: int):
     """A round with a jackpot royal (seat 1) and two envies (seats 2 and 3)."""
-    floor = make_floor()
+    floor = make_floor(**pool_options)
     terminal = floor.uth[0]
     terminal.post("/rounds", {"round_id": "r1", "seats": [uth_seat(s) for s in (1, 2, 3)]})
     awards = terminal.post("/rounds/r1/result", ROYAL).json()["awards"]
@@ -40,6 +39,11 @@ def hit():
     assert len(envies) == 2
     people = api_clients(ana="supervisor", bob="supervisor", cal="supervisor")
     return floor, royal, envies, people
+
+
+@pytest.fixture
+def hit():
+    return _hit()
 
 
 def _post(client, award_id, step, body=None):
@@ -149,4 +153,46 @@ def test_the_service_role_cannot_unlink_an_envy_from_its_royal(hit):
     written = _written()
     _refused(_post(people["ana"], envy["id"], "pay", PAY), 409, "award_follows_unapproved")
     assert _written() == written
+    assert_journal_ok()
+
+
+def test_an_envy_waiting_for_its_own_approval_waits_for_the_royal_too_and_goes_with_it():
+    """At or above the threshold an envy waits for its own verification: its approval is refused
+    until the royal's, and the royal's void takes it back from `awards_pending`."""
+    floor, royal, envies, people = _hit(verification_threshold_cents=ENVY)
+    first, second = envies
+    assert (first["status"], second["status"]) == ("pending", "pending")
+    assert (
+        _post(people["ana"], first["id"], "verify", {"note": "seat had a stake"}).status_code == 200
+    )
+    written = _written()
+    _refused(_post(people["bob"], first["id"], "approve"), 409, "award_follows_unapproved")
+    assert _written() == written
+
+    assert _post(people["ana"], royal["id"], "void", {"reason": "marked deck"}).status_code == 202
+    assert _post(people["bob"], royal["id"], "void/confirm").status_code == 200
+    for envy, was in ((first, "verified"), (second, "pending")):
+        event = AuditEvent.objects.get(kind="award.void", payload__award=envy["id"])
+        assert (event.payload["from"], event.actor) == (was, "user:bob")
+        moved = Transfer.objects.filter(award_id=envy["id"], event=event)
+        assert list(moved.values_list("code", "debit__kind", "credit__kind", "amount_cents")) == [
+            ("award_void_house", "awards_pending", "house", ENVY)
+        ]
+    _refused(_post(people["bob"], first["id"], "approve"), 409, "award_wrong_status")
+    balances = assert_journal_ok()["balances"][str(floor.pool_id)]
+    assert (balances["awards_pending"], balances["payable"], balances["paid"]) == (0, 0, 0)
+
+
+def test_an_envy_voided_alone_stays_void_when_its_royal_is_paid():
+    """One supervisor may void an envy waiting for its verification: that void is final, and the
+    royal's approval and payment later pay it no more."""
+    _, royal, envies, people = _hit(verification_threshold_cents=ENVY)
+    envy = envies[0]
+    assert _post(people["cal"], envy["id"], "void", {"reason": "no stake"}).status_code == 200
+    assert _post(people["ana"], royal["id"], "verify", {"note": "cards ok"}).status_code == 200
+    surveilled(royal["id"])
+    assert _post(people["bob"], royal["id"], "approve").status_code == 200
+    for step, body in (("verify", {"note": "ok"}), ("approve", None), ("pay", PAY)):
+        _refused(_post(people["ana"], envy["id"], step, body), 409, "award_wrong_status")
+    assert Award.objects.get(pk=envy["id"]).status == "void"
     assert_journal_ok()
