@@ -55,6 +55,7 @@ class ErrorCode(StrEnum):
     FOUR_EYES = "four_eyes"
     VOID_REQUESTED = "void_requested"
     VOID_NOT_REQUESTED = "void_not_requested"
+    AWARD_FOLLOWS_UNAPPROVED = "award_follows_unapproved"
     METER_WOULD_GO_NEGATIVE = "meter_would_go_negative"
     WINNER_IDENTITY_REQUIRED = "winner_identity_required"
     WINNER_NOT_IDENTIFIED = "winner_not_identified"
@@ -152,6 +153,11 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
         "the jackpot's void is requested: confirm or cancel it before another step",
     ),
     ErrorCode.VOID_NOT_REQUESTED: (409, "no void of this award is requested to confirm or cancel"),
+    ErrorCode.AWARD_FOLLOWS_UNAPPROVED: (
+        409,
+        "the award follows another (an envy, its jackpot) not yet approved: it is approved or "
+        "paid only once that one is",
+    ),
     ErrorCode.METER_WOULD_GO_NEGATIVE: (
         409,
         "the meter cannot give back the voided jackpot's reset: nothing was changed",

@@ -56,6 +56,8 @@ ROUTES: Mapping[TransferCode, Route] = MappingProxyType(
         TransferCode.AWARD_PAID: Route(_PAYABLE, _PAID),
         TransferCode.AWARD_VOID_METER: Route(_PENDING, _METER),
         TransferCode.AWARD_VOID_HOUSE: Route(_PENDING, _HOUSE),
+        # An award approved at once, voided with the award it follows (jackpot.awards).
+        TransferCode.AWARD_VOID_PAYABLE: Route(_PAYABLE, _HOUSE),
         TransferCode.VOID_RESET_RESERVE: Route(_METER, _RESERVE),
         TransferCode.VOID_RESET_HOUSE: Route(_METER, _HOUSE),
         # A pool stopped for good (jackpot.lifecycle): its meter and reserve go to its own orphan

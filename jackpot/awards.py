@@ -22,6 +22,12 @@ award (`award.reviewed`, or `award.referred` for a referral, with the review's r
 transaction); a manager decides a referral (`award.referral_decided`: clear, or void, which
 requests the award's void in the same transaction as the decision).
 
+An award that follows another (an envy, its round's jackpot: `Award.follows`) is approved or paid
+only once that one is `approved` or `paid` (409 `award_follows_unapproved`), and is voided with
+it (compliance 53): the step that voids an award voids each of its followers not yet paid or
+void in the same transaction, by the same person, each its own `award.void` event, its money
+back to the house (`award_void_house`, or `award_void_payable` for one approved at once).
+
 A fixed award or envy is voided by one supervisor. A jackpot's void takes two (compliance 24):
 one requests it with a reason (`award.void_requested`: the award keeps its status and its money,
 marked with who asked, when and why), a different one confirms it (`award.void`, the money
@@ -107,9 +113,13 @@ def _take_step(
                 f"award {award_id} is {award.status}; this step needs it {' or '.join(allowed)}",
                 param="award",
             )
+        if to in (AwardStatus.APPROVED, AwardStatus.PAID):
+            _follows_approved(award)
         check(award)
         now = timezone.now()
         status = to or AwardStatus(award.status)
+        # Voided with it: its followers' rows, after its own, before the pool's (jackpot.locks).
+        followers = locks.follower_rows(award) if status == AwardStatus.VOID else []
         meter.bump_award_version(pool_id=award.pool_id)  # the pool row lock: its status holds
         if needs_active is not None:
             movements.refuse_unless_active(award.pool_id, param="award", doing=needs_active)
@@ -138,7 +148,61 @@ def _take_step(
         for field, value in update.items():
             setattr(award, field, value)
         award.save(update_fields=list(update))
+        for follower in followers:
+            if follower.status in FOLLOWER_VOIDABLE:
+                _void_follower(follower, award, user, now)
         return award
+
+
+def _follows_approved(award: Award) -> None:
+    """An award that follows another is approved or paid only once that one is approved (or
+    paid): 409 `award_follows_unapproved` otherwise. An approved award never goes back, so its
+    status is read without its row's lock."""
+    if award.follows_id is None:
+        return
+    led = Award.objects.filter(pk=award.follows_id).values_list("kind", "status").first()
+    if led is not None and led[1] in (AwardStatus.APPROVED, AwardStatus.PAID):
+        return
+    kind, status = led or ("?", "missing")
+    raise Conflict(
+        "award_follows_unapproved",
+        f"award {award.pk} ({award.kind}) follows award {award.follows_id} ({kind}), which is "
+        f"{status}: it is payable only once that one is approved (and is voided with it); "
+        "nothing was written",
+        param="award",
+    )
+
+
+#: A follower's statuses in which it is voided with the award it follows: any but the final ones.
+FOLLOWER_VOIDABLE = (AwardStatus.PENDING, AwardStatus.VERIFIED, AwardStatus.APPROVED)
+
+
+def _void_follower(follower: Award, led: Award, user: User, now: datetime) -> None:
+    """Void `follower` (locked) with `led`, the award it follows, voided by `user` in this
+    transaction: its money back to the house, its own `award.void` event."""
+    reason = f"voided with the {led.kind} it follows"  # which one: the event's `follows`
+    ledger.record(
+        chain=ledger.pool_chain(follower.pool_id),
+        kind="award.void",
+        actor=f"user:{user.get_username()}",
+        pool_id=follower.pool_id,
+        occurred_at=now,
+        postings=movements.void_award(follower, now=now).postings,
+        payload={
+            "award": follower.pk,
+            "round": follower.round_id,
+            "seat": follower.seat,
+            "kind": follower.kind,
+            "amount_cents": follower.amount_cents,
+            "from": follower.status,
+            "to": AwardStatus.VOID,
+            "reason": reason,
+            "follows": led.pk,
+        },
+    )
+    follower.status = AwardStatus.VOID
+    follower.voided_by, follower.voided_at, follower.void_reason = user, now, reason
+    follower.save(update_fields=["status", "voided_by", "voided_at", "void_reason"])
 
 
 def _no_void_requested(award: Award) -> None:

@@ -149,6 +149,14 @@ class AwardBody(Body):
     status: AwardStatus
     sequence: Annotated[int, Field(ge=1)]
     created_at: Instant
+    follows: Id | None = Field(
+        description="the award this one follows (an envy: its round's jackpot): it is approved "
+        "or paid only once that one is approved, and is voided with it; null: none"
+    )
+    waits_on_follows: bool = Field(
+        description="true: not payable yet, the award it follows is not approved (409 "
+        "award_follows_unapproved until it is)"
+    )
     verified_by: str | None
     verified_at: Instant | None
     verification_note: str

@@ -17,7 +17,7 @@ Figures (docs/accounting.md "The period-end liability" says which accounts each 
   as their rows say); the amounts are the transfers', and their sum is the account's balance;
 - the period [`start`, `at`): the transfers that granted an award (`jackpot_hit`, `fixed_award`,
   `envy`; of which the jackpots), paid one (`award_paid`) or voided one (`award_void_meter`,
-  `award_void_house`), counted by award and summed, by their event's time;
+  `award_void_house`, `award_void_payable`), counted by award and summed, by their event's time;
 - the journal's position: per chain, the sequence and hash of its last event at or before `at`.
 
 Cost: never the whole journal when a checkpoint exists before `at`. The balances and the chains'
@@ -69,7 +69,7 @@ from jackpot.models import (
 from jackpot.models import TransferCode as Code
 
 _PAID = (Code.AWARD_PAID,)
-_VOIDED = (Code.AWARD_VOID_METER, Code.AWARD_VOID_HOUSE)
+_VOIDED = (Code.AWARD_VOID_METER, Code.AWARD_VOID_HOUSE, Code.AWARD_VOID_PAYABLE)
 _SEED_KINDS = ("pool.created", "pool.changed")
 #: The smallest step of a stored time: the instant just before `at`, in the month `at` ends.
 _INSTANT = timedelta(microseconds=1)

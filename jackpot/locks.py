@@ -18,7 +18,7 @@ A transaction takes the locks it needs in this order, never going back to an ear
 1. `ROUND` - the round's row (`tables_round`): the INSERT of a new round on open, `SELECT ...
    FOR UPDATE` on settle and void (`round_row`). Only its own table's terminal ever waits on it.
 2. `AWARD` - the award's row (`jackpot_award`), one step of an award's way to payment
-   (`award_row`).
+   (`award_row`); a void then takes the rows of the awards that follow it (`follower_rows`).
 3. `TABLE_CHAIN` - the head of the table's audit chain (`table-{id}`), taken by `chain_slot`
    before the pool row, so the pool row is held only for the final write and the commit.
 4. `POOL` - the pool's row (`jackpot_pool`), the progressive's one point of serialization and the
@@ -212,6 +212,13 @@ def round_row(model: type[M], *, table_pk: int, round_id: str) -> M | None:
 def award_row(award_id: int) -> Award | None:
     """Lock an award's row (`Lock.AWARD`) and load it; None if there is no such award."""
     return Award.objects.select_for_update().filter(pk=award_id).first()
+
+
+def follower_rows(award: Award) -> list[Award]:
+    """Lock the rows of the awards that follow `award` (`Lock.AWARD`, after its own row: its
+    void voids them), in id order, and load them. Only the void of an award they follow takes
+    more than one award row, always its own first, so no two such transactions cross."""
+    return list(Award.objects.select_for_update().filter(follows=award).order_by("pk"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,9 @@ Invariants:
   written behind the service's back, reaches only the rounds opened after it;
 - a jackpot always waits for verification; a fixed award or envy waits when it is at or above the
   round's verification threshold, and is approved at once otherwise;
+- an envy follows its round's jackpot (`Award.follows`, written with it): it is paid only once
+  that one is approved, and voided with it (`jackpot.awards`), an approved one's money back from
+  `payable` (`award_void_payable`);
 - an award records what it shows of its round (`Dealt`: the table's key, name and game, the
   terminal's round id, its seat's cards, the board, its winning five) in the INSERT that grants
   it, so that nothing in the progressive reads the tables' rows to show it; the round's
@@ -447,7 +450,15 @@ def grant_awards(
     if any(item.kind == ProgressiveAward.ROYAL_FLUSH for item in owed):
         hit = meter.take_jackpot(pool_id=pool.pk, now=now)
     awards = _awards(pool, terms, round_pk, dealt, owed, now, numbers, hit)
-    Award.objects.bulk_create(awards)
+    # An envy names the royal it follows (a CHECK): the royal is written first, for its id.
+    leading = [award for award in awards if award.kind != AwardKind.ENVY]
+    Award.objects.bulk_create(leading)
+    royal = next((award for award in leading if award.kind == AwardKind.ROYAL_FLUSH), None)
+    followers = [award for award in awards if award.kind == AwardKind.ENVY]
+    for award in followers:
+        assert royal is not None  # no envy without a jackpot (tables.rules.progressive)
+        award.follows = royal
+    Award.objects.bulk_create(followers)
     postings = _granted(pool, round_pk, awards, hit)
     if hit is None:
         return AwardsGranted(tuple(awards), postings, pool_meter(pool_id=pool.pk), None)
@@ -653,14 +664,16 @@ def _hit_reset(award: Award) -> tuple[int, int]:
 
 
 def void_award(award: Award, *, now: datetime) -> AwardVoided:
-    """Void an award awaiting payment. A fixed award or envy goes back to the house. A jackpot
+    """Void an award awaiting payment. A fixed award or envy goes back to the house (an envy
+    approved at once, voided with the jackpot it follows, from `payable`). A jackpot
     puts the link back where it would be had the hit never happened (domain.md): the jackpot back
     on the meter (`award_void_meter`), and the reset the hit paid back where it came from
     (`void_reset_reserve`, `void_reset_house`, the hit's own `reset_*` amounts), each a transfer
     referencing the award; the counters move in one statement under the pool row lock. A 409
     `meter_would_go_negative`, nothing written, when the meter cannot give the reset back."""
     if award.kind != AwardKind.ROYAL_FLUSH:
-        code = TransferCode.AWARD_VOID_HOUSE
+        approved = award.status == AwardStatus.APPROVED
+        code = TransferCode.AWARD_VOID_PAYABLE if approved else TransferCode.AWARD_VOID_HOUSE
         return AwardVoided((Posting(code, award.amount_cents, award.round_id, award.pk),))
     from_reserve, from_house = _hit_reset(award)
     moved = meter.void_jackpot(

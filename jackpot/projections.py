@@ -7,7 +7,8 @@ An award row and a pool's parameters are projections of events: the rows are not
 - each award with what its round's `round.settled` event created (pool, round, seat, kind,
   amount, status, sequence, time, and what it shows of the round: `RECORD_FIELDS`, the table's
   key, name and game, the terminal's round id, the seat's cards, the board, the winning five;
-  an event older than those fields says them otherwise but for the name and game, `_recorded`)
+  an event older than those fields says them otherwise but for the name and game, `_recorded`;
+  and the award it follows: an envy its event's jackpot, no other award any)
   and what the later `award.<status>` events of its pool's chain
   did (status; who verified, approved, paid or voided it, from the event's actor `user:<name>`,
   and when, from the event's time; the verification note and the void's reason), and who asked
@@ -209,11 +210,21 @@ def _recorded(payload: dict[str, Any], award: dict[str, Any]) -> dict[str, Any]:
     return said
 
 
+def _follows(payload: dict[str, Any], award: dict[str, Any]) -> int | None:
+    """The award an award of a `round.settled` event follows: an envy, the event's jackpot
+    (one a round at most); any other, none."""
+    if award.get("kind") != "envy":
+        return None
+    royals = [a.get("id") for a in payload.get("awards") or () if a.get("kind") == "royal_flush"]
+    return int(royals[0]) if len(royals) == 1 else None
+
+
 def _created(event: Event, payload: dict[str, Any], award: dict[str, Any]) -> Seen:
     """An award as the `round.settled` event that created it says it was."""
     seen = Seen(
         {
             **_recorded(payload, award),
+            "follows": _follows(payload, award),
             "pool": payload.get("pool"),
             "round": payload.get("round"),
             "seat": award.get("seat"),
@@ -517,6 +528,7 @@ class Projections:
             "payment_reference",
             "payment_note",
             *RECORD_FIELDS,
+            "follows",
             sequence=F("number"),  # the award's number, in the journal's word
             **{f"{name}_pk": F(name) for name in _BY},  # whose account, compared by `Names`
         )
@@ -530,7 +542,8 @@ class Projections:
                 continue
             if seen.chains & broken_chains:
                 continue
-            recorded = [name for name in RECORD_FIELDS if name in seen.fields]
+            # A checkpoint carried before `follows` was covered says nothing of it.
+            recorded = [name for name in (*RECORD_FIELDS, "follows") if name in seen.fields]
             for name in (*AWARD_FIELDS, *recorded):
                 actual = row.get(f"{name}_id", row.get(f"{name}__username", row.get(name)))
                 # A checkpoint carried before the payment's fields were covered says none.

@@ -68,6 +68,7 @@ def review_body(review: SurveillanceReview) -> bodies.Review:
 #: (`prefetch_related(*AWARD_PREFETCH)` with `select_related(*AWARD_RELATED)`).
 AWARD_RELATED = (
     "pool",
+    "follows",
     "verified_by",
     "approved_by",
     "paid_by",
@@ -102,6 +103,8 @@ def award_body(award: Award) -> bodies.AwardBody:
         status=AwardStatus(award.status),
         sequence=award.number,
         created_at=award.created_at,
+        follows=award.follows_id,
+        waits_on_follows=_waits(award),
         verified_by=_who(award.verified_by),
         verified_at=award.verified_at,
         verification_note=award.verification_note,
@@ -124,6 +127,15 @@ def award_body(award: Award) -> bodies.AwardBody:
         and award.pool.surveillance_required,
         review=None if latest is None else review_body(latest),
     )
+
+
+def _waits(award: Award) -> bool:
+    """Whether `award` waits for the award it follows to be approved (select_related `follows`
+    when listing many)."""
+    led = award.follows
+    if led is None or award.status in (AwardStatus.PAID, AwardStatus.VOID):
+        return False
+    return led.status not in (AwardStatus.APPROVED.value, AwardStatus.PAID.value)
 
 
 def _identified(award: Award) -> bool:

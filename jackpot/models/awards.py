@@ -10,12 +10,14 @@ payment (`approved`), then it is `paid`. A `pending` or `verified` award can be 
 reason: a fixed award or envy by one supervisor; a jackpot by two, one who requests the void (the
 award keeps its status, marked `void_requested_by`, and can be neither verified nor approved until
 the request is confirmed or cancelled) and a different one who confirms it. An award below the
-threshold starts `approved`. Its payment records the method, a reference and a note; the
-winner's identity, when given, is its own row (`jackpot.models.winners`). What it shows of its
-round (table, game, the terminal's round id, cards, winning five) is its own, written at the
-grant and never changed: nothing in the progressive follows `round` to the tables' rows to show
-an award. The status is a
-projection: every step is an audit event, and every money movement a transfer (`jackpot.awards`).
+threshold starts `approved`. An award that follows another (`follows`: an envy, its round's
+jackpot) is approved or paid only once that one is approved, and is voided with it, whatever its
+own status (`jackpot.awards`; compliance 53). Its payment records the method, a reference and a
+note; the winner's identity, when given, is its own row (`jackpot.models.winners`). What it
+shows of its round (table, game, the terminal's round id, cards, winning five) is its own, written
+at the grant and never changed: nothing in the progressive follows `round` to the tables' rows to
+show an award. The status is a projection: every step is an audit event, and every money
+movement a transfer (`jackpot.awards`).
 """
 
 from django.conf import settings
@@ -76,6 +78,12 @@ class Award(models.Model):
     hole_cards = models.JSONField(default=list, db_default=[])
     board = models.JSONField(default=list, db_default=[])
     winning_five = models.JSONField(default=list, db_default=[])
+    # The award this one follows (an envy: its round's jackpot, the royal that won it), set at
+    # the grant and never changed (the trigger of migration 0024); covered by the journal (the
+    # `round.settled` event's awards say which one is the royal, jackpot.projections).
+    follows = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="followers"
+    )
     verified_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -117,6 +125,12 @@ class Award(models.Model):
             models.UniqueConstraint(fields=["round", "seat", "kind"], name="award_once_per_seat"),
             models.CheckConstraint(condition=Q(amount_cents__gt=0), name="award_positive"),
             models.CheckConstraint(condition=Q(seat__gte=1, seat__lte=7), name="award_seat_range"),
+            # An envy is owed because another seat of its round won the jackpot: it follows it.
+            models.CheckConstraint(
+                condition=Q(kind=AwardKind.ENVY, follows__isnull=False)
+                | (~Q(kind=AwardKind.ENVY) & Q(follows__isnull=True)),
+                name="award_envy_follows",
+            ),
             # Four eyes, enforced by the database too: the approver is not the verifier.
             models.CheckConstraint(
                 condition=Q(approved_by__isnull=True) | ~Q(approved_by=models.F("verified_by")),

@@ -38,6 +38,10 @@ class TransferCode(models.TextChoices):
     AWARD_PAID = "award_paid", "Award paid to the player"
     AWARD_VOID_METER = "award_void_meter", "Voided jackpot back to the meter"
     AWARD_VOID_HOUSE = "award_void_house", "Voided fixed award back to the house"
+    AWARD_VOID_PAYABLE = (
+        "award_void_payable",
+        "Approved award voided with the award it follows, back to the house",
+    )
     VOID_RESET_RESERVE = "void_reset_reserve", "Voided jackpot: its reset back to the reserve"
     VOID_RESET_HOUSE = "void_reset_house", "Voided jackpot: its reset back to the house"
     STOP_METER_ORPHAN = "stop_meter_orphan", "Pool stopped: its meter to the orphan account"

@@ -308,6 +308,12 @@ SEMANTIC_REFUSALS = [
     ),
     Refusal(
         409,
+        "award_follows_unapproved",
+        "an envy is approved or paid only once its round's jackpot is approved: the award's state",
+        operations=frozenset({"award_approve", "award_pay"}),
+    ),
+    Refusal(
+        409,
         "surveillance_review_required",
         "the pool's jackpot is approved only after a confirmed video review: the award's state",
         operations=frozenset({"award_approve"}),

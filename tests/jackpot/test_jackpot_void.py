@@ -106,9 +106,9 @@ def test_a_jackpot_void_takes_two_supervisors_and_puts_the_link_back(
         "stakes": -stakes * STAKE,
         "meter": meter_units // U,  # 100,312
         "reserve": reserve_units // U,  # 156
-        "house": -SEED + house_contributions - 2 * ENVY,  # the envy stands: its own void
+        "house": -SEED + house_contributions,  # the envies voided with it (compliance 53)
         "awards_pending": 0,
-        "payable": 2 * ENVY,
+        "payable": 0,
         "paid": 0,
         "orphan": 0,
         "moved": 0,
@@ -135,8 +135,9 @@ def test_a_jackpot_void_takes_two_supervisors_and_puts_the_link_back(
         .order_by("sequence")
         .values_list("kind", "actor")
     )
-    assert events == [("award.void_requested", "user:ana"), ("award.void", "user:bob")]
-    void = AuditEvent.objects.get(kind="award.void")
+    # The jackpot's void, then each of its two envies' (compliance 53), by the confirmer.
+    assert events == [("award.void_requested", "user:ana")] + [("award.void", "user:bob")] * 3
+    void = AuditEvent.objects.get(kind="award.void", payload__award=jackpot["id"])
     assert void.payload["reset_returned"] == {"reserve_cents": 93, "house_cents": SEED - 93}
     assert void.payload["requested_by"] == "ana"
     # The sign follows.

@@ -148,14 +148,16 @@ def test_a_jackpot_is_paid_only_with_its_winner_identified(floor, people):
 
 
 def test_under_the_threshold_an_identity_is_optional_and_kept_the_same_way(floor, people):
-    _, envy = _hit(floor)  # EUR 500, approved at once
+    jackpot, envy = _hit(floor)  # EUR 500, approved at once
     assert envy["status"] == "approved"
+    _approved(people, jackpot["id"])  # an envy is paid once its jackpot is approved
     paid = _post(people["ana"], envy["id"], "pay", PAY_CASH)
     assert paid.status_code == 200, paid.json()
     assert paid.json()["winner_identified"] is False and paid.json()["payment_method"] == "cash"
     assert AuditEvent.objects.get(kind="award.paid").payload["winner_identified"] is False
 
-    _, other = _hit(floor, "r-2")
+    other_jackpot, other = _hit(floor, "r-2")
+    _approved(people, other_jackpot["id"])
     assert _post(people["ana"], other["id"], "pay", PAY).json()["winner_identified"] is True
     assert WinnerIdentity.objects.filter(award_id=other["id"]).exists()
     # Approve takes a note and nothing else.
@@ -277,9 +279,9 @@ def test_an_identity_edited_forged_or_deleted_by_sql_is_reported(floor, people, 
 
 def test_the_register_of_a_period_matches_the_journal_to_the_cent(floor, people, caplog):
     jackpot, envy = _hit(floor)
+    _approved(people, jackpot["id"])  # an envy is paid once its jackpot is approved
     assert _post(people["ana"], envy["id"], "pay", PAY_CASH).status_code == 200
     middle = timezone.now()
-    _approved(people, jackpot["id"])
     assert (
         _post(
             people["ana"],
@@ -289,7 +291,8 @@ def test_the_register_of_a_period_matches_the_journal_to_the_cent(floor, people,
         ).status_code
         == 200
     )
-    _, later = _hit(floor, "r-2")
+    later_jackpot, later = _hit(floor, "r-2")
+    _approved(people, later_jackpot["id"])
     assert _post(people["bob"], later["id"], "pay", PAY_CASH).status_code == 200
     end = timezone.now() + timedelta(seconds=1)
     start = middle - timedelta(hours=1)
@@ -363,7 +366,8 @@ def test_a_purge_deletes_only_identities_past_their_retention(floor, people, set
 def test_the_daily_purge_is_beats_and_its_command_says_what_it_did(floor, people, settings):
     schedule = settings.CELERY_BEAT_SCHEDULE["purge-winner-identities"]
     assert schedule["task"] == "jackpot.purge_winner_identities"
-    _, envy = _hit(floor)
+    jackpot, envy = _hit(floor)
+    _approved(people, jackpot["id"])  # an envy is paid once its jackpot is approved
     settings.WINNER_IDENTITY_RETENTION_DAYS = 0
     assert _post(people["ana"], envy["id"], "pay", PAY).status_code == 200
     out = io.StringIO()

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.django_db
 
 IDS = {"table", "pool", "round", "id", "award", "name", "review"}  # and the pool's name
 IDS |= {"table_pk", "table_name"}  # what an award records of its table: each floor's own
+IDS |= {"follows"}  # the award an envy's void followed
 TIMES = {"opened_at", "settled_at", "voided_at", "as_of", "at", "occurred_at", "requested_at"}
 TIMES |= {"footage_from", "footage_to"}  # a surveillance review's footage, from when it ran
 
@@ -153,7 +154,8 @@ def test_the_one_statement_and_the_portable_path_write_the_same_rows(
     monkeypatch.setattr(ledger, "in_one_statement", lambda: False)
     portable = _rows(*_play(users))
 
-    assert len(one_statement["transfers"]) == 29  # the void gives back both parts of its reset
+    # The void gives back both parts of its reset, and its envy's amount (compliance 53).
+    assert len(one_statement["transfers"]) == 30
     assert portable == one_statement
     assert_journal_ok()
 

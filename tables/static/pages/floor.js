@@ -323,7 +323,9 @@
         });
       });
     } else if (award.status === "verified") {
-      var waiting = referralOpen(award)
+      var waiting = award.waits_on_follows
+        ? say(text.waits_follows, { id: award.follows })
+        : referralOpen(award)
         ? text.referral_open
         : award.surveillance_required && !reviewConfirmed(award)
           ? text.review_needed
@@ -338,7 +340,7 @@
         askPayment(award).then(function (body) {
           if (body) post(award, "pay", body, "done_pay");
         });
-      });
+      }, award.waits_on_follows ? say(text.waits_follows, { id: award.follows }) : null);
     }
     if (award.status === "pending" || award.status === "verified") {
       button(box, text.void, "danger", function () {
