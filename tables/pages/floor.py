@@ -57,7 +57,7 @@ LOGIN_TEXT: dict[str, dict[str, str]] = {
         "submit": "Se connecter",
         "invalid": "Identifiant ou mot de passe incorrect.",
         "inactive": "Ce compte est désactivé.",
-        "no_role": "Ce compte n'a aucun rôle du service (superviseur, auditeur, "
+        "no_role": "Ce compte n'a aucun rôle du service (superviseur, responsable, auditeur, "
         "administrateur ou surveillance) : l'accès lui est refusé.",
         "throttled": "Trop de tentatives échouées : réessayez dans {wait} secondes.",
     },
@@ -68,8 +68,8 @@ LOGIN_TEXT: dict[str, dict[str, str]] = {
         "submit": "Sign in",
         "invalid": "Wrong user name or password.",
         "inactive": "This account is disabled.",
-        "no_role": "This account holds none of the service's roles (supervisor, auditor, "
-        "admin or surveillance): it may not come in.",
+        "no_role": "This account holds none of the service's roles (supervisor, manager, "
+        "auditor, admin or surveillance): it may not come in.",
         "throttled": "Too many failed attempts: try again in {wait} seconds.",
     },
 }
