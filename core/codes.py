@@ -53,6 +53,7 @@ class ErrorCode(StrEnum):
     AWARD_NOT_FOUND = "award_not_found"
     AWARD_WRONG_STATUS = "award_wrong_status"
     FOUR_EYES = "four_eyes"
+    SEPARATION_OF_DUTIES = "separation_of_duties"
     VOID_REQUESTED = "void_requested"
     VOID_NOT_REQUESTED = "void_not_requested"
     AWARD_FOLLOWS_UNAPPROVED = "award_follows_unapproved"
@@ -147,6 +148,11 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
         "review it on video and verify or approve it, refer it and decide the referral, "
         "request and confirm a jackpot's void, propose and approve a change (a pool's, a "
         "table's move, a staff account's), or approve a change of their own account",
+    ),
+    ErrorCode.SEPARATION_OF_DUTIES: (
+        403,
+        "an account that configures (the admin role, the admin site) never verifies, "
+        "approves, pays or voids: money decisions are a supervisor's or a manager's",
     ),
     ErrorCode.VOID_REQUESTED: (
         409,

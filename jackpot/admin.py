@@ -44,7 +44,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from core.errors import ApiError, Forbidden
 from core.throttling import client_address
-from jackpot import lifecycle, staff
+from jackpot import duties, lifecycle, staff
 from jackpot.api.authentication import has_role
 from jackpot.changes import (
     CREATE_FIELDS,
@@ -447,6 +447,21 @@ class PowerFields(forms.Form):
     )
     is_staff = forms.BooleanField(required=False, help_text="Signs in to this admin site.")
 
+    def refuse_mixed_duties(self, cleaned: dict[str, Any]) -> None:
+        """The service's own rule (`jackpot.duties`), told on the form: an account that
+        configures holds no money role."""
+        if duties.mixes(
+            cleaned.get("roles") or [],
+            is_staff=bool(cleaned.get("is_staff")),
+            is_superuser=bool(cleaned.get("is_superuser")),
+        ):
+            raise ValidationError(
+                {
+                    "roles": "separation of duties: an account with the admin role, is_staff or "
+                    f"is_superuser holds no money role ({', '.join(duties.MONEY_ROLES)})"
+                }
+            )
+
 
 class StaffCreateForm(PowerFields, ReasonForm):
     """A new account, proposed: its user name, roles and whether it signs in here."""
@@ -454,6 +469,11 @@ class StaffCreateForm(PowerFields, ReasonForm):
     class Meta:
         model = User
         fields = ("username",)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        self.refuse_mixed_duties(cleaned)
+        return cleaned
 
 
 class StaffChangeForm(PowerFields, forms.ModelForm):
@@ -497,6 +517,8 @@ class StaffChangeForm(PowerFields, forms.ModelForm):
         proposing = self.instance.pk is not None and not self.errors and self.proposed()
         if proposing and not cleaned.get("reason"):
             raise ValidationError({"reason": "say why: the change is a proposal"})
+        if proposing:
+            self.refuse_mixed_duties(cleaned)
         return cleaned
 
 

@@ -28,6 +28,11 @@ it (compliance 53): the step that voids an award voids each of its followers not
 void in the same transaction, by the same person, each its own `award.void` event, its money
 back to the house (`award_void_house`, or `award_void_payable` for one approved at once).
 
+Separation of duties (compliance 52, `jackpot.duties`): every step but the review decides money
+and is refused to an account that configures (the admin role, `is_staff`, `is_superuser`), 403
+`separation_of_duties`, whatever other role it holds; the database refuses it too (the award's
+actor columns and a referral's decider, migration jackpot 0026).
+
 A fixed award or envy is voided by one supervisor. A jackpot's void takes two (compliance 24):
 one requests it with a reason (`award.void_requested`: the award keeps its status and its money,
 marked with who asked, when and why), a different one confirms it (`award.void`, the money
@@ -55,7 +60,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ApiError, Conflict, Forbidden, NotFound
-from jackpot import bodies, display, ledger, locks, meter, movements, surveillance, winners
+from jackpot import (
+    bodies,
+    display,
+    duties,
+    ledger,
+    locks,
+    meter,
+    movements,
+    surveillance,
+    winners,
+)
 from jackpot.accounting import Posting
 from jackpot.bodies import MAX_TEXT
 from jackpot.models import (
@@ -98,12 +113,17 @@ def _take_step(
         lambda award, now: ((), {})
     ),
     needs_active: str | None = None,
+    decides_money: bool = True,
 ) -> Award:
     """Move one award from one of `allowed` to `to` (None: it keeps its status), as the audit
     event `kind` (default `award.<to>`): `check` may refuse; `move` gives the money movement
     (`jackpot.movements`) and what the event records of it; `changes` the award's new fields;
-    `needs_active` (what the step does) refuses it while the pool is suspended or stopped."""
+    `needs_active` (what the step does) refuses it while the pool is suspended or stopped.
+    A step that `decides_money` (all but surveillance's review) is refused to an account that
+    configures (403 `separation_of_duties`, `jackpot.duties`)."""
     with transaction.atomic():
+        if decides_money:
+            duties.refuse_configurer(user, doing=f"act on award {award_id}")
         award = locks.award_row(award_id)
         if award is None:
             raise NotFound("award_not_found", f"no award {award_id}", param="award")
@@ -514,6 +534,7 @@ def award_review(
         check=_both(_no_void_requested, lambda award: surveillance.check_review(award, user)),
         move=record,
         changes=lambda award, now: {},
+        decides_money=False,
     )
     return award, made[-1]
 
@@ -536,10 +557,11 @@ def review_facts(review: SurveillanceReview) -> dict[str, object]:
 def award_referral_decide(
     *, award_id: int, user: User, outcome: ReferralOutcome, reason: str
 ) -> Award:
-    """A manager (an admin who took no step of the award: `surveillance.acted_on`) decides
-    surveillance's referral of `award_id`: `clear` lets it go on to approval; `void` also starts
-    its void in the same transaction (`award_void`: a jackpot's void requested, which a second
-    supervisor confirms; a fixed award or envy void at once)."""
+    """A manager (never an account that configures: `jackpot.duties`; never one who took a step
+    of the award: `surveillance.acted_on`) decides surveillance's referral of `award_id`: `clear`
+    lets it go on to approval; `void` also starts its void in the same transaction (`award_void`:
+    a jackpot's void requested, which a second supervisor confirms; a fixed award or envy void
+    at once)."""
     text = _text(reason, param="reason")
     with transaction.atomic():
         found: list[SurveillanceReview] = []

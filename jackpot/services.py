@@ -28,8 +28,10 @@ from jackpot.models import UNITS_PER_CENT, Account, AccountKind, Pool, StaffToke
 from jackpot.tokens import issue_token
 
 #: The staff's roles. `surveillance` reviews the video of a win before its approval
-#: (`jackpot.surveillance`); it reads the award queue and records reviews, nothing else.
-ROLES = ("supervisor", "auditor", "admin", "surveillance")
+#: (`jackpot.surveillance`); it reads the award queue and records reviews, nothing else. A
+#: `manager` takes the money decisions above a supervisor's (a referral's decision) and
+#: configures nothing; an admin configures and decides no money (`jackpot.duties`).
+ROLES = ("supervisor", "auditor", "admin", "surveillance", "manager")
 
 
 class PoolChangeRefused(ValueError):

@@ -20,7 +20,11 @@ Compliance 47 (issue 20 item 1): no one acts as another person, nor as two peopl
   `staff.bootstrapped`.
 
 A proposal is checked against the account as it is (400 `invalid_change` naming the field, 400
-`no_change`), and again at approval against what it saw (409 `change_stale`). Locks: an approval
+`no_change`), and again at approval against what it saw (409 `change_stale`). Separation of
+duties (compliance 52, `jackpot.duties`): no change leaves an account both configuring (the admin
+role, `is_staff`, `is_superuser`) and deciding money (`supervisor`, `manager`): 400
+`invalid_change` at the proposal and at the approval, and the database's constraint triggers
+at commit (migration jackpot 0026). Locks: an approval
 takes the change's row, the account's row, then the `admin` chain.
 """
 
@@ -38,7 +42,7 @@ from django.utils import timezone
 from django_otp import devices_for_user
 
 from core.errors import ApiError, Conflict
-from jackpot import changes, ledger, locks
+from jackpot import changes, duties, ledger, locks
 from jackpot.models import STAFF_KINDS, ChangeKind, ParameterChange, StaffSecurity
 from jackpot.services import ROLES, role_group
 
@@ -87,6 +91,20 @@ def _check_roles(roles: object) -> list[str]:
     return sorted(set(roles))
 
 
+def _refuse_mixed(after: Mapping[str, Any], changed: Mapping[str, Any]) -> None:
+    """400 `invalid_change` when the account `after` a change would both configure and decide
+    money (`jackpot.duties`; the database's constraint triggers refuse it at commit too)."""
+    if duties.mixes(after["roles"], is_staff=after["is_staff"], is_superuser=after["is_superuser"]):
+        field = "roles" if "roles" in changed else next(iter(sorted(changed)), "roles")
+        raise _invalid(
+            field,
+            "separation of duties: an account that configures (the admin role, is_staff, "
+            f"is_superuser) holds no money role ({', '.join(duties.MONEY_ROLES)}); it would "
+            f"have roles {', '.join(after['roles']) or 'none'}, is_staff {after['is_staff']}, "
+            f"is_superuser {after['is_superuser']}",
+        )
+
+
 def _check_flags(values: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
     """`values` limited to `fields`, each of its type; 400 `invalid_change` naming the field."""
     unknown = sorted(set(values) - set(fields))
@@ -120,6 +138,7 @@ def staff_create_propose(*, values: Mapping[str, Any], reason: str, user: User) 
     if User.objects.filter(username=account["username"]).exists():
         raise _invalid("username", f"the user name {account['username']!r} is taken")
     account = {"roles": [], "is_staff": False, **account}
+    _refuse_mixed({**account, "is_superuser": False}, account)
     return changes.propose(
         kind=ChangeKind.STAFF_CREATE, changes=account, before={}, reason=reason, user=user
     )
@@ -142,6 +161,7 @@ def staff_access_propose(
     changed = {field: value for field, value in checked.items() if before[field] != value}
     if not changed:
         raise ApiError("no_change", f"{subject.username} already has these values", param="changes")
+    _refuse_mixed({**snapshot(subject), **changed}, changed)
     return changes.propose(
         kind=ChangeKind.STAFF_ACCESS,
         subject=subject,
@@ -188,6 +208,7 @@ def staff_change_approve(*, change_id: int, user: User, note: str = "") -> Param
     change = changes.proposed(change_id, kinds=STAFF_KINDS)
     changes.four_eyes(change, user)
     values = change.changes
+    duties.defer_checks()  # roles, then flags: checked as the change leaves the account
     if change.kind == ChangeKind.STAFF_CREATE:
         if User.objects.filter(username=values["username"]).exists():
             raise _stale(change, f"the user name {values['username']!r} was taken")
@@ -213,6 +234,9 @@ def staff_change_approve(*, change_id: int, user: User, note: str = "") -> Param
     if change.kind == ChangeKind.STAFF_CREATE:
         change.subject = account
         change.save(update_fields=["subject"])
+    # The account as this change leaves it: another change applied since the proposal may have
+    # made the mix (the transaction rolls back with the refusal).
+    _refuse_mixed(snapshot(account), values)
     now = timezone.now()
     facts = changes.applied(change, user, note, now)
     ledger.record(
@@ -319,6 +343,7 @@ def operator_grant(*, username: str, role: str, actor: str) -> User:
     `staff.changed` with the account before and after. No admin page or API calls this."""
     account, _ = locks.staff_account_or_new(username=username)
     before = snapshot(account)
+    duties.defer_checks()  # roles, then flags: checked as they end
     _set_roles(account, [role])
     account.is_active, account.is_staff, account.is_superuser = True, role == "admin", False
     account.save(update_fields=["is_active", "is_staff", "is_superuser"])
@@ -356,6 +381,11 @@ def bootstrap_admin(*, username: str, actor: str) -> str:
         )
     account, created = User.objects.get_or_create(username=username)
     before = {} if created else snapshot(account)
+    if duties.mixes([*before.get("roles", []), "admin"], is_staff=True, is_superuser=False):
+        raise BootstrapRefused(
+            f"{username} holds a money role: an admin configures and decides no money "
+            "(separation of duties)"
+        )
     account.is_active = account.is_staff = True
     account.save(update_fields=["is_active", "is_staff"])
     account.groups.add(admins)

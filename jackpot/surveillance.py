@@ -2,8 +2,9 @@
 
 A surveillance officer (role `surveillance`) reviews the footage of a win while the award is
 `pending` or `verified` (`jackpot.awards.award_review`); the latest review decides. A `referred`
-verdict waits for a manager (an admin who took no step of the award: `award_referral_decide`),
-who clears it or starts the award's void. This module holds the rules the award's steps check, each
+verdict waits for a manager (the `manager` role, who took no step of the award:
+`award_referral_decide`), who clears it or starts the award's void. This module holds the rules
+the award's steps check, each
 with the award row locked by the caller (`jackpot.locks.award_row`), so no review can slip in
 between a check and the step's commit:
 

@@ -2,7 +2,8 @@
 session) and roles.
 
 Roles are Django groups (`jackpot.services.ROLES`): supervisor, auditor, admin,
-surveillance. A superuser holds no role by being one.
+surveillance, manager. A superuser holds no role by being one; who configures decides no money
+(`jackpot.duties`, checked at each money step).
 """
 
 from __future__ import annotations

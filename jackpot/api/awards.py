@@ -1,4 +1,5 @@
-"""Awards for the people around the progressive: supervisors move them on, auditors read them.
+"""Awards for the people around the progressive: supervisors and managers move them on (never
+an admin: `jackpot.duties`), auditors read them.
 
 Thin views: the checks and the money are in `jackpot.awards`; reads in `jackpot.selectors`.
 """
@@ -21,7 +22,7 @@ from core.openapi import IF_NONE_MATCH, query_parameters
 from core.replicas import on_replica, replica_reads
 from core.throttling import HeavyReadThrottle
 from core.wire import Body, read, read_query
-from jackpot import awards, bodies, register, surveillance, winners
+from jackpot import awards, bodies, duties, register, surveillance, winners
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows, sync_range_check
 from jackpot.models import Award, AwardStatus
@@ -41,7 +42,9 @@ class StaffView(APIView):
 
 
 class AwardListView(StaffView):
-    permission_classes = [require_roles("supervisor", "auditor", "admin", surveillance.ROLE)]
+    permission_classes = [
+        require_roles("supervisor", "auditor", "admin", surveillance.ROLE, duties.MANAGER)
+    ]
 
     @extend_schema(
         operation_id="award_list",
@@ -115,7 +118,9 @@ def _step(
     return StepView
 
 
-SUPERVISORS = ("supervisor", "admin")
+#: Who takes an award's money steps: a supervisor or a manager, never an admin (compliance 52:
+#: an account that configures is refused by `jackpot.awards` too, whatever roles it holds).
+SUPERVISORS = duties.MONEY_ROLES
 AwardReviewView = _step(
     "review",
     bodies.AwardReview,
@@ -139,10 +144,10 @@ AwardReferralView = _step(
     lambda a, u, b: awards.award_referral_decide(
         award_id=a, user=u, outcome=b.decision, reason=b.reason
     ),
-    ("admin",),
+    (duties.MANAGER,),
     operation_id="award_referral_decide",
-    summary="Decide surveillance's referral of an award (a manager: an admin, not its "
-    "reviewer): clear it, or void (for a jackpot, its void is requested)",
+    summary="Decide surveillance's referral of an award (a manager, not its reviewer): clear "
+    "it, or void (for a jackpot, its void is requested)",
 )
 AwardVerifyView = _step(
     "verify",

@@ -4,8 +4,8 @@ A surveillance officer watches the footage of a win and records what they saw: t
 range of footage reviewed (UTC, `footage_from` before `footage_to`), the verdict (`confirmed`, or
 `referred` with a reason: something is wrong) and an optional note. An award may be reviewed
 several times (new footage, a second camera): the latest review decides. A referral waits for a
-manager (an admin, never its reviewer) who decides once: `clear` (the award goes on to approval)
-or `void` (the void path starts).
+manager (the `manager` role, never its reviewer) who decides once: `clear` (the award goes on to
+approval) or `void` (the void path starts).
 
 Invariants, held by the database:
 - both tables are append-only (triggers refuse UPDATE and DELETE, as for the journal): a review

@@ -9,7 +9,9 @@ off mid-round) or in their place (a lost terminal), revoke one.
 
 And the supervisors' void of a stuck round (its terminal crashed, its result never came): the
 terminal's own void (`tables.rounds.round_void`) run as `user:<name>`, so the refund, the audit
-event and the stored answer are the same, and the terminal's void afterwards is a replay."""
+event and the stored answer are the same, and the terminal's void afterwards is a replay. A
+supervisor's or a manager's, never an account that configures (403 `separation_of_duties`,
+`jackpot.duties`)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from rest_framework.views import APIView
 
 from core.errors import NotFound
 from core.wire import read
-from jackpot import changes
+from jackpot import changes, duties
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.api.awards import StaffView
 from jackpot.bodies import ChangeApproval, ChangeRejection, ParameterChangeBody
@@ -253,16 +255,18 @@ class TerminalRevokeView(APIView):
         return Response(_terminal_answer(revoked).model_dump(mode="json"))
 
 
-class RoundSupervisorVoidView(APIView):
-    authentication_classes = STAFF_AUTHENTICATION
-    permission_classes = [require_roles("supervisor", "admin")]
+class RoundSupervisorVoidView(StaffView):
+    # A refund is a money decision: a supervisor's or a manager's, never an account that
+    # configures (compliance 52, `jackpot.duties`).
+    permission_classes = [require_roles(*duties.MONEY_ROLES)]
 
     @extend_schema(
         operation_id="round_supervisor_void",
         parameters=[ROUND_ID_PATH, replayed_header(200)],
         request=VoidBody,
         responses={200: VoidAnswer},
-        summary="Void a stuck open round, with a reason (supervisors): its stakes are refunded",
+        summary="Void a stuck open round, with a reason (supervisors, managers): its stakes are "
+        "refunded",
         description="The terminal's void, run for a supervisor (the audit event's actor is "
         "`user:<name>`), on an open or a closed table. A void of the round afterwards, the "
         "terminal's or another supervisor's, gets this stored answer with "
@@ -274,6 +278,7 @@ class RoundSupervisorVoidView(APIView):
             raise NotFound("table_not_found", f"no table {table}", param="table")
         round_id_of(round_id)
         reason = parse_void(request.data)
+        duties.refuse_configurer(self.staff(request), doing=f"void round {round_id}")
         result = round_void(
             table=found,
             round_id=round_id,

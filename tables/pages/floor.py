@@ -18,7 +18,7 @@ refusal when one comes anyway. Paying asks for the method, a reference and a not
 winner's identity (required by the API at or above WINNER_IDENTIFICATION_THRESHOLD_CENTS, which
 the page is given so it can say so); the identity goes to the API and is never shown back here.
 Surveillance's latest review shows on each award (who, when, the camera, the footage range, the
-verdict); a surveillance officer records one from the page, and an admin decides a referral there.
+verdict); a surveillance officer records one from the page, and a manager decides a referral there.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from django.views.decorators.http import require_POST
 
 from config.admin_login import begin_sign_in, throttled_login
 from core.pages import page_language
+from jackpot import duties
 from jackpot.models import AwardKind
 from jackpot.selectors import pool_currencies
 from jackpot.views import TEXT as SIGN_TEXT
@@ -56,7 +57,7 @@ LOGIN_TEXT: dict[str, dict[str, str]] = {
         "submit": "Se connecter",
         "invalid": "Identifiant ou mot de passe incorrect.",
         "inactive": "Ce compte est désactivé.",
-        "no_role": "Ce compte n'a aucun rôle du service (superviseur, auditeur, "
+        "no_role": "Ce compte n'a aucun rôle du service (superviseur, responsable, auditeur, "
         "administrateur ou surveillance) : l'accès lui est refusé.",
         "throttled": "Trop de tentatives échouées : réessayez dans {wait} secondes.",
     },
@@ -67,8 +68,8 @@ LOGIN_TEXT: dict[str, dict[str, str]] = {
         "submit": "Sign in",
         "invalid": "Wrong user name or password.",
         "inactive": "This account is disabled.",
-        "no_role": "This account holds none of the service's roles (supervisor, auditor, "
-        "admin or surveillance): it may not come in.",
+        "no_role": "This account holds none of the service's roles (supervisor, manager, "
+        "auditor, admin or surveillance): it may not come in.",
         "throttled": "Too many failed attempts: try again in {wait} seconds.",
     },
 }
@@ -374,6 +375,7 @@ def logout_page(request: HttpRequest) -> HttpResponse:
 def award_queue(request: HttpRequest) -> HttpResponse:
     lang = page_language(request)
     roles = roles_of(request.user)
+    configuring = isinstance(request.user, User) and duties.configures(request.user)
     slip = reverse("floor-slip", kwargs={"award": 0})
     config = {
         "awardsUrl": reverse("award-list"),
@@ -383,9 +385,11 @@ def award_queue(request: HttpRequest) -> HttpResponse:
         "identifyCents": settings.WINNER_IDENTIFICATION_THRESHOLD_CENTS,
         "paidShown": PAID_SHOWN,
         "user": request.user.get_username(),
-        "canAct": "supervisor" in roles or "admin" in roles,
+        # Money is a supervisor's or a manager's, never an account that configures: the API
+        # refuses it (403 `separation_of_duties`), so the page offers it to none.
+        "canAct": bool(set(roles) & set(duties.MONEY_ROLES)) and not configuring,
         "canReview": "surveillance" in roles,
-        "canDecide": "admin" in roles,
+        "canDecide": duties.MANAGER in roles and not configuring,
         "csrfToken": get_token(request),
         "currencies": pool_currencies(),
         "text": {"locale": LAYOUT_TEXT[lang]["locale"], **QUEUE_TEXT[lang]},

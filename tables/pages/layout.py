@@ -28,7 +28,7 @@ from core.pages import (
 )
 from jackpot.api.authentication import has_role
 
-ROLES = ("supervisor", "auditor", "admin", "surveillance")
+ROLES = ("supervisor", "auditor", "admin", "surveillance", "manager")
 ASSETS = Path(__file__).resolve().parent.parent / "static" / "pages"
 
 TEXT: dict[str, dict[str, str]] = {

@@ -57,8 +57,9 @@ STAFF_READ = {
 AUDIT = {**STAFF_READ, "supervisor": 403}
 # An award that does not exist: whoever passes the rights check gets 404, or 400 for the
 # missing note, reason or payment method, which is read first.
-SUPERVISE = {**STAFF_READ, "supervisor": 404, "auditor": 403, "admin": 404}
-SUPERVISE_TEXT = {**SUPERVISE, "supervisor": 400, "admin": 400}
+# An admin configures and decides no money (compliance 52, jackpot.duties): 403.
+SUPERVISE = {**STAFF_READ, "supervisor": 404, "auditor": 403, "admin": 403}
+SUPERVISE_TEXT = {**SUPERVISE, "supervisor": 400}
 # A terminal posting an empty body to its own table passes the rights check and gets 400.
 TERMINAL = {
     "anonymous": 401,

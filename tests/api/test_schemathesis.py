@@ -628,8 +628,25 @@ class World:
         if "terminalToken" in schemes:
             return {"Authorization": f"Bearer {terminal.token}"}
         if "staffToken" in schemes:
-            return {"Authorization": f"Bearer {self.staff['admin']}"}
+            # A money step is a manager's: an admin decides no money (compliance 52).
+            who = "manager" if operation_id in MONEY else "admin"
+            return {"Authorization": f"Bearer {self.staff[who]}"}
         return {}
+
+
+#: The money steps: called with the manager's token (an admin's is 403).
+MONEY = frozenset(
+    {
+        "award_verify",
+        "award_approve",
+        "award_pay",
+        "award_void",
+        "award_void_confirm",
+        "award_void_cancel",
+        "award_referral_decide",
+        "round_supervisor_void",
+    }
+)
 
 
 #: The operations on a table that the table administration calls: they get the spare table.
@@ -709,11 +726,12 @@ def world(transactional_db, kept_connection, django_user_model, settings, tmp_pa
     settings.EXPORT_DIR = tmp_path / "exports"
     floor = make_floor()
     staff = {}
-    for role in ("supervisor", "auditor", "admin"):
+    for role in ("supervisor", "auditor", "admin", "manager"):
         user = django_user_model.objects.create(username=role)
         grant_roles(user, role_group(role))
         staff[role] = staff_token_issue(user=user, revoke_others=False, actor="test")
-    # Every staff operation is called with the admin's token: the admin is also a surveillance
+    # Every staff operation but a money step is called with the admin's token (`MONEY`: the
+    # manager's): the admin is also a surveillance
     # officer, so that a video review (the surveillance role's) is an operation it may call.
     grant_roles(django_user_model.objects.get(username="admin"), role_group("surveillance"))
     # A second admin proposes the changes the world's admin decides (four eyes).

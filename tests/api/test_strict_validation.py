@@ -85,7 +85,8 @@ def api(openapi_and_spec, settings, db) -> StrictClient:
 
 @pytest.fixture
 def staff(db, django_user_model) -> dict[str, str]:
-    """Bearer tokens: two supervisors (four eyes), an auditor, an admin, a surveillance officer."""
+    """Bearer tokens: two supervisors (four eyes), an auditor, an admin, a surveillance officer,
+    a manager (a referral's decision: never an admin's, compliance 52)."""
     tokens = {}
     for username, role in (
         ("supervisor1", "supervisor"),
@@ -93,6 +94,7 @@ def staff(db, django_user_model) -> dict[str, str]:
         ("auditor", "auditor"),
         ("admin", "admin"),
         ("officer", "surveillance"),
+        ("manager", "manager"),
     ):
         user = django_user_model.objects.create(username=username)
         grant_roles(user, role_group(role))
@@ -183,7 +185,7 @@ def test_uth_round_to_a_paid_jackpot(api, staff):
     }
     api.post(f"/api/v1/awards/{jackpot['id']}/review", review, token=staff["officer"])
     decision = {"decision": "clear", "reason": "the full footage shows a fair deal"}
-    api.post(f"/api/v1/awards/{jackpot['id']}/referral", decision, token=staff["admin"])
+    api.post(f"/api/v1/awards/{jackpot['id']}/referral", decision, token=staff["manager"])
     api.post(f"/api/v1/awards/{jackpot['id']}/approve", {"note": "slip seen"}, token=sup2)
     refused = api.post(f"/api/v1/awards/{jackpot['id']}/pay", PAY_CASH, token=sup1, expect=400)
     api.check(refused["error"]["code"] == "winner_identity_required", f"pay: {refused}")

@@ -29,7 +29,7 @@ def floor(live_service):
         ("ana", "supervisor"),
         ("bob", "supervisor"),
         ("sam", "surveillance"),
-        ("max", "admin"),
+        ("max", "manager"),
     ):
         user = get_user_model().objects.create_user(username=name, password=PASSWORD)
         grant_roles(user, role_group(role))

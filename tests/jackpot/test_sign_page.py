@@ -69,7 +69,8 @@ def test_the_sign_lists_the_last_five_hands_that_won_and_never_a_voided_one(
                 },
             )
         newest = Award.objects.order_by("-number").first()  # over the threshold: pending
-        admin = django_user_model.objects.create(username="boss", is_superuser=True)
+        # A supervisor's void: a superuser configures and voids nothing (compliance 52).
+        admin = django_user_model.objects.create(username="boss")
         award_void(award_id=newest.pk, user=admin, reason="misdeal found on video")
     body = client.get(f"/api/v1/pools/{floor.pool_id}/meter").json()
     hits = body["recent_hits"]

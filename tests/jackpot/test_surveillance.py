@@ -1,8 +1,8 @@
 """Surveillance before payment (issue 22 item 2): a jackpot of a pool that requires it is
 approved only after a surveillance officer confirmed it on video; a referral blocks approval and
-payment until a manager (an admin, not its reviewer) clears it or starts the void; the reviewer
-is never the verifier or approver; reviews are append-only rows and audit events, and a review
-forged or edited by SQL is reported by the journal's verification.
+payment until a manager (not its reviewer, never an admin) clears it or starts the void; the
+reviewer is never the verifier or approver; reviews are append-only rows and audit events, and a
+review forged or edited by SQL is reported by the journal's verification.
 """
 
 from __future__ import annotations
@@ -42,8 +42,10 @@ def people() -> dict[str, Client]:
         bob="supervisor",
         sam="surveillance",
         sue="surveillance",
-        max="admin",
-        meg="admin",
+        max="manager",
+        meg="manager",
+        ada="admin",
+        ned="admin",
         ida="auditor",
     )
 
@@ -263,7 +265,7 @@ def test_the_manager_is_never_the_reviewer(people, jackpot, django_user_model):
 
 
 def test_a_pool_not_requiring_surveillance_approves_without_a_review(people, jackpot, floor):
-    admin, other = people["max"], people["meg"]
+    admin, other = people["ada"], people["ned"]
     for table in Table.objects.filter(pool_id=floor.pool_id):
         admin.patch(
             f"/api/v1/tables/{table.pk}", {"enabled": False}, content_type="application/json"

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def root() -> User:
-    return person("root", "admin", "supervisor", "auditor", is_staff=True, is_superuser=True)
+    return person("root", "admin", "auditor", is_staff=True, is_superuser=True)
 
 
 @pytest.fixture

@@ -299,11 +299,13 @@ def test_an_admin_who_knows_a_colleagues_temporary_password_cannot_pass_their_se
 ):
     root = person("root", "admin", is_staff=True, is_superuser=True)
     root_codes = second_factor.recovery_codes_issue(root)
-    bob = person("bob", "supervisor", is_staff=True)
+    # bob signs in at both doors (is_staff), so he holds no money role, and root verifies
+    # nothing (compliance 52): a supervisor verified the jackpot bob's session would approve.
+    bob = person("bob", "auditor", is_staff=True)
     # An admin's reset (jackpot.staff): a temporary password root knows; bob must change it.
     temporary = password_reset(subject=bob, user=root)
     jackpot, _ = play_hit(floor.uth[0])
-    award_verify(award_id=jackpot["id"], user=root, note="video")
+    award_verify(award_id=jackpot["id"], user=person("ana", "supervisor"), note="video")
     events = len(admin_events())
 
     client = Client(REMOTE_ADDR="10.6.6.6")

@@ -7,6 +7,8 @@ The demo is the operator's (who holds the database): it makes its pool, links it
 its people their roles at once, and issues each demo person's own token. On a real floor each of
 those is a two-person change (`jackpot.changes`, `jackpot.staff`); the demo has two admins so that
 one can approve what the other proposes. No one is a superuser: the admin role opens the admin.
+The admins configure and decide no money; the supervisors and the manager decide it and configure
+nothing (`jackpot.duties`).
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class Command(BaseCommand):
             for table in floor["tables"]:
                 self.stdout.write(f"{table['name']:<12} id={table['id']:<4} token={table['token']}")
             admins = [floor["admin"], floor["second_admin"]]
-            for person in [floor["auditor"], *floor["supervisors"], *admins]:
+            for person in [floor["auditor"], *floor["supervisors"], floor["manager"], *admins]:
                 self.stdout.write(
                     f"{person['username']:<12} password={person['password']} "
                     f"token={person['token']}"
@@ -76,6 +78,8 @@ class Command(BaseCommand):
             ],
             "auditor": self._staff("auditor", "auditor"),
             "supervisors": [self._staff(f"supervisor{n}", "supervisor") for n in (1, 2)],
+            # Decides surveillance's referrals; like the supervisors, configures nothing.
+            "manager": self._staff("manager1", "manager"),
             "admin": self._staff("admin", "admin"),
             "second_admin": self._staff("admin2", "admin"),
             "surveillance": self._staff("surveillance1", "surveillance"),

@@ -4,7 +4,7 @@
 // to offer: it disables what the API would refuse this user (approving an award they verified,
 // confirming a void they requested, approving a jackpot surveillance has not confirmed) and shows
 // the API's refusal when one comes anyway. A surveillance officer records a video review from
-// here (POST .../review); an admin decides surveillance's referral (POST .../referral).
+// here (POST .../review); a manager decides surveillance's referral (POST .../referral).
 (function () {
   "use strict";
 
