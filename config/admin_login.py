@@ -24,7 +24,10 @@ password is accepted (a new key, nothing of an earlier sign-in), and a sign-in s
 `STAFF_SIGN_IN_STEPS_SECONDS` starts again from the password. The order: the code (for whoever has
 a confirmed device: a temporary password from an admin's reset lets no one past it), then the new
 password (chosen only by the person who also holds the second factor), then the enrollment (where
-the second factor is required and no TOTP device is confirmed yet).
+the second factor is required and no TOTP device is confirmed yet: it needs an activation code
+another admin issued, `jackpot.second_factor`). Before all of them: a person the journal says
+enrolled whose device is gone from the rows is refused (`REFUSED`), whatever the password, and
+the refusal is a significant event; two admins' reset of the second factor lets them enroll.
 
 Written to the security log (`jackpot.security`) with the door, the user name and the address:
 every login (with its second factor, when one was given), every failed login or wrong code, and
@@ -38,7 +41,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from django.conf import settings
 from django.contrib import admin
@@ -59,9 +62,15 @@ from jackpot import second_factor
 
 security_log = logging.getLogger("jackpot.security")
 
+T = TypeVar("T")
+
 #: The session's key for a sign-in between its password and its last step.
 SIGN_IN = "staff_sign_in"
 CODE, NEW_PASSWORD, ENROLL = "code", "password", "enroll"
+#: Not a step: the sign-in is refused (`second_factor.second_factor_missing`).
+REFUSED = "refused"
+#: The session's mark of that refusal, for the steps' page to say why (once).
+SIGN_IN_REFUSED = "staff_sign_in_refused"
 
 
 def _address(request: HttpRequest) -> str:
@@ -180,8 +189,11 @@ def pending_sign_in(request: HttpRequest) -> PendingSignIn | None:
 
 
 def next_step(pending: PendingSignIn) -> str | None:
-    """The step `pending` owes now (`CODE`, `NEW_PASSWORD`, `ENROLL`), None when done."""
+    """The step `pending` owes now (`CODE`, `NEW_PASSWORD`, `ENROLL`), None when done;
+    `REFUSED` when the journal says the person has a second factor the rows no longer hold."""
     user = pending.user
+    if second_factor.second_factor_missing(user):
+        return REFUSED
     if pending.device is None and second_factor.has_code_device(user):
         return CODE
     if second_factor.must_change_password(user):
@@ -198,7 +210,18 @@ def sign_in_next(request: HttpRequest) -> HttpResponse:
     pending = pending_sign_in(request)
     if pending is None:
         return HttpResponseRedirect(settings.LOGIN_URL)
-    if next_step(pending) is not None:
+    step = next_step(pending)
+    if step == REFUSED:
+        second_factor.refuse_missing(pending.user, door=pending.door)
+        security_log.warning(
+            "%s login refused (second factor missing) user=%r from=%s",
+            pending.door,
+            pending.user.get_username(),
+            _address(request),
+        )
+        del request.session[SIGN_IN]
+        request.session[SIGN_IN_REFUSED] = True
+    if step is not None:
         return HttpResponseRedirect(reverse("floor-login-step"))
     backend = request.session[SIGN_IN]["backend"]
     del request.session[SIGN_IN]
@@ -216,11 +239,11 @@ def sign_in_next(request: HttpRequest) -> HttpResponse:
 
 
 def throttled_code(
-    request: HttpRequest, *, username: str, door: str, check: Callable[[], Device | None]
-) -> tuple[Device | None, int]:
-    """`check()`, which tries a code `username` typed, behind the login throttle: (the device
-    that accepted it, 0); (None, 0) for a wrong code, counted and logged; (None, seconds) when
-    the throttle stops the attempt before any code is checked."""
+    request: HttpRequest, *, username: str, door: str, check: Callable[[], T | None]
+) -> tuple[T | None, int]:
+    """`check()`, which tries a code `username` typed, behind the login throttle: (the device,
+    or the activation code, that accepted it, 0); (None, 0) for a wrong code, counted and
+    logged; (None, seconds) when the throttle stops the attempt before any code is checked."""
     attempt = _Attempt(request, username, door, "second factor")
     if attempt.wait:
         return None, attempt.wait

@@ -15,6 +15,9 @@ Compliance 17, 36, 40, 47. One admin configures nothing that decides money or po
   (`jackpot.staff`);
 - an admin resets a colleague's password (an action: a temporary one, shown once, to be changed
   at the next sign-in) and never sets it: the password form of another account is refused;
+- another admin (not the one who reset the password, not the account's owner) issues the
+  activation code an account without a second factor needs to enroll one (an action: shown
+  once to that admin, `jackpot.second_factor.activation_issue`);
 - no staff token is issued here: a token is its owner's, from their own page;
 - the groups (the roles) and the second factor devices have no page here: they change only by a
   two-person change.
@@ -44,7 +47,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from core.errors import ApiError, Forbidden
 from core.throttling import client_address
-from jackpot import duties, lifecycle, staff
+from jackpot import duties, lifecycle, second_factor, staff
 from jackpot.api.authentication import has_role
 from jackpot.changes import (
     CREATE_FIELDS,
@@ -538,7 +541,7 @@ class StaffAdmin(FilesProposals, UserAdmin):
     readonly_fields = ("last_login", "date_joined")
     list_display = ("username", "first_name", "last_name", "is_active", "is_staff")
     filter_horizontal = ()
-    actions = ["reset_password", "reset_second_factor"]
+    actions = ["reset_password", "issue_activation_code", "reset_second_factor"]
 
     def user_change_password(self, request: HttpRequest, id: str, form_url: str = "") -> Any:
         why = "an admin resets a password (the action 'Reset password'), never sets it"
@@ -580,9 +583,29 @@ class StaffAdmin(FilesProposals, UserAdmin):
             self.message_user(
                 request,
                 f"{account.username}: temporary password {password} (hand it over; it must be "
-                "changed at the next sign-in, with the second factor)",
+                "changed at the next sign-in, with the second factor; without one, another "
+                "admin issues its activation code)",
                 messages.WARNING,
             )
+
+    @admin.action(
+        description="Issue an activation code for a first sign-in's second factor (shown once; "
+        "not by the admin who reset the password)"
+    )
+    def issue_activation_code(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
+        for account in queryset:
+            try:
+                code = second_factor.activation_issue(subject=account, user=staff_user(request))
+            except ApiError as refusal:
+                self.message_user(request, f"{account.username}: {refusal.message}", messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    f"{account.username}: activation code {code} (hand it over yourself; it "
+                    f"works once, for {second_factor.ACTIVATION_HOURS} hours, to set up the "
+                    "second factor)",
+                    messages.WARNING,
+                )
 
     @admin.action(description="Propose a reset of the second factor (another admin approves)")
     def reset_second_factor(self, request: HttpRequest, queryset: QuerySet[User]) -> None:

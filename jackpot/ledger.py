@@ -76,6 +76,7 @@ SECURITY_KINDS = frozenset(
         "staff.change_withdrawn",
         "staff.password_reset",
         "staff.bootstrapped",
+        "staff.activation_code_issued",
         # A person's own credentials (jackpot.second_factor): never a key, a code or a password.
         "staff.second_factor_enrolled",
         "staff.recovery_codes_issued",

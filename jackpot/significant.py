@@ -51,6 +51,10 @@ class EventCode(StrEnum):
     VOID_RATE_ALARM = "SE10"
     AWARD_RATE_ALARM = "SE11"
     SURVEILLANCE_REFERRAL = "SE12"
+    SECOND_FACTOR_ENROLLED = "SE13"
+    SECOND_FACTOR_RESET = "SE14"
+    RECOVERY_CODES_ISSUED = "SE15"
+    SECOND_FACTOR_MISSING = "SE16"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,28 @@ CATALOGUE: tuple[EventType, ...] = (
         EventCode.SURVEILLANCE_REFERRAL,
         "award.referred",
         "Surveillance referred an award after its video review: payment waits for a manager",
+    ),
+    EventType(
+        EventCode.SECOND_FACTOR_ENROLLED,
+        "staff.second_factor_enrolled",
+        "A staff member enrolled a second factor (a new TOTP key), with a second admin's "
+        "activation code",
+    ),
+    EventType(
+        EventCode.SECOND_FACTOR_RESET,
+        "staff.second_factor_reset",
+        "A staff member's second factor was reset: an approved two-person change",
+    ),
+    EventType(
+        EventCode.RECOVERY_CODES_ISSUED,
+        "staff.recovery_codes_issued",
+        "A staff member was issued new recovery codes (the old ones stop working)",
+    ),
+    EventType(
+        EventCode.SECOND_FACTOR_MISSING,
+        "staff.second_factor_missing",
+        "A sign-in refused: the journal says the person enrolled a second factor, no device is "
+        "left in the database (deleted or changed outside the service)",
     ),
 )
 

@@ -13,7 +13,9 @@ Compliance 47 (issue 20 item 1): no one acts as another person, nor as two peopl
 - An admin never sets a colleague's password: `password_reset` sets a random temporary one, shown
   once to hand over, that must be changed at the next sign-in (`StaffSecurity`), audited as
   `staff.password_reset` (who, whose; never the password). What keeps the admin out of the
-  colleague's account with it is the colleague's second factor.
+  colleague's account with it is the colleague's second factor, and for an account without one
+  (new, or after a reset) the activation code its enrollment needs, which another admin issues
+  (`jackpot.second_factor.activation_issue`).
 - A staff token is issued to its owner only (`jackpot.services.staff_token_issue`).
 - A fresh install has no admin to approve anything: the operator, who holds the database, makes
   the first two (`bootstrap_admin`, refused once two active admins exist), audited as
@@ -42,7 +44,7 @@ from django.utils import timezone
 from django_otp import devices_for_user
 
 from core.errors import ApiError, Conflict
-from jackpot import changes, duties, ledger, locks
+from jackpot import changes, duties, ledger, locks, second_factor
 from jackpot.models import STAFF_KINDS, ChangeKind, ParameterChange, StaffSecurity
 from jackpot.services import ROLES, role_group
 
@@ -229,8 +231,22 @@ def staff_change_approve(*, change_id: int, user: User, note: str = "") -> Param
             setattr(account, field, values[field])
         account.save(update_fields=flags)
     if change.kind == ChangeKind.STAFF_SECOND_FACTOR_RESET:
-        for device in devices_for_user(account, confirmed=None):
+        devices = list(devices_for_user(account, confirmed=None))
+        for device in devices:
             device.delete()
+        # The journal's word that the account has no second factor now (significant event SE14):
+        # what lets it enroll again (`jackpot.second_factor.journal_enrolled`).
+        ledger.record(
+            chain=ledger.ADMIN_CHAIN,
+            kind=second_factor.RESET,
+            actor=_actor(user),
+            payload={
+                "user": account.username,
+                "user_id": account.pk,
+                "change": change.pk,
+                "devices": len(devices),
+            },
+        )
     if change.kind == ChangeKind.STAFF_CREATE:
         change.subject = account
         change.save(update_fields=["subject"])
@@ -329,9 +345,15 @@ def password_reset(*, subject: User, user: User) -> str:
     password = _temporary_password(account, user)
     ledger.record(
         chain=ledger.ADMIN_CHAIN,
-        kind="staff.password_reset",
+        kind=second_factor.PASSWORD_RESET,
         actor=_actor(user),
-        payload={"user": account.username, "must_change_password": True},
+        # The ids: who may issue the account's activation code is decided by them, not by names.
+        payload={
+            "user": account.username,
+            "user_id": account.pk,
+            "by_id": user.pk,
+            "must_change_password": True,
+        },
     )
     return password
 

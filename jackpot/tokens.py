@@ -57,3 +57,12 @@ def seal_recovery_code(owner: int, code: str) -> str:
     """What `StaticToken.token` stores for `code` of the account `owner` (16 hex characters)."""
     sealed = salted_hmac("jackpot.recovery-code", f"{owner}:{code.lower()}", algorithm="sha256")
     return sealed.hexdigest()[:16]
+
+
+def seal_activation_code(owner: int, issuer: int, expires: str, code: str) -> str:
+    """What `ActivationCode.code_hash` stores: an HMAC of `code` bound to the account `owner`,
+    the admin `issuer` and the expiry (ISO text), so none of them can be edited in the row."""
+    sealed = salted_hmac(
+        "jackpot.activation-code", f"{owner}:{issuer}:{expires}:{code.lower()}", algorithm="sha256"
+    )
+    return sealed.hexdigest()

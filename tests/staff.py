@@ -9,6 +9,7 @@ and that event, in one transaction. (tests/security plays the insider who does w
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 
 from django.contrib.auth.models import Group, User
@@ -19,9 +20,10 @@ from django.utils import timezone
 from jackpot import ledger
 from jackpot.awards import award_review
 from jackpot.models import SealedTOTPDevice, Verdict
-from jackpot.second_factor import totp_enrollment
+from jackpot.second_factor import ENROLLED, TOTP_NAME
 from jackpot.services import role_group, staff_token_issue
 from jackpot.staff import snapshot
+from jackpot.tokens import seal_totp_key
 
 
 def grant_roles(user: User, *groups: Group) -> User:
@@ -39,10 +41,21 @@ def grant_roles(user: User, *groups: Group) -> User:
 
 def enroll(user: User) -> SealedTOTPDevice:
     """A confirmed TOTP device for `user`, its key sealed as the person's own enrolment makes it
-    (`jackpot.second_factor.totp_enrollment`), confirmed without spending a code."""
-    device = totp_enrollment(user)
-    device.confirmed = True
-    device.save(update_fields=["confirmed"])
+    (`jackpot.second_factor.totp_new_device`), confirmed without spending a code, with the
+    journal's `staff.second_factor_enrolled` event that the enrolment writes."""
+    with transaction.atomic():
+        device = SealedTOTPDevice.objects.create(
+            user=user,
+            name=TOTP_NAME,
+            confirmed=True,
+            key=seal_totp_key(user.pk, secrets.token_bytes(20)),
+        )
+        ledger.record(
+            chain=ledger.ADMIN_CHAIN,
+            kind=ENROLLED,
+            actor=f"user:{user.username}",
+            payload={"user": user.username, "user_id": user.pk, "device": "totp"},
+        )
     return device
 
 

@@ -13,7 +13,7 @@ Design (see docs/accounting.md):
   down to the cent (verify_journal checks it).
 """
 
-from jackpot.models.access import SealedTOTPDevice, StaffSecurity, StaffToken
+from jackpot.models.access import ActivationCode, SealedTOTPDevice, StaffSecurity, StaffToken
 from jackpot.models.audit import AuditChain, AuditEvent
 from jackpot.models.awards import Award, AwardKind, AwardStatus, PaymentMethod
 from jackpot.models.changes import STAFF_KINDS, ChangeKind, ChangeStatus, ParameterChange
@@ -55,6 +55,7 @@ __all__ = [
     "UNITS_PER_CENT",
     "Account",
     "AccountKind",
+    "ActivationCode",
     "AuditChain",
     "AuditEvent",
     "Award",

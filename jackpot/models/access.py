@@ -56,6 +56,27 @@ class StaffSecurity(models.Model):
         return f"security of {self.user}"
 
 
+class ActivationCode(models.Model):
+    """An admin's leave for `user` to enroll a second factor (`jackpot.second_factor`): the code
+    is shown once to the admin who issued it, who is neither `user` nor the admin who last reset
+    `user`'s password (or the operator, for a fresh install's first admins); the row holds
+    only a keyed hash bound to `user`, the issuer and the expiry
+    (`jackpot.tokens.seal_activation_code`), so a row written or edited without SECRET_KEY
+    matches no code. Used once: the enrollment it allowed deletes it."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    #: None: the operator, for one of a fresh install's first two admins (`bootstrap_admin`).
+    issued_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+"
+    )
+    code_hash = models.CharField(max_length=64)
+    issued_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"activation of {self.user} by {self.issued_by}"
+
+
 class SealedTOTPDevice(TOTPDevice):
     """A TOTP device as the service uses it: its `key` column holds the key sealed for its owner
     (`jackpot.tokens.seal_totp_key`), so the database alone never gives a code. Every check and

@@ -3,10 +3,12 @@ codes and their API token. Every action acts on `request.user` and takes no othe
 the request: a credential is made only by its owner, for themselves.
 
 - The second factor: its state (a confirmed TOTP device, the recovery codes left); without a
-  device, its enrollment (the key in base32 and the otpauth:// URI, confirmed by a first code,
-  throttled like a sign-in's codes), after which this session is verified by the new device and
-  ten recovery codes are shown once. A confirmed device is never replaced here: resetting it
-  takes two admins (`jackpot.staff`).
+  device, its enrollment as at the sign-in (`tables.pages.signin`): another admin's activation
+  code, then a new key made by the view that shows it (in base32 and as an otpauth:// URI),
+  confirmed by a first code of that device, throttled like a sign-in's codes; then this session
+  is verified by the new device and ten recovery codes are shown once. A confirmed device is
+  never replaced here: resetting it takes two admins (`jackpot.staff`); nor is one enrolled
+  when the journal says the person has one the rows have lost (`second_factor.MISSING`).
 - New recovery codes (the old ones stop working), shown once.
 - A new API token (`jackpot.services.staff_token_issue`, the previous ones revoked), shown once.
 New recovery codes and a token come only from a session that signed in with its second factor
@@ -25,13 +27,20 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django_otp import login as otp_login
 
-from config.admin_login import throttled_code
 from core.pages import page_language
 from jackpot import second_factor
 from jackpot.services import staff_token_issue
 from tables.pages.layout import staff_only, staff_page
+from tables.pages.signin import (
+    ACTIVATE,
+    CODE_AGAIN,
+    NEW_KEY,
+    enrollment_activate,
+    enrollment_confirm,
+    enrollment_setup,
+    recovery_codes_page,
+)
 from tables.pages.signin import TEXT as SIGN_IN_TEXT
-from tables.pages.signin import recovery_codes_page, totp_setup
 
 TEXT: dict[str, dict[str, str]] = {
     "fr": {
@@ -52,6 +61,9 @@ TEXT: dict[str, dict[str, str]] = {
         "déconnectez-vous et reconnectez-vous avec votre code.",
         "already_enrolled": "Un appareil est déjà activé : seuls deux administrateurs peuvent "
         "le réinitialiser.",
+        "missing": "Le journal indique que vous avez activé un deuxième facteur, mais il "
+        "n'existe plus dans la base de données : appelez deux administrateurs pour qu'ils le "
+        "réinitialisent.",
         "back": "Retour aux gains",
     },
     "en": {
@@ -70,6 +82,8 @@ TEXT: dict[str, dict[str, str]] = {
         "needs_second_factor": "Only from a session signed in with the second factor: sign out "
         "and sign in again with your code.",
         "already_enrolled": "A device is already set up: only two admins can reset it.",
+        "missing": "The journal says you set up a second factor, but it is no longer in the "
+        "database: call two administrators to reset it.",
         "back": "Back to the awards",
     },
 }
@@ -93,10 +107,12 @@ def _page(
     token: str = "",
     error: str = "",
     status: int = 200,
+    phase: str = NEW_KEY,
 ) -> HttpResponse:
     user = request.user
     assert isinstance(user, User)
     enrolled = second_factor.enrolled(user)
+    missing = not enrolled and second_factor.journal_enrolled(user)
     context: dict[str, Any] = {
         "enrolled": enrolled,
         "left": second_factor.recovery_codes_left(user),
@@ -106,8 +122,12 @@ def _page(
         "error": error,
         "queue_url": reverse("floor-awards"),
     }
-    if not enrolled:
-        context["setup"] = totp_setup(second_factor.totp_enrollment(user))
+    if missing:
+        context["missing"] = True
+    elif not enrolled:
+        setup = enrollment_setup(request, user) if phase == NEW_KEY else None
+        context["phase"] = ACTIVATE if phase == NEW_KEY and setup is None else phase
+        context["setup"] = setup
     text = {**SIGN_IN_TEXT[lang], **TEXT[lang]}
     text["enrolled"] = text["enrolled"].format(left=context["left"])
     return staff_page(
@@ -121,6 +141,13 @@ def _page(
     )
 
 
+def _throttled(request: HttpRequest, lang: str, wait: int, phase: str) -> HttpResponse:
+    error = SIGN_IN_TEXT[lang]["throttled"].format(wait=wait)
+    refused = _page(request, lang, error=error, status=429, phase=phase)
+    refused["Retry-After"] = str(wait)
+    return refused
+
+
 @require_http_methods(["GET", "POST"])
 @staff_only
 def account_page(request: HttpRequest) -> HttpResponse:
@@ -130,27 +157,31 @@ def account_page(request: HttpRequest) -> HttpResponse:
     user = request.user
     assert isinstance(user, User)
     action = request.POST.get("action")
-    if action == "enroll":
+    if action in ("activate", "enroll"):
         if second_factor.enrolled(user):
             return _page(request, lang, error=TEXT[lang]["already_enrolled"], status=409)
-        code = str(request.POST.get("code", ""))[:64]
-        device, wait = throttled_code(
-            request,
-            username=user.get_username(),
-            door="account",
-            check=lambda: second_factor.totp_confirm(user, code),
-        )
+        if second_factor.journal_enrolled(user):
+            second_factor.refuse_missing(user, door="account")
+            return _page(request, lang, error=TEXT[lang]["missing"], status=403)
+    if action == "activate":
+        accepted, wait = enrollment_activate(request, user, door="account")
         if wait:
-            refused = _page(
-                request,
-                lang,
-                error=SIGN_IN_TEXT[lang]["throttled"].format(wait=wait),
-                status=429,
-            )
-            refused["Retry-After"] = str(wait)
-            return refused
+            return _throttled(request, lang, wait, ACTIVATE)
+        if not accepted:
+            error = SIGN_IN_TEXT[lang]["wrong_activation"]
+            return _page(request, lang, error=error, status=400, phase=ACTIVATE)
+        return _page(request, lang)  # the new key, shown in this response only
+    if action == "enroll":
+        try:
+            device, wait = enrollment_confirm(request, user, door="account")
+        except second_factor.ActivationNeeded:
+            error = SIGN_IN_TEXT[lang]["wrong_activation"]
+            return _page(request, lang, error=error, status=400, phase=ACTIVATE)
+        if wait:
+            return _throttled(request, lang, wait, CODE_AGAIN)
         if device is None:
-            return _page(request, lang, error=SIGN_IN_TEXT[lang]["wrong_code"], status=400)
+            error = SIGN_IN_TEXT[lang]["wrong_code"]
+            return _page(request, lang, error=error, status=400, phase=CODE_AGAIN)
         otp_login(request, device)  # this session has just proved the new device
         codes = second_factor.recovery_codes_issue(user)
         return recovery_codes_page(request, codes, continue_url=reverse("floor-account"), lang=lang)

@@ -2,9 +2,10 @@
 
 A supervisor with an authenticator signs in at /floor/login/: the password, then the code her
 app shows (computed here from the device's key, as the app does), and she reaches the award
-queue. A supervisor without one is led through the enrollment at his first sign-in: he reads the
-key off the page, types the code it gives, is shown his recovery codes once, and goes on to the
-queue. Screenshots go to artifacts/browser/.
+queue. A supervisor without one is led through the enrollment at his first sign-in: he types
+the activation code a second admin issued for him, reads the key off the page, types the code it
+gives, is shown his recovery codes once, and goes on to the queue. Screenshots go to
+artifacts/browser/.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django_otp.oath import TOTP
 from playwright.sync_api import expect
 
+from jackpot import second_factor
 from jackpot.models import SealedTOTPDevice
 from jackpot.services import role_group
 from tests.pages.conftest import PASSWORD
@@ -36,6 +38,14 @@ def supervisors(live_service, settings):
         users[name] = user
     enroll(users["ana"])
     return users
+
+
+@pytest.fixture
+def activation(supervisors) -> str:
+    """The activation code another admin issued for bob's first enrollment, handed to him."""
+    admin = get_user_model().objects.create_user(username="ops", password=PASSWORD)
+    grant_roles(admin, role_group("admin"))
+    return second_factor.activation_issue(subject=supervisors["bob"], user=admin)
 
 
 def shown_code(key: bytes) -> str:
@@ -74,7 +84,7 @@ def test_a_supervisor_signs_in_with_her_totp_code_and_reaches_the_queue(
 
 
 def test_a_supervisor_without_a_device_enrolls_at_his_first_sign_in(
-    live_service, supervisors, page, screenshot
+    live_service, supervisors, activation, page, screenshot
 ):
     page.goto(f"{live_service.url}/floor/login/?lang=en")
     page.fill("#id_username", "bob")
@@ -82,6 +92,10 @@ def test_a_supervisor_without_a_device_enrolls_at_his_first_sign_in(
     page.click("button[type=submit]")
 
     expect(page.locator("#sign-in-step")).to_have_attribute("data-step", "enroll")
+    expect(page.locator("#sign-in-step")).to_have_attribute("data-phase", "activate")
+    page.fill("#id_activation", activation)
+    page.click("button[type=submit]")
+    expect(page.locator("#sign-in-step")).to_have_attribute("data-phase", "new_key")
     key = page.locator("#totp-key").inner_text().replace(" ", "")
     expect(page.locator("#totp-uri")).to_have_attribute(
         "href", re.compile(rf"^otpauth://totp/.*bob\?secret={key}&")

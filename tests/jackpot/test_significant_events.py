@@ -40,6 +40,10 @@ STABLE = {
     "SE10": "integrity.void_rate",
     "SE11": "integrity.award_rate",
     "SE12": "award.referred",
+    "SE13": "staff.second_factor_enrolled",
+    "SE14": "staff.second_factor_reset",
+    "SE15": "staff.recovery_codes_issued",
+    "SE16": "staff.second_factor_missing",
 }
 
 

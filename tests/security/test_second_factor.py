@@ -336,8 +336,12 @@ def test_a_supervisor_without_a_device_enrolls_before_anything(
     django_capture_on_commit_callbacks, caplog
 ):
     dan = person("dan", "supervisor", device=False)
+    # Another admin's activation code, which a first enrollment needs (tests/security/
+    # test_enrollment.py): dan types it before his key is made.
+    activation = second_factor.activation_issue(subject=dan, user=person("ops", "admin"))
     client = Client()
     assert password_step(client, "dan")["Location"] == STEP
+    assert client.post(STEP, {"step": "enroll", "activation": activation})["Location"] == STEP
     page = client.get(STEP)
     assert page.context["step"] == "enroll"
     setup = page.context["setup"]

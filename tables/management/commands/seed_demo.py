@@ -9,6 +9,9 @@ those is a two-person change (`jackpot.changes`, `jackpot.staff`); the demo has 
 one can approve what the other proposes. No one is a superuser: the admin role opens the admin.
 The admins configure and decide no money; the supervisors and the manager decide it and configure
 nothing (`jackpot.duties`).
+Where the second factor is required (`STAFF_SECOND_FACTOR_REQUIRED=1`; off in `make run`), each
+person without one also gets the activation code its enrollment needs, issued by the operator as
+for a fresh install's first admins (`jackpot.second_factor.activation_issue`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
+from jackpot import second_factor
 from jackpot.models import Pool
 from jackpot.services import pool_create, staff_token_issue
 from jackpot.staff import operator_grant
@@ -51,9 +55,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"{table['name']:<12} id={table['id']:<4} token={table['token']}")
             admins = [floor["admin"], floor["second_admin"]]
             for person in [floor["auditor"], *floor["supervisors"], floor["manager"], *admins]:
+                activation = person.get("activation")
                 self.stdout.write(
                     f"{person['username']:<12} password={person['password']} "
-                    f"token={person['token']}"
+                    f"token={person['token']}" + (f" activation={activation}" if activation else "")
                 )
 
     def _seed(self, count: int) -> dict[str, Any]:
@@ -98,4 +103,8 @@ class Command(BaseCommand):
         user.save(update_fields=["password"])
         person: dict[str, Any] = {"username": username, "role": role, "password": password}
         person["token"] = staff_token_issue(user=user, revoke_others=True, actor=ACTOR)
+        if second_factor.required() and not (
+            second_factor.enrolled(user) or second_factor.journal_enrolled(user)
+        ):
+            person["activation"] = second_factor.activation_issue(subject=user, user=None)
         return person
