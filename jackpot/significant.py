@@ -51,6 +51,8 @@ class EventCode(StrEnum):
     VOID_RATE_ALARM = "SE10"
     AWARD_RATE_ALARM = "SE11"
     SURVEILLANCE_REFERRAL = "SE12"
+    TERMINAL_ISSUED = "SE13"
+    AWARD_ODDS_ALARM = "SE14"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,18 @@ CATALOGUE: tuple[EventType, ...] = (
         EventCode.SURVEILLANCE_REFERRAL,
         "award.referred",
         "Surveillance referred an award after its video review: payment waits for a manager",
+    ),
+    EventType(
+        EventCode.TERMINAL_ISSUED,
+        "terminal.issued",
+        "A terminal token issued for a table: an approved two-person change (or the operator's "
+        "setup)",
+    ),
+    EventType(
+        EventCode.AWARD_ODDS_ALARM,
+        "integrity.award_odds",
+        "A table's or terminal's awards of a kind improbably many for the boxes that played it "
+        "in a sliding window (binomial tail of the PAR sheet's odds below AWARD_ODDS_THRESHOLD)",
     ),
 )
 

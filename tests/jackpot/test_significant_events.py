@@ -40,6 +40,8 @@ STABLE = {
     "SE10": "integrity.void_rate",
     "SE11": "integrity.award_rate",
     "SE12": "award.referred",
+    "SE13": "terminal.issued",
+    "SE14": "integrity.award_odds",
 }
 
 
