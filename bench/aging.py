@@ -122,7 +122,7 @@ from tables.bodies.history import PoolHistoryQuery
 from tables.bodies.round_requests import parse_open, parse_result
 from tables.models import Game, Round, RoundState, Table, Terminal
 from tables.rounds import RoundOpened, RoundSettled, round_open, round_settle
-from tables.services import table_create, terminal_token_issue
+from tables.services import operator_terminal_issue, table_create
 from tables.simulation.deals import ANTES_CENTS, TRIPS_CENTS, PlacedBets, RoundPlan, deal_fair
 
 # --- what is timed: one place, so a faster sibling replaces an entry -----------------------------
@@ -228,7 +228,7 @@ def _floor(per_day: int, seed: int) -> Floor:
             pool = pool_create(name=POOL_NAME.format(per_day=per_day, seed=seed), actor=ACTOR)
             for number in range(1, TABLES + 1):
                 table = table_create(name=f"Aging {number}", game=Game.UTH, pool=pool, actor=ACTOR)
-                terminal_token_issue(table=table, name="t", revoke_others=False, actor=ACTOR)
+                operator_terminal_issue(table=table, name="t", revoke_others=False, actor=ACTOR)
     built = POOL_NAME_RE.fullmatch(pool.name)
     if built is None or (int(built[1]), int(built[2])) != (per_day, seed):
         raise SystemExit(

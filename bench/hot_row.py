@@ -66,7 +66,7 @@ import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that 
 from bench.results import write_result
 from jackpot.services import pool_create
 from tables.models import Game
-from tables.services import table_create, terminal_token_issue
+from tables.services import operator_terminal_issue, table_create
 
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
 SEATS = range(1, 8)
@@ -137,7 +137,7 @@ def service_holds(rounds: int, *, keyed: bool) -> tuple[dict[str, float], int]:
     call_command("migrate", verbosity=0)
     pool = pool_create(name="Hot row", actor="bench")
     table = table_create(name="Hot 1", game=Game.UTH, pool=pool, actor="bench")
-    token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="bench").token
+    token = operator_terminal_issue(table=table, name="t", revoke_others=False, actor="bench").token
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     shuffler = random.Random(2026)
     base = f"/api/v1/tables/{table.pk}/rounds"

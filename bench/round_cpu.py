@@ -65,7 +65,7 @@ from bench.trivial import RoundShapeView
 from jackpot.services import pool_create
 from tables.bodies.round_requests import parse_open, parse_result
 from tables.models import Game
-from tables.services import table_create, terminal_token_issue
+from tables.services import operator_terminal_issue, table_create
 
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
 SEATS = range(1, 8)
@@ -115,7 +115,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     pool = pool_create(name="CPU", actor="bench")
     table = table_create(name="CPU 1", game=Game.UTH, pool=pool, actor="bench")
-    token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="bench").token
+    token = operator_terminal_issue(table=table, name="t", revoke_others=False, actor="bench").token
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     shuffler = random.Random(2026)
     base = f"/api/v1/tables/{table.pk}/rounds"

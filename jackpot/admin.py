@@ -295,7 +295,8 @@ class PoolAdmin(FilesProposals):
         )
 
 
-#: How a change of each kind is approved here. A table's move is approved from the tables' list.
+#: How a change of each kind is approved here. A table's move and a terminal token are approved
+#: from the tables' list (its actions), where the token is shown to its approver.
 APPROVE: dict[str, Callable[[ParameterChange, User], Any]] = {
     ChangeKind.POOL_PARAMETERS: lambda change, user: change_approve(
         pool_id=int(change.pool_id or 0), change_id=change.pk, user=user, pool_tables=POOL_TABLES
@@ -372,8 +373,9 @@ class ParameterChangeAdmin(AdminRoleOnly):
             if proposal.kind not in APPROVE:
                 raise ApiError(
                     "invalid_change",
-                    "a table's move is approved from the tables' list (Tables: the action "
-                    "'Approve the proposed move')",
+                    "a table's move or terminal token is approved from the tables' list "
+                    "(Tables: the action 'Approve the proposed move' or 'Approve the proposed "
+                    "terminal tokens')",
                     param="change",
                 )
             APPROVE[proposal.kind](proposal, staff_user(request))

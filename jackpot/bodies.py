@@ -631,12 +631,13 @@ class ParameterChangeBody(Body):
     """A proposed two-person change and what became of it: the new values, the values when it was
     proposed (`before`), who proposed it and who decided, when (UTC). `kind` `pool.parameters`:
     a pool's parameters; `table.move`: a table linked to `pool` (`changes.table`, `changes.pool`;
-    null: unlinked)."""
+    null: unlinked); `terminal.issue`: a terminal token for `changes.table` (`changes.name`,
+    `changes.revoke_others`), made when another admin approves and shown to that admin only."""
 
     model_config = ConfigDict(title="ParameterChange")  # its name in the schema (core.openapi)
 
     id: Id
-    kind: Literal["pool.parameters", "pool.stop", "table.move"]
+    kind: Literal["pool.parameters", "pool.stop", "table.move", "terminal.issue"]
     pool: Id | None
     status: ChangeStatus
     changes: dict[str, ParameterValue]

@@ -63,6 +63,7 @@ SECURITY_KINDS = frozenset(
         "table.created",
         "table.changed",
         "terminal.issued",
+        "terminal.bootstrapped",  # the operator's setup path (tables.services)
         "terminal.revoked",
         "staff_token.issued",
         "staff.changed",
@@ -71,6 +72,11 @@ SECURITY_KINDS = frozenset(
         "table.change_proposed",
         "table.change_rejected",
         "table.change_withdrawn",
+        # A terminal token proposed, rejected or withdrawn (tables.services); `terminal.issued`
+        # above is its approval.
+        "terminal.change_proposed",
+        "terminal.change_rejected",
+        "terminal.change_withdrawn",
         "staff.change_proposed",
         "staff.change_rejected",
         "staff.change_withdrawn",

@@ -381,6 +381,9 @@ class Advisory(IntEnum):
     #: The floor's watch ("jackWATC", `tables.watch`): two watches at once record a silence or a
     #: restored database once; then the `admin` chain.
     FLOOR_WATCH = 0x6A61_636B_5741_5443
+    #: The award odds' alarms ("AWDODDS!", `tables.audit.award_odds`): the settlement's task and
+    #: the watch at once record an alarm once; taken after FLOOR_WATCH, then the `admin` chain.
+    AWARD_ODDS = 0x4157_444F_4444_5321
     #: Storing a reconciliation's report ("RECONCIL", `tables.audit.reconciliation`): a report
     # compares : with the one stored just before it; then the `admin` chain for its alert.
     RECONCILIATION_STORE = 0x5245434F4E43494C

@@ -55,6 +55,8 @@ class EventCode(StrEnum):
     SECOND_FACTOR_RESET = "SE14"
     RECOVERY_CODES_ISSUED = "SE15"
     SECOND_FACTOR_MISSING = "SE16"
+    TERMINAL_ISSUED = "SE17"
+    AWARD_ODDS_ALARM = "SE18"
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,18 @@ CATALOGUE: tuple[EventType, ...] = (
         "staff.second_factor_missing",
         "A sign-in refused: the journal says the person enrolled a second factor, no device is "
         "left in the database (deleted or changed outside the service)",
+    ),
+    EventType(
+        EventCode.TERMINAL_ISSUED,
+        "terminal.issued",
+        "A terminal token issued for a table: an approved two-person change (or the operator's "
+        "setup)",
+    ),
+    EventType(
+        EventCode.AWARD_ODDS_ALARM,
+        "integrity.award_odds",
+        "A table's or terminal's awards of a kind improbably many for the boxes that played it "
+        "in a sliding window (binomial tail of the PAR sheet's odds below AWARD_ODDS_THRESHOLD)",
     ),
 )
 

@@ -6,11 +6,12 @@ says so, and nothing is changed). A table is created without a pool; the pool it
 proposal (its form's pool, with a reason) that another admin approves here (the action "Approve
 the proposed move"), applied only while the table is closed and has no open round
 (`tables.services.table_move_approve`). Every page needs the admin role (`AdminRoleOnly`).
-Terminal tokens are issued and revoked by actions; a new token is
-shown once, in the confirmation message, and stored only as its hash. Issuing beside the current
-tokens is the rotation (revoke the old one once the terminal uses the new); replacing them all at
-once is for a lost terminal. Every change is an
-audit event with before and after.
+A terminal token is a two-person change (`terminal.issue`): one admin proposes it by an action
+(beside the current tokens, the rotation: revoke the old one once the terminal uses the new; or in
+their place, for a lost terminal), another approves it by the action "Approve the proposed
+terminal tokens", and only then is it made, shown once to that approver in the confirmation
+message, stored only as its hash. The proposer's approval is refused (`four_eyes`) and logged.
+Revoking a token is one admin's action. Every change is an audit event with before and after.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from tables.services import (
     table_move_approve,
     table_move_propose,
     table_update,
+    terminal_issue_approve,
+    terminal_issue_propose,
     terminal_revoke,
-    terminal_token_issue,
 )
 
 
@@ -59,7 +61,12 @@ class TableAdmin(FilesProposals):
     form = TableForm
     list_display = ("name", "game", "pool", "seats", "enabled")
     list_filter = ("game", "enabled", "pool")
-    actions = ["approve_move", "issue_terminal_token", "replace_terminal_tokens"]
+    actions = [
+        "approve_move",
+        "issue_terminal_token",
+        "replace_terminal_tokens",
+        "approve_terminal_issue",
+    ]
 
     def get_fields(self, request: HttpRequest, obj: Table | None = None) -> Any:
         if obj is None:
@@ -114,25 +121,62 @@ class TableAdmin(FilesProposals):
                     self.message_user(request, f"#{move.pk}: {table.name} moved")
 
     @admin.action(
-        description="Issue a new terminal token beside the current ones (rotation; shown once)"
+        description="Propose a new terminal token beside the current ones (rotation; another "
+        "admin approves)"
     )
     def issue_terminal_token(self, request: HttpRequest, queryset: Any) -> None:
         """The rotation: the old token keeps working until revoked (Terminals), so the terminal
         switches between two rounds and is never cut off mid-round."""
-        self._issue(request, queryset, revoke_others=False)
+        self._propose(request, queryset, revoke_others=False)
 
     @admin.action(
-        description="Issue a terminal token and revoke the table's others now (lost terminal)"
+        description="Propose a terminal token that revokes the table's others (lost terminal; "
+        "another admin approves)"
     )
     def replace_terminal_tokens(self, request: HttpRequest, queryset: Any) -> None:
-        self._issue(request, queryset, revoke_others=True)
+        self._propose(request, queryset, revoke_others=True)
 
-    def _issue(self, request: HttpRequest, queryset: Any, *, revoke_others: bool) -> None:
+    def _propose(self, request: HttpRequest, queryset: Any, *, revoke_others: bool) -> None:
+        why = "a lost terminal replaced" if revoke_others else "a rotation"
         for table in queryset:
-            issued = terminal_token_issue(
-                table=table, name="terminal", revoke_others=revoke_others, actor=actor(request)
+            proposal = terminal_issue_propose(
+                table_id=table.pk,
+                name="terminal",
+                revoke_others=revoke_others,
+                reason=f"{why}, proposed in the admin",
+                user=staff_user(request),
             )
-            self.message_user(request, f"{table.name}: {issued.token}", messages.WARNING)
+            self.message_user(
+                request,
+                f"{table.name}: no token yet; proposal #{proposal.pk} waits for another admin's "
+                "approval (the action 'Approve the proposed terminal tokens')",
+                messages.WARNING,
+            )
+
+    @admin.action(
+        description="Approve the proposed terminal tokens (another admin than the proposer; "
+        "the token is shown to you once)"
+    )
+    def approve_terminal_issue(self, request: HttpRequest, queryset: Any) -> None:
+        for table in queryset:
+            proposals = ParameterChange.objects.filter(
+                kind=ChangeKind.TERMINAL_ISSUE,
+                status=ChangeStatus.PROPOSED,
+                changes__table=table.pk,
+            )
+            for proposal in proposals.order_by("pk"):
+                try:
+                    approved = terminal_issue_approve(
+                        change_id=proposal.pk, user=staff_user(request)
+                    )
+                except ApiError as refusal:
+                    if refusal.status_code == 403:
+                        log_denied(request, f"{refusal.code} (#{proposal.pk}: {refusal.message})")
+                    self.message_user(request, f"#{proposal.pk}: {refusal.message}", messages.ERROR)
+                else:
+                    self.message_user(
+                        request, f"{table.name}: {approved.issued.token}", messages.WARNING
+                    )
 
 
 @admin.register(Terminal)

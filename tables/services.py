@@ -8,6 +8,14 @@ admin), or changes its seats only while no round is open at it (409 `table_has_o
 round's result is read against the table's seats, so one opened with seat 7 would be stranded
 by a table lowered to 3); `table_create` makes a table without a pool, but for the operator's
 demo (`seed_demo`).
+
+A terminal token is a two-person change too (kind `terminal.issue`, compliance 52): one admin
+proposes (`terminal_issue_propose`: the table, a name, rotation or replacement), another approves
+(`terminal_issue_approve`), and only then is the token made, shown once to the approver (who
+installs it at the table), stored as its SHA-256. So the proposer never sees it and no admin alone
+holds a spare token for a live table. Revoking one (`terminal_revoke`) stays one admin's act: it
+only takes power away. `operator_terminal_issue` is the operator's one-act path (demo floor, tests'
+setup), never reached from the API, the admin or the pages.
 """
 
 from __future__ import annotations
@@ -53,11 +61,18 @@ class IssuedToken:
     token: str
 
 
-@transaction.atomic
-def terminal_token_issue(
-    *, table: Table, name: str, revoke_others: bool, actor: str
+def _install_terminal(
+    *,
+    table: Table,
+    name: str,
+    revoke_others: bool,
+    actor: str,
+    kind: str,
+    facts: dict[str, object],
 ) -> IssuedToken:
-    """Issue a terminal token for a table.
+    """Make the token and its event in the caller's transaction: `terminal.issued` (a
+    significant event, SE13) with the applied change's facts (both people), or the operator's
+    `terminal.bootstrapped` (as `staff.bootstrapped` is the operator's first admins).
 
     `revoke_others=False` is the rotation: the table's other tokens keep working until each is
     revoked, so a terminal switches to the new one between two rounds and is never cut off
@@ -75,7 +90,7 @@ def terminal_token_issue(
     )
     ledger.record(
         chain=ledger.ADMIN_CHAIN,
-        kind="terminal.issued",
+        kind=kind,
         actor=actor,
         occurred_at=now,
         payload={
@@ -88,9 +103,81 @@ def terminal_token_issue(
             "token_hash": token.token_hash,
             "revoked_others": revoke_others,
             "revoked": revoked,
+            **facts,
         },
     )
     return IssuedToken(terminal, token.raw)
+
+
+@transaction.atomic
+def operator_terminal_issue(
+    *, table: Table, name: str, revoke_others: bool, actor: str
+) -> IssuedToken:
+    """The operator's path, for the demo floor (`seed_demo`), the benchmarks and the tests'
+    setup, like `bootstrap_admin`: a token issued by one act. Never reached from the API, the
+    admin or the pages (`tests/security/test_terminal_issue.py` holds them to it): there a token
+    is a two-person change (`terminal_issue_propose`, `terminal_issue_approve`). Audited as
+    `terminal.bootstrapped` (the security log; the journal's coverage reads it as an issue)."""
+    return _install_terminal(
+        table=table,
+        name=name,
+        revoke_others=revoke_others,
+        actor=actor,
+        kind="terminal.bootstrapped",
+        facts={},
+    )
+
+
+def terminal_issue_propose(
+    *, table_id: int, name: str, revoke_others: bool, reason: str, user: User
+) -> ParameterChange:
+    """Propose a new terminal token for `table_id`: beside the current ones (the rotation) or in
+    their place (`revoke_others`, a lost terminal). Nothing is issued, and no token exists, until
+    another admin approves (`terminal_issue_approve`); the proposer never sees it."""
+    table = Table.objects.filter(pk=table_id).first()
+    if table is None:
+        raise NotFound("table_not_found", f"no table {table_id}", param="table")
+    return changes.propose(
+        kind=ChangeKind.TERMINAL_ISSUE,
+        changes={"table": table.pk, "name": name, "revoke_others": revoke_others},
+        before={},
+        reason=reason,
+        user=user,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovedIssue:
+    """An applied `terminal.issue`: the change, and the token for its approver's eyes only."""
+
+    change: ParameterChange
+    issued: IssuedToken
+
+
+@locks.retried
+def terminal_issue_approve(*, change_id: int, user: User, note: str = "") -> ApprovedIssue:
+    """A second admin approves a proposed terminal token: it is made now and shown to this
+    approver only, the person who installs it at the table (403 `four_eyes` for its proposer).
+    Its `terminal.issued` event names both people and the change.
+
+    Locks: the table's row (exclusive), the change's row, the table's live terminals when they
+    are revoked, the `admin` chain; the table is read from the change before any lock."""
+    with transaction.atomic():
+        seen = ParameterChange.objects.filter(pk=change_id, kind=ChangeKind.TERMINAL_ISSUE).first()
+        table = _locked_table(int(seen.changes["table"])) if seen is not None else None
+        change = changes.proposed(change_id, kinds=(ChangeKind.TERMINAL_ISSUE,))
+        assert table is not None  # `proposed` found the change: so did the read before it
+        changes.four_eyes(change, user)
+        now = timezone.now()
+        issued = _install_terminal(
+            table=table,
+            name=str(change.changes["name"]),
+            revoke_others=bool(change.changes["revoke_others"]),
+            actor=f"user:{user.get_username()}",
+            kind="terminal.issued",
+            facts=changes.applied(change, user, note, now),
+        )
+        return ApprovedIssue(change, issued)
 
 
 #: What one admin changes of a table; its pool is a two-person change (`table_move_propose`).

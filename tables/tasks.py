@@ -16,6 +16,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from tables.audit import award_odds
 from tables.audit.history import fold_history as fold
 from tables.audit.integrity import check_integrity as check
 from tables.audit.reconciliation import reconcile as run_reconciliation
@@ -28,6 +29,14 @@ def check_integrity() -> int:
     """Compare every table's and pool's award counts with the exact odds; store new flags
     (beat, INTEGRITY_CHECK_SECONDS). Returns how many were stored."""
     return len(check())
+
+
+@shared_task(name=award_odds.TASK)
+def check_award_odds(table_id: int) -> int:
+    """Test a table's and its terminals' award counts against the PAR sheet's odds, sent after
+    a settlement that wrote fixed awards commits (tables.audit.award_odds). Returns how many
+    alarms were recorded."""
+    return len(award_odds.check_award_odds([table_id]))
 
 
 @shared_task(name="tables.reconcile", bind=True)

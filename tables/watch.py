@@ -15,6 +15,11 @@
   both. A restore of a physical backup into the same cluster's files (PITR) keeps the OID and is
   not seen here: the operator's procedure records it (docs/operations.md).
 
+- **Improbable award odds** (SE18, `integrity.award_odds`): every table that settled a round in
+  the last AWARD_ODDS_WINDOW_HOURS, and each of its terminals, tested against the PAR sheet's odds
+  (`tables.audit.award_odds`), which a settlement's task does too as soon as it commits: the watch
+  makes up for a task Redis lost.
+
 Cost: three index probes per open table (its latest round in each state, the index
 `round_table_state_opened`) and one of the events' (kind, occurred_at) index for its last
 opening and for a silence already recorded: a handful of tables, never the journal's age.
@@ -25,7 +30,7 @@ silence once.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -34,6 +39,7 @@ from django.utils import timezone
 
 from jackpot import ledger, locks
 from jackpot.models import AuditEvent, DatabaseIdentity
+from tables.audit.award_odds import check_award_odds
 from tables.models import Round, RoundState, Table
 
 ACTOR = "system:watch"
@@ -44,6 +50,7 @@ SILENT = "terminal.silent"
 class Watched:
     silent_tables: list[int]  # the tables whose silence this watch recorded
     restored: bool
+    award_odds: list[int] = field(default_factory=list)  # the alarms' events it recorded
 
 
 def _opened_for_play(table: Table) -> datetime | None:
@@ -158,4 +165,5 @@ def watch(*, now: datetime | None = None) -> Watched:
         locks.advisory(locks.Advisory.FLOOR_WATCH)
         silent = silent_tables(now)
         restored = note_database_life()
-    return Watched(silent_tables=silent, restored=restored)
+        odds = check_award_odds(now=now)
+    return Watched(silent_tables=silent, restored=restored, award_odds=odds)

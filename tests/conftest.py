@@ -212,16 +212,20 @@ _pool_numbers = itertools.count(1)
 def make_floor(uth_tables: int = 2, **pool_options: int) -> Floor:
     from jackpot.services import pool_create
     from tables.models import Game
-    from tables.services import table_create, terminal_token_issue
+    from tables.services import operator_terminal_issue, table_create
 
     pool = pool_create(name=f"Pool {next(_pool_numbers)}", actor="test", **pool_options)
     terminals = []
     for number in range(1, uth_tables + 1):
         table = table_create(name=f"UTH {pool.pk}-{number}", game=Game.UTH, pool=pool, actor="test")
-        token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="test").token
+        token = operator_terminal_issue(
+            table=table, name="t", revoke_others=False, actor="test"
+        ).token
         terminals.append(Terminal(table.pk, token))
     stud = table_create(name=f"Stud {pool.pk}", game=Game.STUD, pool=None, actor="test")
-    stud_token = terminal_token_issue(table=stud, name="t", revoke_others=False, actor="test").token
+    stud_token = operator_terminal_issue(
+        table=stud, name="t", revoke_others=False, actor="test"
+    ).token
     return Floor(pool.pk, terminals, Terminal(stud.pk, stud_token))
 
 

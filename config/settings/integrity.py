@@ -10,6 +10,11 @@ INTEGRITY_VOID_SHIFTS (21), the shifts it reads, the current one included;
 INTEGRITY_VOID_MIN_ROUNDS (30), the decided rounds a table needs in a shift (or the window) to
 be tested.
 
+Award odds per table and terminal (tables.audit.award_odds, docs/operations.md "Award odds"):
+AWARD_ODDS_THRESHOLD (1e-6), the binomial tail below which a table's or terminal's count of an
+award kind is a significant event (SE18), a decimal in (0, 1); AWARD_ODDS_WINDOW_HOURS (8, a
+shift), the sliding window of rounds it reads.
+
 The floor's watch (tables.watch, docs/operations.md "Significant events"): WATCH_SECONDS (60), how
 often beat looks; TERMINAL_SILENT_SECONDS (900), how long a table open for play may go without a
 round before its terminal's silence is a significant event.
@@ -38,6 +43,16 @@ except ValueError:
     raise ImproperlyConfigured("INTEGRITY_ALPHA must be a decimal number") from None
 if not 0 < _alpha < 1:
     raise ImproperlyConfigured("INTEGRITY_ALPHA must lie strictly between 0 and 1")
+AWARD_ODDS_THRESHOLD = env_str("AWARD_ODDS_THRESHOLD", "1e-6")
+try:
+    _threshold = Fraction(AWARD_ODDS_THRESHOLD)
+except ValueError:
+    raise ImproperlyConfigured("AWARD_ODDS_THRESHOLD must be a decimal number") from None
+if not 0 < _threshold < 1:
+    raise ImproperlyConfigured("AWARD_ODDS_THRESHOLD must lie strictly between 0 and 1")
+AWARD_ODDS_WINDOW_HOURS = env_int("AWARD_ODDS_WINDOW_HOURS", 8)
+if AWARD_ODDS_WINDOW_HOURS < 1:
+    raise ImproperlyConfigured("AWARD_ODDS_WINDOW_HOURS must be 1 or more")
 INTEGRITY_WINDOW_HOURS = env_int("INTEGRITY_WINDOW_HOURS", 0)
 if INTEGRITY_WINDOW_HOURS < 0:
     raise ImproperlyConfigured("INTEGRITY_WINDOW_HOURS must be 0 (since the pool began) or more")

@@ -10,7 +10,10 @@ Compliance 16, 17, 36, 40 and 47. Each `kind` is something one admin must not do
   goes to, None to unlink);
 - `staff.create`, `staff.access` (roles, `is_staff`, `is_superuser`, reactivation) and
   `staff.second_factor_reset`: who may do what (`subject` is the staff account; for
-  `staff.create` it is set when the account is created, on approval).
+  `staff.create` it is set when the account is created, on approval);
+- `terminal.issue`: a new terminal token for a table (`changes.table`, `changes.name`,
+  `changes.revoke_others`), made by the approver's act and shown to the approver only
+  (`tables.services.terminal_issue_approve`): no one person holds a token they issued alone.
 
 The row keeps the proposal (the new values, the values when it was proposed, who, when, why) and
 its outcome (applied, rejected or withdrawn; who decided, when, with what note).
@@ -43,6 +46,7 @@ class ChangeKind(models.TextChoices):
     STAFF_CREATE = "staff.create", "A new staff account"
     STAFF_ACCESS = "staff.access", "A staff account's roles, flags or reactivation"
     STAFF_SECOND_FACTOR_RESET = "staff.second_factor_reset", "A staff member's second factor reset"
+    TERMINAL_ISSUE = "terminal.issue", "A terminal token issued for a table"
 
 
 #: The kinds whose subject is a staff account.

@@ -3,9 +3,12 @@ propose to link it to a pool, move it or unlink it, and approve (another admin),
 withdraw that proposal. Thin: the refusals (403 `four_eyes`, 409 while the table is open for play
 or has open rounds) are `tables.services`'s and `jackpot.changes`'s.
 
-Terminal tokens, for the same systems: list a table's tokens (never the token, its prefix), issue
-one beside the current ones (the rotation: the old one works until revoked, so no terminal is cut
-off mid-round) or in their place (a lost terminal), revoke one.
+Terminal tokens, for the same systems: list a table's tokens (never the token, its prefix);
+propose one beside the current ones (the rotation: the old one works until revoked, so no terminal
+is cut off mid-round) or in their place (a lost terminal), which another admin approves: the token
+is made then and is in the approver's answer only (the proposer never sees it; 403 `four_eyes`
+for the proposer's approval); reject or withdraw a proposal; revoke a token (one admin: it only
+takes power away).
 
 And the supervisors' void of a stuck round (its terminal crashed, its result never came): the
 terminal's own void (`tables.rounds.round_void`) run as `user:<name>`, so the refund, the audit
@@ -49,8 +52,9 @@ from tables.services import (
     table_move_approve,
     table_move_propose,
     table_update,
+    terminal_issue_approve,
+    terminal_issue_propose,
     terminal_revoke,
-    terminal_token_issue,
 )
 
 
@@ -196,8 +200,7 @@ def _terminal_answer(terminal: Terminal) -> TerminalAnswer:
     )
 
 
-class TerminalsView(APIView):
-    authentication_classes = STAFF_AUTHENTICATION
+class TerminalsView(StaffView):
     permission_classes = [require_roles("admin")]
 
     @extend_schema(
@@ -214,26 +217,103 @@ class TerminalsView(APIView):
         return Response(answer.model_dump(mode="json"))
 
     @extend_schema(
-        operation_id="terminal_issue",
+        operation_id="terminal_issue_propose",
         request=TerminalIssue,
-        responses={201: TerminalIssued},
-        summary="Issue a terminal token (admins): beside the current ones, or in their place",
-        description="The token is in this answer only. Rotation: issue with `revoke_others` "
-        "false, install the token on the terminal, let it switch between two rounds, then revoke "
-        "the old one. `revoke_others` true revokes the table's other tokens at once.",
+        responses={201: ParameterChangeBody},
+        summary="Propose a terminal token (admins): beside the current ones, or in their place; "
+        "another admin approves and receives it",
+        description="Nothing is issued yet: the answer is the proposal (`kind` "
+        "`terminal.issue`). Another admin approves it "
+        "(`POST /api/v1/tables/{table}/terminals/issues/{change}/approve`) and gets the token, "
+        "once. Rotation: `revoke_others` false, install the token on the terminal, let it switch "
+        "between two rounds, then revoke the old one. `revoke_others` true revokes the table's "
+        "other tokens when the proposal is approved.",
     )
     def post(self, request: Request, table: int) -> Response:
         issue = read(TerminalIssue, request.data)
-        issued = terminal_token_issue(
-            table=_table(table),
+        change = terminal_issue_propose(
+            table_id=_table(table).pk,
             name=issue.name.strip(),
             revoke_others=issue.revoke_others,
-            actor=f"user:{request.user.get_username()}",
+            reason=issue.reason,
+            user=self.staff(request),
+        )
+        return Response(change_body(change).model_dump(mode="json"), status=201)
+
+
+def _issue(table: int, change: int) -> int:
+    """The change's id, if it is a terminal token proposed for `table` (404 `change_not_found`
+    otherwise)."""
+    found = ParameterChange.objects.filter(
+        pk=change, kind=ChangeKind.TERMINAL_ISSUE, changes__table=_table(table).pk
+    )
+    if not found.exists():
+        raise NotFound(
+            "change_not_found",
+            f"table {table} has no terminal token proposal {change}",
+            param="change",
+        )
+    return change
+
+
+class TerminalIssueApproveView(StaffView):
+    permission_classes = [require_roles("admin")]
+
+    @extend_schema(
+        operation_id="terminal_issue_approve",
+        request=ChangeApproval,
+        responses={201: TerminalIssued},
+        summary="Approve a proposed terminal token: another admin than its proposer, who gets "
+        "the token, once (admins)",
+        description="The token is in this answer only, for the approver who installs it at the "
+        "table; only its SHA-256 is stored. Its `terminal.issued` event (significant event "
+        "SE13) names both people.",
+    )
+    def post(self, request: Request, table: int, change: int) -> Response:
+        approval = read(ChangeApproval, request.data if request.data else {})
+        approved = terminal_issue_approve(
+            change_id=_issue(table, change), user=self.staff(request), note=approval.note or ""
         )
         answer = TerminalIssued.model_construct(
-            **dict(_terminal_answer(issued.terminal)), token=issued.token
+            **dict(_terminal_answer(approved.issued.terminal)),
+            token=approved.issued.token,
+            change=approved.change.pk,
         )
         return Response(answer.model_dump(mode="json"), status=201)
+
+
+class TerminalIssueRejectView(StaffView):
+    permission_classes = [require_roles("admin")]
+
+    @extend_schema(
+        operation_id="terminal_issue_reject",
+        request=ChangeRejection,
+        responses={200: ParameterChangeBody},
+        summary="Reject a proposed terminal token, saying why (admins)",
+    )
+    def post(self, request: Request, table: int, change: int) -> Response:
+        rejection = read(ChangeRejection, request.data if request.data else {})
+        rejected = changes.change_reject(
+            change_id=_issue(table, change), user=self.staff(request), note=rejection.note
+        )
+        return Response(change_body(rejected).model_dump(mode="json"))
+
+
+class TerminalIssueWithdrawView(StaffView):
+    permission_classes = [require_roles("admin")]
+
+    @extend_schema(
+        operation_id="terminal_issue_withdraw",
+        request=ChangeApproval,
+        responses={200: ParameterChangeBody},
+        summary="Withdraw one's own proposed terminal token (its proposer)",
+    )
+    def post(self, request: Request, table: int, change: int) -> Response:
+        withdrawal = read(ChangeApproval, request.data if request.data else {})
+        withdrawn = changes.change_withdraw(
+            change_id=_issue(table, change), user=self.staff(request), note=withdrawal.note or ""
+        )
+        return Response(change_body(withdrawn).model_dump(mode="json"))
 
 
 class TerminalRevokeView(APIView):

@@ -14,6 +14,21 @@ urlpatterns = [
         administration.TerminalRevokeView.as_view(),
         name="terminal-revoke",
     ),
+    path(
+        "tables/<int:table>/terminals/issues/<int:change>/approve",
+        administration.TerminalIssueApproveView.as_view(),
+        name="terminal-issue-approve",
+    ),
+    path(
+        "tables/<int:table>/terminals/issues/<int:change>/reject",
+        administration.TerminalIssueRejectView.as_view(),
+        name="terminal-issue-reject",
+    ),
+    path(
+        "tables/<int:table>/terminals/issues/<int:change>/withdraw",
+        administration.TerminalIssueWithdrawView.as_view(),
+        name="terminal-issue-withdraw",
+    ),
     path("tables/<int:table>/moves", administration.TableMovesView.as_view(), name="table-moves"),
     path(
         "tables/<int:table>/moves/<int:change>/approve",

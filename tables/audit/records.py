@@ -14,9 +14,10 @@ its events say:
   event; a round the journal leaves open is still open;
 - a table: its name, game, pool, seats and whether it is open for play, as its `table.created`
   event and the `table.changed` events after it leave them;
-- a terminal: the live ones (not revoked) are exactly those `terminal.issued` issued and no
-  event revoked since, each at the table, with the name, prefix and token hash issued (the hash
-  is in the events written since the journal covers it; older events give the prefix).
+- a terminal: the live ones (not revoked) are exactly those `terminal.issued` (or the operator's
+  `terminal.bootstrapped`) issued and no event revoked since, each at the table, with the name,
+  prefix and token hash issued (the hash is in the events written since the journal covers it;
+  older events give the prefix).
 Anything else is a problem reported by the walk, naming the row.
 
 What each run compares, at a cost that does not grow with the journal's age on a routine run:
@@ -140,7 +141,7 @@ class Records:
         elif kind == "table.changed":
             said = self.tables.setdefault(int(payload["table"]), {})
             said.update(payload["after"])
-        elif kind == "terminal.issued":
+        elif kind in ("terminal.issued", "terminal.bootstrapped"):
             for pk in payload.get("revoked", ()):
                 self._revoke(int(pk))
             pk = int(payload["terminal"])

@@ -2,8 +2,9 @@
 admin, a move between pools proposed for another admin's approval, the terminal tokens issued.
 
 Invariants: a table's pool changes only by a proposal another admin approves (`TableMoveProposal`),
-never by `TableChange`; a token is shown once, when issued (`TerminalIssued`), and stored only as
-its SHA-256 and prefix.
+never by `TableChange`; a terminal token is proposed by one admin (`TerminalIssue`) and made by
+another's approval, shown once, to the approver (`TerminalIssued`), stored only as its SHA-256
+and prefix.
 """
 
 from __future__ import annotations
@@ -47,12 +48,15 @@ class TableAnswer(Body):
 
 
 class TerminalIssue(Body):
-    """A new token for a terminal of the table. Left false, `revoke_others` is the rotation: the
-    table's other tokens keep working until each is revoked, so the terminal switches between two
-    rounds. True revokes them now: a lost or compromised terminal."""
+    """A proposal of a new token for a terminal of the table, and why: another admin approves it,
+    and only then is the token made, shown to that admin. Left false, `revoke_others` is the
+    rotation: the table's other tokens keep working until each is revoked, so the terminal
+    switches between two rounds. True revokes them when it is approved: a lost or compromised
+    terminal."""
 
     name: Annotated[NonBlank, Field(max_length=80), Refusal(ErrorCode.INVALID_TEXT)]
     revoke_others: bool = False
+    reason: Note
 
 
 class TerminalAnswer(Body):
@@ -73,6 +77,8 @@ class TerminalList(Body):
 
 
 class TerminalIssued(TerminalAnswer):
-    """A token just issued: `token` is shown this once (only its SHA-256 is stored)."""
+    """A token just issued by the approval of `change`: `token` is shown this once, to the
+    approver (only its SHA-256 is stored; its proposer never sees it)."""
 
     token: Annotated[str, Field(description="the bearer token; shown once, never again")]
+    change: Annotated[int, Field(description="the approved `terminal.issue` change")]

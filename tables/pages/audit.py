@@ -220,6 +220,8 @@ EVENT_NAMES: dict[str, dict[EventCode, str]] = {
         EventCode.VOID_RATE_ALARM: "Alarme : taux d'annulations",
         EventCode.AWARD_RATE_ALARM: "Alarme : fréquence des gains",
         EventCode.SURVEILLANCE_REFERRAL: "Gain signalé par la surveillance",
+        EventCode.TERMINAL_ISSUED: "Jeton de terminal émis",
+        EventCode.AWARD_ODDS_ALARM: "Alarme : gains improbables à une table ou un terminal",
     },
     "en": {event.code: event.title for event in CATALOGUE},
 }

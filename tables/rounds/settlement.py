@@ -25,8 +25,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import metrics
+from core.dispatch import send_after_commit
 from jackpot import ledger, locks, movements
 from jackpot.meter import pool_meter
+from tables.audit import award_odds
 from tables.bodies.round_requests import ResultRequest
 from tables.models import Game, Round, RoundState, Table
 from tables.rounds import answers, store
@@ -165,6 +167,9 @@ def _settle(
     transaction.on_commit(lambda: metrics.ROUNDS_SETTLED.labels(game).inc(), robust=True)
     if owed:
         assert pool is not None and terms is not None
+        # The award odds of the table and its terminals, checked once this commits (a task sent
+        # then: nothing more on the terminal's request; the watch checks too).
+        send_after_commit(award_odds.TASK, table.pk)
         # The awards, their event and the big wins' notifications, the pool row taken last
         # unless a seat won the jackpot (movements.grant_awards_recorded).
         _granted, built = movements.grant_awards_recorded(

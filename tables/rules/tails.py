@@ -14,7 +14,14 @@ tail, and returns an exact ``Fraction`` at least the true tail; :func:`holm` com
 So a reported tail may exceed the true one by a relative 10^-50 or so, never fall below it: the
 test can only be (negligibly) conservative.
 
-Invariants: pure; ``0 < poisson_upper_tail_bound(mean, c) <= 1``; non-decreasing in ``mean``.
+The award odds per table and terminal (``tables.audit.award_odds``) count boxes, each with the PAR
+sheet's exact probability p: :func:`binomial_upper_tail_bound` bounds P(binomial(n, p) >= k) from
+above in the same decimal arithmetic, by its first term over one minus the ratio of two successive
+terms at k (the ratios fall as j grows): within a factor 1 / (1 - ratio) of the true tail, which
+is next to 1 wherever the tail is small enough to matter, however small (no float underflows).
+
+Invariants: pure; ``0 < poisson_upper_tail_bound(mean, c) <= 1``; non-decreasing in ``mean``;
+``binomial_upper_tail_bound`` is at least the true tail and at most 1.
 """
 
 from __future__ import annotations
@@ -22,8 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import ROUND_CEILING, Context, Decimal
 from fractions import Fraction
+from math import comb
 
-__all__ = ["holm", "poisson_upper_tail_bound"]
+__all__ = ["binomial_upper_tail_bound", "holm", "poisson_upper_tail_bound"]
 
 _DIGITS = 60
 # Relative slack for exp(), which Decimal rounds to nearest whatever the context says.
@@ -68,6 +76,42 @@ def poisson_upper_tail_bound(mean: Fraction, observed: int) -> Fraction:
             total = context.add(total, rest)
             break
     return min(Fraction(1), Fraction(total))
+
+
+def _up(value: Fraction, context: Context) -> Decimal:
+    return context.divide(Decimal(value.numerator), Decimal(value.denominator))
+
+
+def binomial_upper_tail_bound(trials: int, p: Fraction, observed: int) -> Fraction:
+    """An upper bound of P(binomial(trials, p) >= observed), within a factor 1 / (1 - r) of it,
+    r the ratio of the terms at ``observed`` and ``observed + 1``; 1 when ``observed`` is at most
+    the mean ``trials x p`` (never improbable: the median is at least its floor).
+
+    >>> binomial_upper_tail_bound(10, Fraction(1, 2), 3)
+    Fraction(1, 1)
+    >>> round(float(binomial_upper_tail_bound(4, Fraction(1, 10), 4)), 12)  # 0.1 ** 4
+    0.0001
+    >>> float(binomial_upper_tail_bound(2, Fraction(1, 100), 2)) <= 1e-4 * (1 + 1e-40)
+    True
+    """
+    if trials < 0 or observed < 0 or not 0 <= p <= 1:
+        raise ValueError("trials and observed are non-negative, p a probability")
+    if observed > trials or (p == 0 and observed > 0):
+        return Fraction(0)
+    if observed <= trials * p or p == 1:
+        return Fraction(1)
+    context = _context()
+    # The first term C(n, k) p^k (1 - p)^(n - k), each factor rounded up.
+    term = context.multiply(Decimal(comb(trials, observed)), _SLACK)
+    term = context.multiply(term, context.power(_up(p, context), observed))
+    term = context.multiply(term, context.power(_up(1 - p, context), trials - observed))
+    term = context.multiply(term, _SLACK)
+    # t(j+1) / t(j) = (n - j) / (j + 1) x p / (1 - p): exact, below 1 from k > np on, falling.
+    ratio = Fraction(trials - observed, observed + 1) * p / (1 - p)
+    if ratio >= 1:
+        return Fraction(1)
+    bound = context.multiply(term, _up(1 / (1 - ratio), context))
+    return min(Fraction(1), Fraction(bound))
 
 
 def holm(tails: Sequence[Fraction], alpha: Fraction) -> tuple[list[bool], list[Fraction]]:

@@ -71,7 +71,7 @@ from jackpot.models import AuditEvent
 from jackpot.services import role_group, staff_token_issue
 from tables.audit.reconciliation import reconcile
 from tables.models import Table
-from tables.services import terminal_token_issue
+from tables.services import operator_terminal_issue
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles, referred, surveilled
 
@@ -392,7 +392,9 @@ SEMANTIC_REFUSALS = [
         403,
         "not_the_proposer",
         "only its proposer withdraws a change: a generated change id may name another admin's",
-        operations=frozenset({"pool_change_withdraw", "table_move_withdraw"}),
+        operations=frozenset(
+            {"pool_change_withdraw", "table_move_withdraw", "terminal_issue_withdraw"}
+        ),
     ),
     Refusal(409, "void_requested", "the jackpot's void is requested: the award's state"),
     Refusal(409, "void_not_requested", "no void is requested: the award's state"),
@@ -570,7 +572,9 @@ class World:
     def spare_terminal(self) -> int:
         """A terminal of the spare table, issued beside its own, for a revocation to find."""
         table = Table.objects.get(pk=self.spare.table_id)
-        issued = terminal_token_issue(table=table, name="fuzz", revoke_others=False, actor="test")
+        issued = operator_terminal_issue(
+            table=table, name="fuzz", revoke_others=False, actor="test"
+        )
         return issued.terminal.pk
 
     def change_for(self, step: str) -> int:
@@ -659,7 +663,10 @@ ADMINISTERED = frozenset(
         "table_move_reject",
         "table_move_withdraw",
         "terminal_list",
-        "terminal_issue",
+        "terminal_issue_propose",
+        "terminal_issue_approve",
+        "terminal_issue_reject",
+        "terminal_issue_withdraw",
         "terminal_revoke",
     }
 )

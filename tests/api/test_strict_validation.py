@@ -419,7 +419,12 @@ def test_the_staff_steps_and_exports(api, staff, django_user_model):
     api.get(table, token=admin)
     api.call("patch", table, body={"enabled": False}, token=admin)
     api.get(f"{table}/terminals", token=admin)
-    issued = api.post(f"{table}/terminals", {"name": "spare"}, token=admin, expect=201)
+    proposed = api.post(
+        f"{table}/terminals", {"name": "spare", "reason": "rotation"}, token=admin, expect=201
+    )
+    issued = api.post(
+        f"{table}/terminals/issues/{proposed['id']}/approve", token=admin2, expect=201
+    )
     api.post(f"{table}/terminals/{issued['id']}/revoke", token=admin)
     move = api.post(f"{table}/moves", {"pool": None, "reason": "retired"}, token=admin, expect=201)
     api.post(f"{table}/moves/{move['id']}/withdraw", token=admin)

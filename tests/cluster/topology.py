@@ -242,7 +242,7 @@ class Topology:
 import json
 from jackpot.services import pool_create
 from tables.models import Game
-from tables.services import table_create, terminal_token_issue
+from tables.services import table_create, operator_terminal_issue
 seated = []
 for n in range({pools}):
     pool = pool_create(name=f"Drill {{n}}", actor="drill", meter_share_bp=1250,
@@ -251,7 +251,7 @@ for n in range({pools}):
     for number in range({tables}):
         table = table_create(name=f"UTH {{pool.pk}}-{{number}}", game=Game.UTH, pool=pool,
                              actor="drill")
-        token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="drill")
+        token = operator_terminal_issue(table=table, name="t", revoke_others=False, actor="drill")
         seats.append([table.pk, token.token])
     seated.append({{"pool": pool.pk, "stake_cents": pool.stake_cents, "tables": seats}})
 print(json.dumps(seated))

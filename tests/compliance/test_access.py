@@ -89,10 +89,12 @@ def test_a_stake_other_than_the_pools_is_refused_and_logged_as_a_significant_eve
 @pytest.mark.django_db
 def test_a_stake_at_a_table_without_a_pool_is_logged_too(floor, caplog):
     from tables.models import Game
-    from tables.services import table_create, terminal_token_issue
+    from tables.services import operator_terminal_issue, table_create
 
     unlinked = table_create(name="UTH unlinked", game=Game.UTH, pool=None, actor="test")
-    token = terminal_token_issue(table=unlinked, name="t", revoke_others=False, actor="test").token
+    token = operator_terminal_issue(
+        table=unlinked, name="t", revoke_others=False, actor="test"
+    ).token
     body = {"round_id": "u-1", "seats": [uth_seat(1)]}
     with caplog.at_level(logging.WARNING, logger=SECURITY):
         response = Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(

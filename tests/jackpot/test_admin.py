@@ -159,9 +159,20 @@ def _admin_action(admin_client, path: str, action: str, selected: list[int]) -> 
     return response.content.decode()
 
 
-def test_admin_rotates_a_terminal_token_with_an_overlap_then_revokes(admin_client, floor):
+def _proposed_by_another_admin(django_user_model, action: str, table: int) -> None:
+    """A terminal token takes two admins (tests/security/test_terminal_issue.py): another one
+    proposes it here, and the test's admin approves and receives it."""
+    proposer = Client()
+    proposer.force_login(_admin(django_user_model, "root-proposer"))
+    _admin_action(proposer, "/admin/tables/table/", action, [table])
+
+
+def test_admin_rotates_a_terminal_token_with_an_overlap_then_revokes(
+    admin_client, floor, django_user_model
+):
     table = floor.uth[0].table_id
-    text = _admin_action(admin_client, "/admin/tables/table/", "issue_terminal_token", [table])
+    _proposed_by_another_admin(django_user_model, "issue_terminal_token", table)
+    text = _admin_action(admin_client, "/admin/tables/table/", "approve_terminal_issue", [table])
     token = text.split(": term_")[1].split("<")[0].split()[0]
     assert not Terminal.objects.filter(token_hash__contains=token).exists()  # only its hash
     # The rotation: the old token keeps working beside the new one until it is revoked.
@@ -173,9 +184,10 @@ def test_admin_rotates_a_terminal_token_with_an_overlap_then_revokes(admin_clien
     assert AuditEvent.objects.filter(kind="terminal.revoked").exists()
 
 
-def test_admin_replaces_a_lost_terminals_token_at_once(admin_client, floor):
+def test_admin_replaces_a_lost_terminals_token_at_once(admin_client, floor, django_user_model):
     table = floor.uth[0].table_id
-    _admin_action(admin_client, "/admin/tables/table/", "replace_terminal_tokens", [table])
+    _proposed_by_another_admin(django_user_model, "replace_terminal_tokens", table)
+    _admin_action(admin_client, "/admin/tables/table/", "approve_terminal_issue", [table])
     assert Terminal.objects.filter(table_id=table, revoked_at__isnull=True).count() == 1
     assert Terminal.objects.filter(table_id=table, revoked_at__isnull=False).count() == 1
 

@@ -44,6 +44,8 @@ STABLE = {
     "SE14": "staff.second_factor_reset",
     "SE15": "staff.recovery_codes_issued",
     "SE16": "staff.second_factor_missing",
+    "SE17": "terminal.issued",
+    "SE18": "integrity.award_odds",
 }
 
 

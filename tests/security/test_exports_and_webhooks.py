@@ -37,7 +37,7 @@ from jackpot.exports import spreadsheet_safe
 from jackpot.models import AuditEvent, Award, AwardKind, Transfer, WebhookDelivery
 from jackpot.services import pool_create, role_group, staff_token_issue
 from tables.models import Game
-from tables.services import table_create, terminal_token_issue
+from tables.services import operator_terminal_issue, table_create
 from tests.conftest import Terminal, uth_play, uth_seat
 from tests.jackpot.webhook_receiver import Receiver, verify
 from tests.staff import grant_roles
@@ -85,7 +85,7 @@ def hostile_floor(db, django_user_model) -> int:
     supervisor whose name starts as one."""
     pool = pool_create(name="Pool hostile", actor="test")
     table = table_create(name=TABLE, game=Game.UTH, pool=pool, actor="test")
-    token = terminal_token_issue(table=table, name="t", revoke_others=False, actor="test").token
+    token = operator_terminal_issue(table=table, name="t", revoke_others=False, actor="test").token
     terminal = Terminal(table.pk, token)
     assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code == 201
     settled = terminal.post(

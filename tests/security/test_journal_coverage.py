@@ -17,7 +17,7 @@ from jackpot.staff import roles_of
 from jackpot.staff_records import record_accounts
 from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 from tables.models import Round, RoundState, Table, Terminal
-from tables.services import table_update, terminal_token_issue
+from tables.services import operator_terminal_issue, table_update
 from tests.conftest import make_floor
 from tests.jackpot.tamper import keyed_link, play_rounds, rehash_chain, superuser_sql
 from tests.staff import grant_roles
@@ -126,7 +126,7 @@ def test_a_terminal_s_token_swapped_by_sql_is_reported(played):
 def test_a_revoked_terminal_revived_by_sql_is_reported(played):
     table = Table.objects.get(pk=played.uth[0].table_id)
     old = Terminal.objects.get(table=table, revoked_at__isnull=True)
-    terminal_token_issue(table=table, name="replacement", revoke_others=True, actor="test")
+    operator_terminal_issue(table=table, name="replacement", revoke_others=True, actor="test")
     checkpoint()
     superuser_sql("UPDATE tables_terminal SET revoked_at = NULL WHERE id = %s", [old.pk])
     expected = f"terminal {old.pk}: no terminal.issued event (or it was revoked)"

@@ -5,12 +5,13 @@ mid-round, replacement of a lost terminal's token, and revocation (issue 11, ite
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from jackpot.models import AuditEvent
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import Terminal, assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import grant_roles, person, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +35,21 @@ def admin(django_user_model) -> Client:
 
 
 def _issue(admin: Client, table: int, **body: object):
-    return admin.post(f"/api/v1/tables/{table}/terminals", body, content_type="application/json")
+    """A token proposed by another admin and approved by `admin`, who receives it (a terminal
+    token takes two people: tests/security/test_terminal_issue.py); a refused proposal's answer
+    as it is."""
+    proposer = User.objects.filter(username="club-admin-2").first() or person(
+        "club-admin-2", "admin"
+    )
+    url = f"/api/v1/tables/{table}/terminals"
+    proposed = token_client(proposer).post(
+        url, {"reason": "rotation", **body}, content_type="application/json"
+    )
+    if proposed.status_code != 201:
+        return proposed
+    return admin.post(
+        f"{url}/issues/{proposed.json()['id']}/approve", {}, content_type="application/json"
+    )
 
 
 def _revoke(admin: Client, table: int, terminal: int):

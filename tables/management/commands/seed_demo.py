@@ -28,7 +28,7 @@ from jackpot.models import Pool
 from jackpot.services import pool_create, staff_token_issue
 from jackpot.staff import operator_grant
 from tables.models import Game, Table
-from tables.services import table_create, terminal_token_issue
+from tables.services import operator_terminal_issue, table_create
 
 ACTOR = "system:seed_demo"
 POOL_NAME = "Club UTH Progressive"
@@ -75,7 +75,7 @@ class Command(BaseCommand):
                     "name": table.name,
                     "game": table.game,
                     "pool": table.pool_id,
-                    "token": terminal_token_issue(
+                    "token": operator_terminal_issue(
                         table=table, name="demo terminal", revoke_others=True, actor=ACTOR
                     ).token,
                 }
