@@ -22,8 +22,17 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from core.errors import ApiError
-from jackpot.admin import AdminRoleOnly, FilesProposals, actor, log_denied, staff_user
+from jackpot.admin import (
+    AdminRoleOnly,
+    FilesProposals,
+    PresenceActionForm,
+    actor,
+    log_denied,
+    presence_of,
+    staff_user,
+)
 from jackpot.models import ChangeKind, ChangeStatus, ParameterChange
+from jackpot.second_factor import Presence
 from tables.models import Game, Table, Terminal
 from tables.services import (
     TABLE_FIELDS,
@@ -59,6 +68,7 @@ class TableAdmin(FilesProposals):
     list_display = ("name", "game", "pool", "seats", "enabled")
     list_filter = ("game", "enabled", "pool")
     actions = ["approve_move", "issue_terminal_token", "replace_terminal_tokens"]
+    action_form = PresenceActionForm
 
     def get_fields(self, request: HttpRequest, obj: Table | None = None) -> Any:
         if obj is None:
@@ -94,19 +104,26 @@ class TableAdmin(FilesProposals):
 
     @admin.action(description="Approve the proposed move (another admin than the proposer)")
     def approve_move(self, request: HttpRequest, queryset: Any) -> None:
-        for table in queryset:
-            moves = ParameterChange.objects.filter(
-                kind=ChangeKind.TABLE_MOVE, status=ChangeStatus.PROPOSED, changes__table=table.pk
-            )
-            for move in moves.order_by("pk"):
-                try:
-                    table_move_approve(change_id=move.pk, user=staff_user(request))
-                except ApiError as refusal:
-                    if refusal.status_code == 403:
-                        log_denied(request, f"{refusal.code} (#{move.pk}: {refusal.message})")
-                    self.message_user(request, f"#{move.pk}: {refusal.message}", messages.ERROR)
-                else:
-                    self.message_user(request, f"#{move.pk}: {table.name} moved")
+        def decide(presence: Presence) -> None:
+            for table in queryset:
+                moves = ParameterChange.objects.filter(
+                    kind=ChangeKind.TABLE_MOVE,
+                    status=ChangeStatus.PROPOSED,
+                    changes__table=table.pk,
+                )
+                for move in moves.order_by("pk"):
+                    try:
+                        table_move_approve(
+                            change_id=move.pk, user=staff_user(request), presence=presence
+                        )
+                    except ApiError as refusal:
+                        if refusal.status_code == 403:
+                            log_denied(request, f"{refusal.code} (#{move.pk}: {refusal.message})")
+                        self.message_user(request, f"#{move.pk}: {refusal.message}", messages.ERROR)
+                    else:
+                        self.message_user(request, f"#{move.pk}: {table.name} moved")
+
+        presence_of(request, decide)
 
     @admin.action(
         description="Issue a new terminal token beside the current ones (rotation; shown once)"

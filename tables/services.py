@@ -18,6 +18,7 @@ from django.utils import timezone
 from core.errors import ApiError, Conflict, NotFound
 from jackpot import changes, ledger, locks
 from jackpot.models import ChangeKind, ParameterChange, Pool, PoolStatus
+from jackpot.second_factor import Presence
 from jackpot.tokens import issue_token
 from tables.models import Game, Round, RoundState, Table, Terminal
 
@@ -157,7 +158,9 @@ def table_move_propose(
 
 
 @locks.retried
-def table_move_approve(*, change_id: int, user: User, note: str = "") -> ParameterChange:
+def table_move_approve(
+    *, change_id: int, user: User, note: str = "", presence: Presence | None = None
+) -> ParameterChange:
     """A second admin approves a table's move: applied now if the table is closed for play, has
     no open round (409 `table_open`, `table_has_open_rounds`: a round settles against the pool
     it opened with) and still feeds the pool the proposal saw (409 `change_stale`).
@@ -170,7 +173,7 @@ def table_move_approve(*, change_id: int, user: User, note: str = "") -> Paramet
         table = _locked_table(int(seen.changes["table"])) if seen is not None else None
         change = changes.proposed(change_id, kinds=(ChangeKind.TABLE_MOVE,))
         assert table is not None  # `proposed` found the change: so did the read before it
-        changes.four_eyes(change, user)
+        changes.four_eyes(change, user, presence=presence)
         if table.pool_id != change.before["pool"]:
             raise Conflict(
                 "change_stale",

@@ -14,6 +14,8 @@ it). A table's chain is written only by its own rounds, so it adds no lock share
 """
 
 from django.db import models
+from django.db.models import F, Q
+from django.db.models.fields.json import KT
 
 GENESIS_HASH = "0" * 64
 
@@ -46,7 +48,39 @@ class AuditEvent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["chain", "sequence"], name="audit_chain_sequence"),
         ]
-        indexes = [models.Index(fields=["kind", "occurred_at"])]
+        indexes = [
+            models.Index(fields=["kind", "occurred_at"]),
+            # The request-time look-ups of `jackpot.authority`: one account's, one token's, one
+            # proposal's events. Partial, so a round's events (the hot path) add no entry.
+            *(
+                models.Index(
+                    KT(f"payload__{side}__username"),
+                    F("sequence"),
+                    name=f"audit_account_{side}",
+                    condition=Q(chain="admin", kind__in=["staff.bootstrapped", "staff.changed"]),
+                )
+                for side in ("after", "before")
+            ),
+            *(
+                models.Index(
+                    KT(f"payload__{key}"),
+                    name=f"audit_staff_token_{key}",
+                    condition=Q(chain="admin", kind="staff_token.issued"),
+                )
+                for key in ("token", "user_id")
+            ),
+            models.Index(
+                KT("payload__change"),
+                name="audit_change_proposed",
+                condition=Q(
+                    kind__in=[
+                        "pool.change_proposed",
+                        "staff.change_proposed",
+                        "table.change_proposed",
+                    ]
+                ),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.chain}#{self.sequence} {self.kind}"

@@ -20,10 +20,10 @@ from rest_framework.views import APIView
 
 from core.errors import NotFound
 from core.wire import read
-from jackpot import changes
+from jackpot import changes, second_factor
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.api.awards import StaffView
-from jackpot.bodies import ChangeApproval, ChangeRejection, ParameterChangeBody
+from jackpot.bodies import ChangeApproval, ChangeRejection, ChangeWithdrawal, ParameterChangeBody
 from jackpot.canonical import fingerprint
 from jackpot.models import ChangeKind, ParameterChange
 from jackpot.render import change_body
@@ -136,8 +136,12 @@ class TableMoveApproveView(StaffView):
     )
     def post(self, request: Request, table: int, change: int) -> Response:
         approval = read(ChangeApproval, request.data if request.data else {})
+        user = self.staff(request)
         applied = table_move_approve(
-            change_id=_move(table, change), user=self.staff(request), note=approval.note or ""
+            change_id=_move(table, change),
+            user=user,
+            note=approval.note or "",
+            presence=second_factor.present(user, approval.second_factor_code),
         )
         return Response(change_body(applied).model_dump(mode="json"))
 
@@ -164,12 +168,12 @@ class TableMoveWithdrawView(StaffView):
 
     @extend_schema(
         operation_id="table_move_withdraw",
-        request=ChangeApproval,
+        request=ChangeWithdrawal,
         responses={200: ParameterChangeBody},
         summary="Withdraw one's own proposed move of a table (its proposer)",
     )
     def post(self, request: Request, table: int, change: int) -> Response:
-        withdrawal = read(ChangeApproval, request.data if request.data else {})
+        withdrawal = read(ChangeWithdrawal, request.data if request.data else {})
         withdrawn = changes.change_withdraw(
             change_id=_move(table, change), user=self.staff(request), note=withdrawal.note or ""
         )
