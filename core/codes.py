@@ -94,6 +94,12 @@ class ErrorCode(StrEnum):
     AUTHENTICATION_FAILED = "authentication_failed"
     PERMISSION_DENIED = "permission_denied"
     SECOND_FACTOR_REQUIRED = "second_factor_required"
+    # Authority as the journal explains it (jackpot.authority) and the second person's code
+    POWERS_UNEXPLAINED = "powers_unexplained"
+    ACCOUNT_UNEXPLAINED = "account_unexplained"
+    CHANGE_UNEXPLAINED = "change_unexplained"
+    SECOND_FACTOR_CODE_REQUIRED = "second_factor_code_required"
+    SECOND_FACTOR_CODE_WRONG = "second_factor_code_wrong"
     THROTTLED = "throttled"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
@@ -243,6 +249,23 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.SECOND_FACTOR_REQUIRED: (
         403,
         "a session signed in without its second factor: sign in again with a code",
+    ),
+    ErrorCode.POWERS_UNEXPLAINED: (
+        403,
+        "the caller's roles or flags are not the ones the journal gave the account",
+    ),
+    ErrorCode.ACCOUNT_UNEXPLAINED: (
+        409,
+        "the account's roles or flags are not the journal's: no change is recorded over them",
+    ),
+    ErrorCode.CHANGE_UNEXPLAINED: (409, "the change is not what its proposal event filed"),
+    ErrorCode.SECOND_FACTOR_CODE_REQUIRED: (
+        403,
+        "a two-person step's second person sends a fresh second-factor code",
+    ),
+    ErrorCode.SECOND_FACTOR_CODE_WRONG: (
+        403,
+        "the second-factor code is not the person's now, or was used already",
     ),
     ErrorCode.THROTTLED: (429, "too many requests; Retry-After says when to retry"),
     ErrorCode.NOT_FOUND: (404, "no such path or object"),

@@ -36,6 +36,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -68,6 +69,7 @@ from jackpot.models import (
     Pool,
     Transfer,
 )
+from jackpot.second_factor import Presence
 from jackpot.services import ROLES
 from tables.pools import POOL_TABLES
 
@@ -295,21 +297,57 @@ class PoolAdmin(FilesProposals):
         )
 
 
+class PresenceActionForm(ActionForm):
+    """The actions' form, with the approver's fresh code: the second person of a two-person
+    step proves presence at that step (`jackpot.second_factor.present`)."""
+
+    second_factor_code = forms.CharField(
+        required=False,
+        max_length=32,
+        label="Your code (to approve)",
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "size": 10}),
+    )
+
+
+def presence_of(request: HttpRequest, decide: Callable[[Presence], None]) -> None:
+    """Run `decide` with the code the approver sent with the action, checked once for the
+    whole action; a refusal is shown and logged, and nothing is decided."""
+    try:
+        presence = second_factor.present(
+            staff_user(request), request.POST.get(second_factor.PRESENCE_FIELD)
+        )
+    except ApiError as refusal:
+        log_denied(request, f"{refusal.code}: {refusal.message}")
+        messages.error(request, refusal.message)
+        return
+    decide(presence)
+
+
 #: How a change of each kind is approved here. A table's move and a terminal token are approved
 #: from the tables' list (its actions), where the token is shown to its approver.
-APPROVE: dict[str, Callable[[ParameterChange, User], Any]] = {
-    ChangeKind.POOL_PARAMETERS: lambda change, user: change_approve(
-        pool_id=int(change.pool_id or 0), change_id=change.pk, user=user, pool_tables=POOL_TABLES
+APPROVE: dict[str, Callable[[ParameterChange, User, Presence], Any]] = {
+    ChangeKind.POOL_PARAMETERS: lambda change, user, presence: change_approve(
+        pool_id=int(change.pool_id or 0),
+        change_id=change.pk,
+        user=user,
+        pool_tables=POOL_TABLES,
+        presence=presence,
     ),
-    ChangeKind.POOL_CREATE: lambda change, user: pool_create_approve(
-        change_id=change.pk, user=user
+    ChangeKind.POOL_CREATE: lambda change, user, presence: pool_create_approve(
+        change_id=change.pk, user=user, presence=presence
     ),
-    ChangeKind.POOL_STOP: lambda change, user: lifecycle.pool_stop_approve(
-        pool_id=int(change.pool_id or 0), change_id=change.pk, user=user, pool_tables=POOL_TABLES
+    ChangeKind.POOL_STOP: lambda change, user, presence: lifecycle.pool_stop_approve(
+        pool_id=int(change.pool_id or 0),
+        change_id=change.pk,
+        user=user,
+        pool_tables=POOL_TABLES,
+        presence=presence,
     ),
     **dict.fromkeys(
         STAFF_KINDS,
-        lambda change, user: staff.staff_change_approve(change_id=change.pk, user=user),
+        lambda change, user, presence: staff.staff_change_approve(
+            change_id=change.pk, user=user, presence=presence
+        ),
     ),
 }
 
@@ -334,6 +372,7 @@ class ParameterChangeAdmin(AdminRoleOnly):
     )
     list_filter = ("kind", "status", "pool")
     actions = ["approve", "reject"]
+    action_form = PresenceActionForm
     readonly_fields = (
         "kind",
         "pool",
@@ -369,18 +408,21 @@ class ParameterChangeAdmin(AdminRoleOnly):
 
     @admin.action(description="Approve and apply (another admin than the proposer)")
     def approve(self, request: HttpRequest, queryset: QuerySet[ParameterChange]) -> None:
-        def run(proposal: ParameterChange) -> None:
-            if proposal.kind not in APPROVE:
-                raise ApiError(
-                    "invalid_change",
-                    "a table's move or terminal token is approved from the tables' list "
-                    "(Tables: the action 'Approve the proposed move' or 'Approve the proposed "
-                    "terminal tokens')",
-                    param="change",
-                )
-            APPROVE[proposal.kind](proposal, staff_user(request))
+        def decide(presence: Presence) -> None:
+            def run(proposal: ParameterChange) -> None:
+                if proposal.kind not in APPROVE:
+                    raise ApiError(
+                        "invalid_change",
+                        "a table's move or terminal token is approved from the tables' list "
+                        "(Tables: the action 'Approve the proposed move' or 'Approve the "
+                        "proposed terminal tokens')",
+                        param="change",
+                    )
+                APPROVE[proposal.kind](proposal, staff_user(request), presence)
 
-        self._decide(request, queryset, run)
+            self._decide(request, queryset, run)
+
+        presence_of(request, decide)
 
     @admin.action(description="Reject")
     def reject(self, request: HttpRequest, queryset: QuerySet[ParameterChange]) -> None:

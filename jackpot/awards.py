@@ -68,6 +68,7 @@ from jackpot import (
     locks,
     meter,
     movements,
+    second_factor,
     surveillance,
     winners,
 )
@@ -83,6 +84,7 @@ from jackpot.models import (
     SurveillanceReview,
     Verdict,
 )
+from jackpot.second_factor import Presence
 
 
 def _text(value: object, *, param: str) -> str:
@@ -279,9 +281,12 @@ def award_verify(*, award_id: int, user: User, note: object) -> Award:
     )
 
 
-def award_approve(*, award_id: int, user: User, note: str | None = None) -> Award:
+def award_approve(
+    *, award_id: int, user: User, note: str | None = None, presence: Presence | None = None
+) -> Award:
     """A second supervisor approves payment, with an optional note: the award becomes payable to
-    the player."""
+    the player. The approver shows a fresh code (`presence`, where the second factor is on)."""
+    second_factor.presence_refused(user, presence)
     text = "" if note is None else _text(note, param="note")
 
     def four_eyes(award: Award) -> None:
@@ -418,9 +423,11 @@ def award_void(*, award_id: int, user: User, reason: object) -> Award:
     )
 
 
-def award_void_confirm(*, award_id: int, user: User) -> Award:
+def award_void_confirm(*, award_id: int, user: User, presence: Presence | None = None) -> Award:
     """A second supervisor confirms a jackpot's requested void: the award is void, the jackpot
-    goes back on the meter and the hit's reset back to the reserve and the house."""
+    goes back on the meter and the hit's reset back to the reserve and the house. The second
+    supervisor shows a fresh code (`presence`, where the second factor is on)."""
+    second_factor.presence_refused(user, presence)
 
     def four_eyes(award: Award) -> None:
         _void_requested(award)
@@ -555,13 +562,19 @@ def review_facts(review: SurveillanceReview) -> dict[str, object]:
 
 @locks.retried
 def award_referral_decide(
-    *, award_id: int, user: User, outcome: ReferralOutcome, reason: str
+    *,
+    award_id: int,
+    user: User,
+    outcome: ReferralOutcome,
+    reason: str,
+    presence: Presence | None = None,
 ) -> Award:
     """A manager (never an account that configures: `jackpot.duties`; never one who took a step
     of the award: `surveillance.acted_on`) decides surveillance's referral of `award_id`: `clear`
     lets it go on to approval; `void` also starts its void in the same transaction (`award_void`:
     a jackpot's void requested, which a second supervisor confirms; a fixed award or envy void
-    at once)."""
+    at once). The manager shows a fresh code (`presence`)."""
+    second_factor.presence_refused(user, presence)
     text = _text(reason, param="reason")
     with transaction.atomic():
         found: list[SurveillanceReview] = []

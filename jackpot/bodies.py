@@ -211,8 +211,28 @@ class AwardReason(Body):
 OptionalNote = Note | None
 
 
-class AwardApproval(Body):
-    """An approval, with an optional note."""
+#: The second person's fresh code at a two-person step (`jackpot.second_factor.present`).
+SecondFactorCode = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=32,
+        description="A fresh code of the second person's authenticator (or a recovery code): "
+        "required wherever staff sign in with a second factor (always in production), since "
+        "a session or a staff token never proves who is at the screen at this step; a code "
+        "used already (the sign-in's) is refused",
+    ),
+]
+
+
+class Presence(Body):
+    """What the second person of a two-person step sends to prove presence."""
+
+    second_factor_code: SecondFactorCode | None = None
+
+
+class AwardApproval(Presence):
+    """An approval, with an optional note, and the approver's fresh code."""
 
     note: OptionalNote = None
 
@@ -312,8 +332,8 @@ class AwardReview(Body):
     note: Note | None = None
 
 
-class AwardReferral(Body):
-    """A manager's decision on surveillance's referral, and why."""
+class AwardReferral(Presence):
+    """A manager's decision on surveillance's referral, and why, with the manager's fresh code."""
 
     decision: Annotated[ReferralOutcome, _Text]
     reason: Note
@@ -612,8 +632,14 @@ class ChangeProposal(Body):
     reason: Note
 
 
-class ChangeApproval(Body):
-    """An approval, with an optional note."""
+class ChangeApproval(Presence):
+    """An approval, with an optional note, and the approver's fresh code."""
+
+    note: Note | None = None
+
+
+class ChangeWithdrawal(Body):
+    """A proposer's withdrawal, with an optional note."""
 
     note: Note | None = None
 

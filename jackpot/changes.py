@@ -63,8 +63,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ApiError, Conflict, Forbidden, NotFound
-from jackpot import ledger, locks
+from jackpot import authority, ledger, locks, second_factor
 from jackpot.models import ChangeKind, ChangeStatus, ParameterChange, Pool, PoolStatus
+from jackpot.second_factor import Presence
 from jackpot.services import PoolChangeRefused, check_seed, pool_insert
 from tables.rules.errors import RulesError
 from tables.rules.paytables import get_progressive_paytable
@@ -221,7 +222,18 @@ def propose(
         proposed_by=user,
         proposed_at=now,
     )
-    _record(change, "proposed", user, now, before=change.before, reason=reason)
+    _record(
+        change,
+        "proposed",
+        user,
+        now,
+        before=change.before,
+        reason=reason,
+        # Who filed it and about whom, by id: its approval checks the row against them
+        # (`jackpot.authority.proposal_matches`) whatever the names become meanwhile.
+        proposed_by_id=user.pk,
+        subject_id=change.subject_id,
+    )
     return change
 
 
@@ -270,8 +282,19 @@ def proposed(
     return change
 
 
-def four_eyes(change: ParameterChange, user: User) -> None:
-    """403 `four_eyes` unless `user` may approve `change`: not its proposer, not its subject."""
+def four_eyes(change: ParameterChange, user: User, *, presence: Presence | None) -> None:
+    """403 `four_eyes` unless `user` may approve `change`: not its proposer, not its subject,
+    as its proposal event says (409 `change_unexplained` when the row differs from it: a row
+    the service's role can write proves nothing about who proposed what), and present with a
+    fresh code (`second_factor.presence_refused`)."""
+    second_factor.presence_refused(user, presence)
+    if not authority.proposal_matches(change):
+        raise Conflict(
+            "change_unexplained",
+            f"change {change.pk} is not what its proposal in the journal filed: it cannot be "
+            "approved (the journal's verification names the difference)",
+            param="change",
+        )
     if change.proposed_by_id == user.pk:
         raise Forbidden(
             "four_eyes",
@@ -357,7 +380,13 @@ def refuse_unless_at_rest(
 
 @locks.retried
 def change_approve(
-    *, pool_id: int, change_id: int, user: User, pool_tables: PoolTables, note: str = ""
+    *,
+    pool_id: int,
+    change_id: int,
+    user: User,
+    pool_tables: PoolTables,
+    note: str = "",
+    presence: Presence | None = None,
 ) -> ParameterChange:
     """A second admin approves a proposed change: it is applied to the pool, now, if the pool's
     tables are all closed for play and the pool still holds the values the proposal saw."""
@@ -366,7 +395,7 @@ def change_approve(
         tables = pool_tables.lock(pool_id)
         pool = _pool(pool_id, lock=True)
         change = proposed(change_id, kinds=(ChangeKind.POOL_PARAMETERS,), pool_id=pool_id)
-        four_eyes(change, user)
+        four_eyes(change, user, presence=presence)
         refuse_unless_at_rest(pool_id, tables, pool_tables, doing="parameters change")
         if pool.status == PoolStatus.STOPPED:
             raise Conflict(
@@ -477,12 +506,14 @@ def pool_create_propose(*, values: Mapping[str, Any], reason: str, user: User) -
 
 
 @transaction.atomic
-def pool_create_approve(*, change_id: int, user: User, note: str = "") -> ParameterChange:
+def pool_create_approve(
+    *, change_id: int, user: User, note: str = "", presence: Presence | None = None
+) -> ParameterChange:
     """A second admin approves a proposed pool: it is created now (its accounts, its meter at the
     seed, `pool.created` on its chain with both people), unless its name was taken meanwhile
     (409 `change_stale`). It takes no stake until a table is linked to it (`table.move`)."""
     change = proposed(change_id, kinds=(ChangeKind.POOL_CREATE,))
-    four_eyes(change, user)
+    four_eyes(change, user, presence=presence)
     if Pool.objects.filter(name=change.changes["name"]).exists():
         raise Conflict(
             "change_stale",

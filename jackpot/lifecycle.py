@@ -63,6 +63,7 @@ from jackpot.models import (
     PoolStatus,
     TransferCode,
 )
+from jackpot.second_factor import Presence
 
 #: The awards a stop waits for: not yet paid, not void.
 UNPAID = (AwardStatus.PENDING, AwardStatus.VERIFIED, AwardStatus.APPROVED)
@@ -195,7 +196,13 @@ def _stop_postings(stopped: meter.Stopped, *, orphan: bool) -> tuple[Posting, ..
 
 @locks.retried
 def pool_stop_approve(
-    *, pool_id: int, change_id: int, user: User, pool_tables: changes.PoolTables, note: str = ""
+    *,
+    pool_id: int,
+    change_id: int,
+    user: User,
+    pool_tables: changes.PoolTables,
+    note: str = "",
+    presence: Presence | None = None,
 ) -> ParameterChange:
     """A second admin approves a stop: the pool is stopped now and its meter and reserve move to
     their disposition, each by transfers whose event names the change."""
@@ -216,7 +223,7 @@ def pool_stop_approve(
             raise NotFound("pool_not_found", f"no pool {pool_id}", param="pool")
         pool = pools[pool_id]
         change = changes.proposed(change_id, kinds=(ChangeKind.POOL_STOP,), pool_id=pool_id)
-        changes.four_eyes(change, user)
+        changes.four_eyes(change, user, presence=presence)
         if pool.status == PoolStatus.STOPPED:
             raise _refused(pool_id, doing="stopped")
         changes.refuse_unless_at_rest(pool_id, tables, pool_tables, doing="stop is approved")
@@ -296,7 +303,13 @@ def pool_stop_approve(
 
 
 def pool_change_approve(
-    *, pool_id: int, change_id: int, user: User, pool_tables: changes.PoolTables, note: str = ""
+    *,
+    pool_id: int,
+    change_id: int,
+    user: User,
+    pool_tables: changes.PoolTables,
+    note: str = "",
+    presence: Presence | None = None,
 ) -> ParameterChange:
     """Approve any two-person change of a pool (`POST .../changes/{change}/approve`): its stop
     here, its parameters by `jackpot.changes.change_approve` (which answers for a missing one)."""
@@ -305,5 +318,10 @@ def pool_change_approve(
     )
     approve = pool_stop_approve if kind.first() == ChangeKind.POOL_STOP else changes.change_approve
     return approve(
-        pool_id=pool_id, change_id=change_id, user=user, pool_tables=pool_tables, note=note
+        pool_id=pool_id,
+        change_id=change_id,
+        user=user,
+        pool_tables=pool_tables,
+        note=note,
+        presence=presence,
     )

@@ -43,6 +43,7 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
@@ -79,6 +80,52 @@ ACTIVATION_ISSUED = "staff.activation_code_issued"
 #: How long an activation code may be used after it is issued.
 ACTIVATION_HOURS = 24
 _ACTIVATION_LETTERS = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i to misread
+#: The body field, and the form field, a two-person step's code travels in.
+PRESENCE_FIELD = "second_factor_code"
+
+
+@dataclass(frozen=True)
+class Presence:
+    """A fresh second-factor code `user_id` gave with this request (`present`): what the second
+    person of a two-person step shows (approve an award or a jackpot's void, decide a
+    referral, approve a change). A session or a staff token never stands in for it."""
+
+    user_id: int
+
+
+def present(user: User, code: object) -> Presence:
+    """Check the code `user` sent with a two-person step, before the step's transaction (so a
+    wrong code stays counted by the device): 403 `second_factor_code_required` without one,
+    `second_factor_code_wrong` when no confirmed device of theirs accepts it (a TOTP code is
+    refused again once used, so the sign-in's code does not do). Where the second factor is
+    not required (`make run`'s demo), no code is asked for."""
+    if not required():
+        return Presence(user.pk)
+    if not isinstance(code, str) or not code.strip():
+        raise Forbidden(
+            "second_factor_code_required",
+            "this step is the second person's: send a fresh code of your authenticator (or a "
+            "recovery code) with it",
+            param=PRESENCE_FIELD,
+        )
+    if check_code(user, code) is None:
+        raise Forbidden(
+            "second_factor_code_wrong",
+            "this code is not one of your authenticator's now (or it was used already)",
+            param=PRESENCE_FIELD,
+        )
+    return Presence(user.pk)
+
+
+def presence_refused(user: User, presence: Presence | None) -> None:
+    """The two-person step's own check that its caller asked `user` for a code (`present`):
+    403 `second_factor_code_required` otherwise, where the second factor is required."""
+    if required() and (presence is None or presence.user_id != user.pk):
+        raise Forbidden(
+            "second_factor_code_required",
+            "this step is the second person's: it needs a fresh code of their second factor",
+            param=PRESENCE_FIELD,
+        )
 
 
 class AlreadyEnrolled(ValueError):

@@ -124,6 +124,9 @@ def staff_token_issue(*, user: User, revoke_others: bool, actor: str) -> str:
         occurred_at=now,
         payload={
             "user": user.get_username(),
+            # Whose, by id too: a request's check of the token holds across renames
+            # (`jackpot.authority.token_explained`).
+            "user_id": user.pk,
             # The row and its SHA-256, as stored: the journal then covers whose token it is
             # (`jackpot.staff_records`); the token itself is never recoverable from them.
             "token": row.pk,

@@ -44,9 +44,11 @@ from django.utils import timezone
 from django_otp import devices_for_user
 
 from core.errors import ApiError, Conflict
-from jackpot import changes, duties, ledger, locks, second_factor
+from jackpot import authority, changes, duties, ledger, locks, second_factor
 from jackpot.models import STAFF_KINDS, ChangeKind, ParameterChange, StaffSecurity
+from jackpot.second_factor import Presence
 from jackpot.services import ROLES, role_group
+from jackpot.staff_records import POWERS
 
 #: What a `staff.access` change may set; `is_active` only to True (a reactivation).
 ACCESS_FIELDS = ("roles", "is_staff", "is_superuser", "is_active")
@@ -78,6 +80,19 @@ def snapshot(user: User | None) -> dict[str, Any]:
         "roles": roles_of(user),
         "second_factors": len(list(devices_for_user(user, confirmed=None))),
     }
+
+
+def unexplained_refused(account: User) -> None:
+    """409 `account_unexplained` when `account`'s powers are not the journal's: an event shows
+    the account as its rows hold it, so it would certify powers no event gave (the rows are
+    set right again by a two-person change, from the journal's values)."""
+    if not authority.explained(account):
+        raise Conflict(
+            "account_unexplained",
+            f"{account.username}'s roles or flags are not the ones the journal gave them: no "
+            "change is recorded over them (the journal's verification names the difference)",
+            param="user",
+        )
 
 
 def _invalid(field: str, message: str) -> ApiError:
@@ -147,7 +162,9 @@ def staff_create_propose(*, values: Mapping[str, Any], reason: str, user: User) 
 
 
 def _current(subject: User, fields: Mapping[str, Any]) -> dict[str, Any]:
-    now = snapshot(subject)
+    """The account's `fields` as the journal gives them (a proposal is filed against what was
+    approved, never against rows written behind the journal's back)."""
+    now = {**snapshot(subject), **authority.journal_view(subject)}
     return {field: now[field] for field in fields}
 
 
@@ -203,12 +220,23 @@ def _set_roles(account: User, roles: list[str]) -> None:
     account.groups.add(*(role_group(role) for role in roles))
 
 
+def _set_powers(account: User, powers: Mapping[str, Any]) -> None:
+    """Give `account` exactly `powers` (`POWERS`: its flags and roles)."""
+    _set_roles(account, powers["roles"])
+    flags = ["is_active", "is_staff", "is_superuser"]
+    for field in flags:
+        setattr(account, field, powers[field])
+    account.save(update_fields=flags)
+
+
 @transaction.atomic
-def staff_change_approve(*, change_id: int, user: User, note: str = "") -> ParameterChange:
+def staff_change_approve(
+    *, change_id: int, user: User, note: str = "", presence: Presence | None = None
+) -> ParameterChange:
     """A second admin, not the account's owner, approves a staff change: applied now, if the
     account still is as the proposal saw it (409 `change_stale` otherwise)."""
     change = changes.proposed(change_id, kinds=STAFF_KINDS)
-    changes.four_eyes(change, user)
+    changes.four_eyes(change, user, presence=presence)
     values = change.changes
     duties.defer_checks()  # roles, then flags: checked as the change leaves the account
     if change.kind == ChangeKind.STAFF_CREATE:
@@ -220,16 +248,17 @@ def staff_change_approve(*, change_id: int, user: User, note: str = "") -> Param
         before: dict[str, Any] = {}
     else:
         account = locks.staff_account(pk=int(change.subject_id or 0))
-        before = snapshot(account)
+        before = {**snapshot(account), **authority.journal_view(account)}
         if {field: before[field] for field in change.before} != change.before:
             raise _stale(change, f"{account.username}'s account changed")
-    if "roles" in values:
+    if change.kind == ChangeKind.STAFF_CREATE:
         _set_roles(account, values["roles"])
-    flags = [field for field in ("is_staff", "is_superuser", "is_active") if field in values]
-    if change.kind == ChangeKind.STAFF_ACCESS and flags:
-        for field in flags:
-            setattr(account, field, values[field])
-        account.save(update_fields=flags)
+    elif change.kind == ChangeKind.STAFF_ACCESS:
+        # Every power is set, from the journal's values and the change's: the event below then
+        # shows what this approval made, never rows someone wrote behind the journal's back.
+        _set_powers(account, {field: before[field] for field in POWERS} | dict(values))
+    else:
+        _set_powers(account, {field: before[field] for field in POWERS})
     if change.kind == ChangeKind.STAFF_SECOND_FACTOR_RESET:
         devices = list(devices_for_user(account, confirmed=None))
         for device in devices:
@@ -293,7 +322,8 @@ def staff_update(*, subject: User, values: Mapping[str, Any], actor: str) -> Use
         admins = role_group("admin")
         locks.role_group_row(admins)
         others = User.objects.filter(groups=admins, is_active=True).exclude(pk=account.pk)
-        left = others.count()
+        # Only admins the journal explains count: rows written behind its back are no one.
+        left = sum(1 for other in others if authority.explained(other))
         if left < BOOTSTRAP_ADMINS:
             raise Conflict(
                 "too_few_admins",
@@ -303,6 +333,12 @@ def staff_update(*, subject: User, values: Mapping[str, Any], actor: str) -> Use
             )
     if not changed:
         return account
+    if "is_active" in changed:
+        # A deactivation takes power away whatever the rows say: the account keeps the
+        # journal's other powers, inactive (a reactivation then gives back only those).
+        _set_powers(account, {**authority.journal_view(account), "is_active": False})
+    else:
+        unexplained_refused(account)
     for field in changed:
         setattr(account, field, values[field])
     account.save(update_fields=changed)
@@ -402,6 +438,8 @@ def bootstrap_admin(*, username: str, actor: str) -> str:
             "a new one is proposed by one admin and approved by another"
         )
     account, created = User.objects.get_or_create(username=username)
+    if not created:
+        unexplained_refused(account)
     before = {} if created else snapshot(account)
     if duties.mixes([*before.get("roles", []), "admin"], is_staff=True, is_superuser=False):
         raise BootstrapRefused(

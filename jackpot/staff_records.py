@@ -246,7 +246,9 @@ class StaffRecords:
 
     def _tokens(self) -> list[str]:
         found = []
-        rows, holders = {}, {}  # the row's fields; whose account it is (the user's id)
+        # The row's fields; whose account it is (the user's id).
+        rows: dict[int, dict[str, str]] = {}
+        holders: dict[int, int] = {}
         for pk, user, username, prefix, token_hash, expires_at in StaffToken.objects.filter(
             Q(revoked_at__isnull=True) | Q(pk__gt=self.token_id)
         ).values_list("pk", "user_id", "user__username", "prefix", "token_hash", "expires_at"):
@@ -254,7 +256,7 @@ class StaffRecords:
                 "user": username,
                 "prefix": prefix,
                 "token_hash": token_hash,
-                "expires_at": expires_at.isoformat() if expires_at else None,
+                "expires_at": expires_at.isoformat() if expires_at else "",
             }
             holders[pk] = user
         for pk in sorted(rows.keys() | self.tokens.keys()):

@@ -24,8 +24,17 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from core.errors import ApiError, Conflict
-from jackpot.admin import AdminRoleOnly, FilesProposals, actor, log_denied, staff_user
+from jackpot.admin import (
+    AdminRoleOnly,
+    FilesProposals,
+    PresenceActionForm,
+    actor,
+    log_denied,
+    presence_of,
+    staff_user,
+)
 from jackpot.models import ChangeKind, ChangeStatus, ParameterChange
+from jackpot.second_factor import Presence
 from tables.models import Game, Table, Terminal
 from tables.services import (
     TABLE_FIELDS,
@@ -67,6 +76,7 @@ class TableAdmin(FilesProposals):
         "replace_terminal_tokens",
         "approve_terminal_issue",
     ]
+    action_form = PresenceActionForm
 
     def get_fields(self, request: HttpRequest, obj: Table | None = None) -> Any:
         if obj is None:
@@ -106,19 +116,26 @@ class TableAdmin(FilesProposals):
 
     @admin.action(description="Approve the proposed move (another admin than the proposer)")
     def approve_move(self, request: HttpRequest, queryset: Any) -> None:
-        for table in queryset:
-            moves = ParameterChange.objects.filter(
-                kind=ChangeKind.TABLE_MOVE, status=ChangeStatus.PROPOSED, changes__table=table.pk
-            )
-            for move in moves.order_by("pk"):
-                try:
-                    table_move_approve(change_id=move.pk, user=staff_user(request))
-                except ApiError as refusal:
-                    if refusal.status_code == 403:
-                        log_denied(request, f"{refusal.code} (#{move.pk}: {refusal.message})")
-                    self.message_user(request, f"#{move.pk}: {refusal.message}", messages.ERROR)
-                else:
-                    self.message_user(request, f"#{move.pk}: {table.name} moved")
+        def decide(presence: Presence) -> None:
+            for table in queryset:
+                moves = ParameterChange.objects.filter(
+                    kind=ChangeKind.TABLE_MOVE,
+                    status=ChangeStatus.PROPOSED,
+                    changes__table=table.pk,
+                )
+                for move in moves.order_by("pk"):
+                    try:
+                        table_move_approve(
+                            change_id=move.pk, user=staff_user(request), presence=presence
+                        )
+                    except ApiError as refusal:
+                        if refusal.status_code == 403:
+                            log_denied(request, f"{refusal.code} (#{move.pk}: {refusal.message})")
+                        self.message_user(request, f"#{move.pk}: {refusal.message}", messages.ERROR)
+                    else:
+                        self.message_user(request, f"#{move.pk}: {table.name} moved")
+
+        presence_of(request, decide)
 
     @admin.action(
         description="Propose a new terminal token beside the current ones (rotation; another "
@@ -158,25 +175,32 @@ class TableAdmin(FilesProposals):
         "the token is shown to you once)"
     )
     def approve_terminal_issue(self, request: HttpRequest, queryset: Any) -> None:
-        for table in queryset:
-            proposals = ParameterChange.objects.filter(
-                kind=ChangeKind.TERMINAL_ISSUE,
-                status=ChangeStatus.PROPOSED,
-                changes__table=table.pk,
-            )
-            for proposal in proposals.order_by("pk"):
-                try:
-                    approved = terminal_issue_approve(
-                        change_id=proposal.pk, user=staff_user(request)
-                    )
-                except ApiError as refusal:
-                    if refusal.status_code == 403:
-                        log_denied(request, f"{refusal.code} (#{proposal.pk}: {refusal.message})")
-                    self.message_user(request, f"#{proposal.pk}: {refusal.message}", messages.ERROR)
-                else:
-                    self.message_user(
-                        request, f"{table.name}: {approved.issued.token}", messages.WARNING
-                    )
+        def decide(presence: Presence) -> None:
+            for table in queryset:
+                proposals = ParameterChange.objects.filter(
+                    kind=ChangeKind.TERMINAL_ISSUE,
+                    status=ChangeStatus.PROPOSED,
+                    changes__table=table.pk,
+                )
+                for proposal in proposals.order_by("pk"):
+                    try:
+                        approved = terminal_issue_approve(
+                            change_id=proposal.pk, user=staff_user(request), presence=presence
+                        )
+                    except ApiError as refusal:
+                        if refusal.status_code == 403:
+                            log_denied(
+                                request, f"{refusal.code} (#{proposal.pk}: {refusal.message})"
+                            )
+                        self.message_user(
+                            request, f"#{proposal.pk}: {refusal.message}", messages.ERROR
+                        )
+                    else:
+                        self.message_user(
+                            request, f"{table.name}: {approved.issued.token}", messages.WARNING
+                        )
+
+        presence_of(request, decide)
 
 
 @admin.register(Terminal)

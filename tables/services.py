@@ -29,6 +29,7 @@ from django.utils import timezone
 from core.errors import ApiError, Conflict, NotFound
 from jackpot import changes, ledger, locks
 from jackpot.models import ChangeKind, ParameterChange, Pool, PoolStatus
+from jackpot.second_factor import Presence
 from jackpot.tokens import issue_token
 from tables.models import Game, Round, RoundState, Table, Terminal
 
@@ -155,7 +156,9 @@ class ApprovedIssue:
 
 
 @locks.retried
-def terminal_issue_approve(*, change_id: int, user: User, note: str = "") -> ApprovedIssue:
+def terminal_issue_approve(
+    *, change_id: int, user: User, note: str = "", presence: Presence | None = None
+) -> ApprovedIssue:
     """A second admin approves a proposed terminal token: it is made now and shown to this
     approver only, the person who installs it at the table (403 `four_eyes` for its proposer).
     Its `terminal.issued` event names both people and the change.
@@ -167,7 +170,7 @@ def terminal_issue_approve(*, change_id: int, user: User, note: str = "") -> App
         table = _locked_table(int(seen.changes["table"])) if seen is not None else None
         change = changes.proposed(change_id, kinds=(ChangeKind.TERMINAL_ISSUE,))
         assert table is not None  # `proposed` found the change: so did the read before it
-        changes.four_eyes(change, user)
+        changes.four_eyes(change, user, presence=presence)
         now = timezone.now()
         issued = _install_terminal(
             table=table,
@@ -255,7 +258,9 @@ def table_move_propose(
 
 
 @locks.retried
-def table_move_approve(*, change_id: int, user: User, note: str = "") -> ParameterChange:
+def table_move_approve(
+    *, change_id: int, user: User, note: str = "", presence: Presence | None = None
+) -> ParameterChange:
     """A second admin approves a table's move: applied now if the table is closed for play, has
     no open round (409 `table_open`, `table_has_open_rounds`: a round settles against the pool
     it opened with) and still feeds the pool the proposal saw (409 `change_stale`).
@@ -268,7 +273,7 @@ def table_move_approve(*, change_id: int, user: User, note: str = "") -> Paramet
         table = _locked_table(int(seen.changes["table"])) if seen is not None else None
         change = changes.proposed(change_id, kinds=(ChangeKind.TABLE_MOVE,))
         assert table is not None  # `proposed` found the change: so did the read before it
-        changes.four_eyes(change, user)
+        changes.four_eyes(change, user, presence=presence)
         if table.pool_id != change.before["pool"]:
             raise Conflict(
                 "change_stale",

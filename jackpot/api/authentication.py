@@ -3,7 +3,9 @@ session) and roles.
 
 Roles are Django groups (`jackpot.services.ROLES`): supervisor, auditor, admin,
 surveillance, manager. A superuser holds no role by being one; who configures decides no money
-(`jackpot.duties`, checked at each money step).
+(`jackpot.duties`, checked at each money step). An account holds its roles, and a staff token
+acts, only as the journal explains them (`jackpot.authority`): a row the service's own database
+role wrote behind the journal's back gives nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 from core.errors import Forbidden
-from jackpot import second_factor
+from jackpot import authority, second_factor
 from jackpot.models import StaffToken
 from jackpot.tokens import hash_token
 
@@ -57,6 +59,10 @@ class StaffTokenAuthentication(BaseAuthentication):
             raise AuthenticationFailed(
                 "this staff token expired: issue a new one on your account page (/floor/account/)"
             )
+        if not authority.token_explained(found):
+            # A row the service's role can write proves nothing: the token acts only as its
+            # issue in the journal says (jackpot.authority).
+            raise AuthenticationFailed("this staff token was not issued as the journal says")
         return found.user, token
 
     def authenticate_header(self, request: Request) -> str:
@@ -69,7 +75,7 @@ def has_role(user: Any, *roles: str) -> bool:
     if user is None or not getattr(user, "is_authenticated", False):
         return False
     names = {group.name for group in user.groups.all()} if hasattr(user, "groups") else set()
-    return bool(names.intersection(roles))
+    return bool(names.intersection(roles)) and authority.explained(user)
 
 
 def second_factor_passed(request: Request) -> bool:
@@ -92,6 +98,12 @@ def require_roles(*roles: str) -> type[BasePermission]:
 
         def has_permission(self, request: Request, view: Any) -> bool:
             if not has_role(request.user, *roles):
+                if not authority.explained(request.user):
+                    raise Forbidden(
+                        "powers_unexplained",
+                        "this account's powers are not the ones the journal gave it: it acts "
+                        "with none until two admins set them again",
+                    )
                 return False
             if second_factor.required() and not second_factor_passed(request):
                 raise Forbidden(

@@ -22,11 +22,12 @@ from core.openapi import IF_NONE_MATCH, query_parameters
 from core.replicas import on_replica, replica_reads
 from core.throttling import HeavyReadThrottle
 from core.wire import Body, read, read_query
-from jackpot import awards, bodies, duties, register, surveillance, winners
+from jackpot import awards, bodies, duties, register, second_factor, surveillance, winners
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.exports import award_rows, sync_range_check
 from jackpot.models import Award, AwardStatus
 from jackpot.render import award_body
+from jackpot.second_factor import Presence
 from jackpot.selectors import award_list, award_list_etag, awards_filtered
 
 B = TypeVar("B", bound=Body)
@@ -93,7 +94,7 @@ class AwardExportView(StaffView):
 def _step(
     name: str,
     body: type[B],
-    run: Callable[[int, User, B], Award],
+    run: Callable[[int, User, B, Presence | None], Award],
     roles: tuple[str, ...],
     *,
     operation_id: str | None = None,
@@ -111,7 +112,14 @@ def _step(
         def post(self, request: Request, award: int) -> Response:
             # No body at all is an empty object.
             step = read(body, request.data if request.data else {})
-            award_answer = award_body(run(award, self.staff(request), step))
+            user = self.staff(request)
+            # A two-person step's second person proves presence before the step's transaction.
+            presence = (
+                second_factor.present(user, step.second_factor_code)
+                if isinstance(step, bodies.Presence)
+                else None
+            )
+            award_answer = award_body(run(award, user, step, presence))
             return Response(award_answer.model_dump(mode="json"))
 
     StepView.__name__ = f"Award{(operation_id or name).title().replace('_', '')}View"
@@ -124,7 +132,7 @@ SUPERVISORS = duties.MONEY_ROLES
 AwardReviewView = _step(
     "review",
     bodies.AwardReview,
-    lambda a, u, b: awards.award_review(
+    lambda a, u, b, p: awards.award_review(
         award_id=a,
         user=u,
         camera=b.camera,
@@ -141,8 +149,8 @@ AwardReviewView = _step(
 AwardReferralView = _step(
     "referral",
     bodies.AwardReferral,
-    lambda a, u, b: awards.award_referral_decide(
-        award_id=a, user=u, outcome=b.decision, reason=b.reason
+    lambda a, u, b, p: awards.award_referral_decide(
+        award_id=a, user=u, outcome=b.decision, reason=b.reason, presence=p
     ),
     (duties.MANAGER,),
     operation_id="award_referral_decide",
@@ -152,20 +160,20 @@ AwardReferralView = _step(
 AwardVerifyView = _step(
     "verify",
     bodies.AwardNote,
-    lambda a, u, b: awards.award_verify(award_id=a, user=u, note=b.note),
+    lambda a, u, b, p: awards.award_verify(award_id=a, user=u, note=b.note),
     SUPERVISORS,
 )
 AwardApproveView = _step(
     "approve",
     bodies.AwardApproval,
-    lambda a, u, b: awards.award_approve(award_id=a, user=u, note=b.note),
+    lambda a, u, b, p: awards.award_approve(award_id=a, user=u, note=b.note, presence=p),
     SUPERVISORS,
     summary="Approve an award's payment, with an optional note (a second supervisor)",
 )
 AwardPayView = _step(
     "pay",
     bodies.AwardPayment,
-    lambda a, u, b: awards.award_pay(
+    lambda a, u, b, p: awards.award_pay(
         award_id=a,
         user=u,
         method=b.method,
@@ -253,8 +261,8 @@ class AwardRegisterView(StaffView):
 
 AwardVoidConfirmView = _step(
     "confirm the void of",
-    bodies.NoBody,
-    lambda a, u, b: awards.award_void_confirm(award_id=a, user=u),
+    bodies.Presence,
+    lambda a, u, b, p: awards.award_void_confirm(award_id=a, user=u, presence=p),
     SUPERVISORS,
     operation_id="award_void_confirm",
     summary="Confirm a jackpot's requested void (a second supervisor): the money moves back",
@@ -262,7 +270,7 @@ AwardVoidConfirmView = _step(
 AwardVoidCancelView = _step(
     "cancel the void of",
     bodies.AwardReason,
-    lambda a, u, b: awards.award_void_cancel(award_id=a, user=u, reason=b.reason),
+    lambda a, u, b, p: awards.award_void_cancel(award_id=a, user=u, reason=b.reason),
     SUPERVISORS,
     operation_id="award_void_cancel",
     summary="Cancel a jackpot's requested void, with a reason: nothing moves",

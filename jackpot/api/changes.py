@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from core.openapi import query_parameters
 from core.wire import read, read_query
-from jackpot import bodies, changes, lifecycle
+from jackpot import bodies, changes, lifecycle, second_factor
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
 from jackpot.models import Pool, PoolStatus
@@ -67,12 +67,14 @@ class PoolChangeApproveView(StaffView):
     )
     def post(self, request: Request, pool: int, change: int) -> Response:
         approval = read(bodies.ChangeApproval, request.data if request.data else {})
+        user = self.staff(request)
         applied = lifecycle.pool_change_approve(
             pool_id=pool_get(pool).pk,
             change_id=change,
-            user=self.staff(request),
+            user=user,
             pool_tables=POOL_TABLES,
             note=approval.note or "",
+            presence=second_factor.present(user, approval.second_factor_code),
         )
         return Response(change_body(applied).model_dump(mode="json"))
 
@@ -102,12 +104,12 @@ class PoolChangeWithdrawView(StaffView):
 
     @extend_schema(
         operation_id="pool_change_withdraw",
-        request=bodies.ChangeApproval,
+        request=bodies.ChangeWithdrawal,
         responses={200: bodies.ParameterChangeBody},
         summary="Withdraw one's own proposed change (its proposer)",
     )
     def post(self, request: Request, pool: int, change: int) -> Response:
-        withdrawal = read(bodies.ChangeApproval, request.data if request.data else {})
+        withdrawal = read(bodies.ChangeWithdrawal, request.data if request.data else {})
         withdrawn = changes.change_withdraw(
             pool_id=pool_get(pool).pk,
             change_id=change,

@@ -20,7 +20,7 @@ def expire_issued(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("jackpot", "0023_award_numbers")]
+    dependencies = [("jackpot", "0024_award_follows")]
 
     operations = [
         migrations.AddField(

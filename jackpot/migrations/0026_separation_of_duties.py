@@ -135,7 +135,7 @@ def uninstall(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("jackpot", "0023_award_numbers"),
+        ("jackpot", "0025_staff_token_expiry"),
         ("auth", "0012_alter_user_first_name_max_length"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -5,7 +5,7 @@ class Migration(migrations.Migration):
     """A terminal token is a two-person change (`terminal.issue`): its kind is known to the CHECK."""
 
     dependencies = [
-        ("jackpot", "0023_award_numbers"),
+        ("jackpot", "0026_separation_of_duties"),
     ]
 
     operations = [

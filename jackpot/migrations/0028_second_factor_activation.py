@@ -12,7 +12,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('jackpot', '0023_award_numbers'),
+        ('jackpot', '0027_terminal_issue'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

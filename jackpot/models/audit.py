@@ -14,7 +14,8 @@ it). A table's chain is written only by its own rounds, so it adds no lock share
 """
 
 from django.db import models
-from django.db.models.fields.json import KeyTransform
+from django.db.models import F, Q
+from django.db.models.fields.json import KT, KeyTransform
 
 GENESIS_HASH = "0" * 64
 
@@ -64,6 +65,37 @@ class AuditEvent(models.Model):
                 KeyTransform("user_id", "payload"),
                 name="audit_second_factor_user_id",
                 condition=models.Q(chain="admin", kind__in=SECOND_FACTOR_KINDS),
+            ),
+            # The request-time look-ups of `jackpot.authority`: one account's, one token's, one
+            # proposal's events. Partial, so a round's events (the hot path) add no entry.
+            *(
+                models.Index(
+                    KT(f"payload__{side}__username"),
+                    F("sequence"),
+                    name=f"audit_account_{side}",
+                    condition=Q(chain="admin", kind__in=["staff.bootstrapped", "staff.changed"]),
+                )
+                for side in ("after", "before")
+            ),
+            *(
+                models.Index(
+                    KT(f"payload__{key}"),
+                    name=f"audit_staff_token_{key}",
+                    condition=Q(chain="admin", kind="staff_token.issued"),
+                )
+                for key in ("token", "user_id")
+            ),
+            models.Index(
+                KT("payload__change"),
+                name="audit_change_proposed",
+                condition=Q(
+                    kind__in=[
+                        "pool.change_proposed",
+                        "staff.change_proposed",
+                        "table.change_proposed",
+                        "terminal.change_proposed",
+                    ]
+                ),
             ),
         ]
 

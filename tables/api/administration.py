@@ -25,10 +25,10 @@ from rest_framework.views import APIView
 
 from core.errors import NotFound
 from core.wire import read
-from jackpot import changes, duties
+from jackpot import changes, duties, second_factor
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.api.awards import StaffView
-from jackpot.bodies import ChangeApproval, ChangeRejection, ParameterChangeBody
+from jackpot.bodies import ChangeApproval, ChangeRejection, ChangeWithdrawal, ParameterChangeBody
 from jackpot.canonical import fingerprint
 from jackpot.models import ChangeKind, ParameterChange
 from jackpot.render import change_body
@@ -142,8 +142,12 @@ class TableMoveApproveView(StaffView):
     )
     def post(self, request: Request, table: int, change: int) -> Response:
         approval = read(ChangeApproval, request.data if request.data else {})
+        user = self.staff(request)
         applied = table_move_approve(
-            change_id=_move(table, change), user=self.staff(request), note=approval.note or ""
+            change_id=_move(table, change),
+            user=user,
+            note=approval.note or "",
+            presence=second_factor.present(user, approval.second_factor_code),
         )
         return Response(change_body(applied).model_dump(mode="json"))
 
@@ -170,12 +174,12 @@ class TableMoveWithdrawView(StaffView):
 
     @extend_schema(
         operation_id="table_move_withdraw",
-        request=ChangeApproval,
+        request=ChangeWithdrawal,
         responses={200: ParameterChangeBody},
         summary="Withdraw one's own proposed move of a table (its proposer)",
     )
     def post(self, request: Request, table: int, change: int) -> Response:
-        withdrawal = read(ChangeApproval, request.data if request.data else {})
+        withdrawal = read(ChangeWithdrawal, request.data if request.data else {})
         withdrawn = changes.change_withdraw(
             change_id=_move(table, change), user=self.staff(request), note=withdrawal.note or ""
         )
@@ -267,12 +271,16 @@ class TerminalIssueApproveView(StaffView):
         "the token, once (admins)",
         description="The token is in this answer only, for the approver who installs it at the "
         "table; only its SHA-256 is stored. Its `terminal.issued` event (significant event "
-        "SE13) names both people.",
+        "SE17) names both people.",
     )
     def post(self, request: Request, table: int, change: int) -> Response:
         approval = read(ChangeApproval, request.data if request.data else {})
+        user = self.staff(request)
         approved = terminal_issue_approve(
-            change_id=_issue(table, change), user=self.staff(request), note=approval.note or ""
+            change_id=_issue(table, change),
+            user=user,
+            note=approval.note or "",
+            presence=second_factor.present(user, approval.second_factor_code),
         )
         answer = TerminalIssued.model_construct(
             **dict(_terminal_answer(approved.issued.terminal)),
@@ -304,12 +312,12 @@ class TerminalIssueWithdrawView(StaffView):
 
     @extend_schema(
         operation_id="terminal_issue_withdraw",
-        request=ChangeApproval,
+        request=ChangeWithdrawal,
         responses={200: ParameterChangeBody},
         summary="Withdraw one's own proposed terminal token (its proposer)",
     )
     def post(self, request: Request, table: int, change: int) -> Response:
-        withdrawal = read(ChangeApproval, request.data if request.data else {})
+        withdrawal = read(ChangeWithdrawal, request.data if request.data else {})
         withdrawn = changes.change_withdraw(
             change_id=_issue(table, change), user=self.staff(request), note=withdrawal.note or ""
         )

@@ -39,7 +39,7 @@ from django.views.decorators.http import require_POST
 
 from config.admin_login import begin_sign_in, throttled_login
 from core.pages import page_language
-from jackpot import duties
+from jackpot import duties, second_factor
 from jackpot.models import AwardKind
 from jackpot.selectors import pool_currencies
 from jackpot.views import TEXT as SIGN_TEXT
@@ -115,6 +115,8 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "ask_reason": "Motif de l'annulation :",
         "ask_cancel": "Motif du refus de l'annulation :",
         "ask_approve": "Note d'approbation (facultative) :",
+        "ask_code": "Code actuel de votre application d'authentification (ou un code de "
+        "secours) : cette étape est celle de la seconde personne",
         "pay_title": "Paiement du gain n°{id} · {amount}",
         "method": "Mode de paiement",
         "method_cash": "Espèces",
@@ -223,6 +225,8 @@ _QUEUE_WORDS: dict[str, dict[str, str]] = {
         "ask_reason": "Reason for the void:",
         "ask_cancel": "Reason for refusing the void:",
         "ask_approve": "Approval note (optional):",
+        "ask_code": "Your authenticator's current code (or a recovery code): this step is "
+        "the second person's",
         "pay_title": "Payment of award #{id} · {amount}",
         "method": "Payment method",
         "method_cash": "Cash",
@@ -390,6 +394,8 @@ def award_queue(request: HttpRequest) -> HttpResponse:
         "canAct": bool(set(roles) & set(duties.MONEY_ROLES)) and not configuring,
         "canReview": "surveillance" in roles,
         "canDecide": duties.MANAGER in roles and not configuring,
+        # A two-person step's second person sends a fresh code with it (the API's rule).
+        "codeRequired": second_factor.required(),
         "csrfToken": get_token(request),
         "currencies": pool_currencies(),
         "text": {"locale": LAYOUT_TEXT[lang]["locale"], **QUEUE_TEXT[lang]},

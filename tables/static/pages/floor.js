@@ -134,6 +134,17 @@
     });
   }
 
+  // A two-person step's second person sends a fresh code of their second factor with it, where
+  // the API asks for one: `body` with the code, or null when the dialog was left.
+  function withCode(body) {
+    if (!config.codeRequired) return Promise.resolve(body);
+    return ask(text.ask_code).then(function (code) {
+      if (!code) return null;
+      body.second_factor_code = code;
+      return body;
+    });
+  }
+
   // The payment: method, reference, note and the winner's identity (required at or above the
   // identification threshold, sent below it only when a name is given). The identity is posted
   // to the API and cleared from the form at once; it is never shown back.
@@ -289,9 +300,10 @@
         function (choice) {
           button(box, choice[1], choice[2] + " referral-" + choice[0], function () {
             ask(text.ask_referral).then(function (reason) {
-              if (reason) {
-                post(award, "referral", { decision: choice[0], reason: reason }, "done_referral");
-              }
+              if (!reason) return;
+              withCode({ decision: choice[0], reason: reason }).then(function (body) {
+                if (body) post(award, "referral", body, "done_referral");
+              });
             });
           }, reviewer);
         }
@@ -307,7 +319,9 @@
     var requested = award.void_requested_by;
     if (requested) {
       button(box, text.void_confirm, "danger", function () {
-        post(award, "void/confirm", {}, "done_void_confirm");
+        withCode({}).then(function (body) {
+          if (body) post(award, "void/confirm", body, "done_void_confirm");
+        });
       }, requested === me ? text.you_requested : null);
       button(box, text.void_cancel, "quiet", function () {
         ask(text.ask_cancel).then(function (reason) {
@@ -332,7 +346,10 @@
           : null;
       button(box, text.approve, "primary", function () {
         askOptional(text.ask_approve).then(function (note) {
-          if (note !== null) post(award, "approve", note ? { note: note } : {}, "done_approve");
+          if (note === null) return;
+          withCode(note ? { note: note } : {}).then(function (body) {
+            if (body) post(award, "approve", body, "done_approve");
+          });
         });
       }, award.verified_by === me ? text.you_verified : waiting);
     } else if (award.status === "approved") {

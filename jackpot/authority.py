@@ -1,0 +1,206 @@
+"""Who may act, as the journal explains it, checked at the request (compliance 51; issue 37 item 2).
+
+The rows that say who may do what (an account's flags and groups, a staff token, a two-person
+proposal) are rows the service's own database role can write. Only the journal's events carry an
+HMAC under a key the database does not hold (`jackpot.ledger`), so a request acts on a row only
+as an authentic event (its HMAC verifies) explains it:
+- an account acts with its powers (`POWERS`: active, staff, superuser, roles) only when they equal
+  those of its latest authentic account event: the last `staff.changed` or `staff.bootstrapped`
+  naming it before or after (a rename away explains nothing for the old name), or, when none does,
+  the `staff.recorded` list a journal begun before it covered accounts starts from. An account with
+  a power and no such event, or whose rows differ from it, acts with none (`account_unexplained`);
+- a staff token acts only when its `staff_token.issued` event is authentic and names the same row,
+  hash, expiry and account (by id since this check exists, by name before), and no later
+  authentic issue for that account revoked the others;
+- a two-person change is decided only as its authentic `<kind>.change_proposed` event says: kind,
+  content, `before`, pool, subject and proposer (`proposal_matches`, from `jackpot.changes`).
+An event that does not verify explains nothing: the request fails closed, and the full
+verification names the forgery. Each look-up reads one person's or one change's events through
+partial indexes (jackpot 0029), never the journal's age; nothing here writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db.models import Q
+from django.db.models.fields.json import KT
+
+from jackpot import ledger
+from jackpot.canonical import chain_hash_matches
+from jackpot.models import AuditEvent, ParameterChange, StaffToken
+from jackpot.services import ROLES
+from jackpot.staff_records import ACCOUNT_KINDS, POWERS, RECORDED
+
+security_log = logging.getLogger("jackpot.security")
+
+#: The account events a request reads, sorted as the partial indexes of jackpot 0029 name them.
+ACCOUNT_EVENTS = sorted(ACCOUNT_KINDS)
+TOKEN_ISSUED = "staff_token.issued"
+#: The events that file a two-person proposal, one per prefix of `ChangeKind`.
+PROPOSED_EVENTS = (
+    "pool.change_proposed",
+    "staff.change_proposed",
+    "table.change_proposed",
+    "terminal.change_proposed",
+)
+#: Memo of one request's answer on the user object Django made for it.
+_MEMO = "_journal_explains"
+
+
+def authentic(event: AuditEvent) -> bool:
+    """Whether `event`'s HMAC verifies under the journal's key. The events read here move no
+    money: one that carries transfers does not verify with none, and is refused."""
+    content = ledger.event_content(event, [])
+    return chain_hash_matches(ledger.journal_key(), event.prev_hash, content, event.hash)
+
+
+def _refused(what: str, why: str) -> None:
+    security_log.warning("journal does not explain %s: %s", what, why)
+
+
+def row_powers(user: User) -> dict[str, Any]:
+    """The account's powers as its rows hold them (the shape of `jackpot.staff.snapshot`)."""
+    roles = sorted(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+    return {
+        "is_active": user.is_active,
+        "is_staff": user.is_staff,
+        "is_superuser": user.is_superuser,
+        "roles": roles,
+    }
+
+
+def powerful(powers: dict[str, Any]) -> bool:
+    return bool(
+        powers.get("is_active")
+        and (powers.get("is_staff") or powers.get("is_superuser") or powers.get("roles"))
+    )
+
+
+def journal_powers(username: str) -> dict[str, Any] | None:
+    """The powers the journal gives the account named `username` now, or None when no authentic
+    event gives it any (none names it, the last one renamed it away, or one does not verify)."""
+    events = AuditEvent.objects.filter(chain=ledger.ADMIN_CHAIN, kind__in=ACCOUNT_EVENTS)
+    # One look-up per side, each down its own index (a name, then its newest event): an OR of
+    # the two may walk the whole admin chain from its head instead.
+    named = [
+        events.alias(name=KT(f"payload__{side}__username"))
+        .filter(name=username)
+        .order_by("-sequence")
+        .first()
+        for side in ("after", "before")
+    ]
+    latest: AuditEvent | None = max(
+        (e for e in named if e is not None), key=lambda e: e.sequence, default=None
+    )
+    if latest is None:
+        latest = (
+            AuditEvent.objects.filter(chain=ledger.ADMIN_CHAIN, kind=RECORDED)
+            .order_by("-sequence")
+            .first()
+        )
+        if latest is None or not authentic(latest):
+            return None
+        listed = [a for a in latest.payload["accounts"] if a.get("username") == username]
+        return {name: listed[0][name] for name in POWERS} if listed else None
+    if not authentic(latest):
+        _refused(f"staff {username}", f"its event {latest.chain}/{latest.sequence} does not verify")
+        return None
+    after = latest.payload.get("after") or {}
+    if after.get("username") != username or any(name not in after for name in POWERS):
+        return None  # renamed away, or an event that does not show every power
+    return {name: after[name] for name in POWERS}
+
+
+def journal_view(user: User) -> dict[str, Any]:
+    """The powers `user` may act with: the journal's (`journal_powers`), or, for an account no
+    event explains, its rows stripped of every power (it may be active, and nothing more)."""
+    said = journal_powers(user.get_username())
+    if said is not None:
+        return said
+    return {**row_powers(user), "is_staff": False, "is_superuser": False, "roles": []}
+
+
+def explained(user: Any) -> bool:
+    """Whether `user`'s powers are the journal's (an account without power always is). Asked
+    once per request: the answer is kept on the user object Django made for it."""
+    if user is None or not getattr(user, "is_authenticated", False) or user.pk is None:
+        return True
+    memo = getattr(user, _MEMO, None)
+    if memo is None:
+        rows, said = row_powers(user), journal_view(user)
+        memo = rows == said
+        if not memo:
+            _refused(f"staff {user.get_username()}", f"its rows give {rows}, its events {said}")
+        setattr(user, _MEMO, memo)
+    return bool(memo)
+
+
+def token_explained(token: StaffToken) -> bool:
+    """Whether the live staff token `token` (its row and its account) was issued by an authentic
+    `staff_token.issued` event for that row, hash and account, and not revoked since by another."""
+    issued = list(
+        AuditEvent.objects.filter(chain=ledger.ADMIN_CHAIN, kind=TOKEN_ISSUED)
+        .alias(token=KT("payload__token"), user_id=KT("payload__user_id"))
+        .filter(
+            Q(token=str(token.pk)) | Q(user_id=str(token.user_id), payload__revoked_others=True)
+        )
+        .order_by("sequence")
+    )
+    own = [event for event in issued if event.payload.get("token") == token.pk]
+    if len(own) != 1 or not authentic(own[0]):
+        _refused(f"staff token {token.pk}", "no authentic staff_token.issued event")
+        return False
+    said = own[0].payload
+    holder = (
+        said["user_id"] == token.user_id
+        if "user_id" in said
+        else said.get("user") == token.user.get_username()
+    )
+    expiry = token.expires_at.isoformat() if token.expires_at else None
+    if (
+        not holder
+        or said.get("token_hash") != token.token_hash
+        or ("expires_at" in said and said["expires_at"] != expiry)
+    ):
+        _refused(f"staff token {token.pk}", "its row differs from its staff_token.issued event")
+        return False
+    later = [e for e in issued if e.sequence > own[0].sequence and authentic(e)]
+    if later:
+        _refused(f"staff token {token.pk}", f"revoked by {later[0].chain}/{later[0].sequence}")
+        return False
+    return True
+
+
+def proposal_matches(change: ParameterChange) -> bool:
+    """Whether `change`'s row is what its authentic proposal event filed: its kind, content,
+    `before`, pool, subject and proposer (by id; by name in the events written before ids)."""
+    events = list(
+        AuditEvent.objects.filter(kind__in=PROPOSED_EVENTS)
+        .alias(change=KT("payload__change"))
+        .filter(change=str(change.pk))
+    )
+    if len(events) != 1 or not authentic(events[0]):
+        _refused(f"change {change.pk}", "no authentic proposal event")
+        return False
+    event, said = events[0], events[0].payload
+    if "proposed_by_id" in said:
+        proposer = said["proposed_by_id"] == change.proposed_by_id
+        # A new account's change names its subject once applied: never before.
+        subject = said["subject_id"] == change.subject_id
+    else:
+        proposer = event.actor == f"user:{change.proposed_by.get_username()}"
+        subject = said.get("user") == (change.subject.get_username() if change.subject else None)
+    matches = (
+        proposer
+        and subject
+        and said.get("kind") == change.kind
+        and said.get("changes") == change.changes
+        and said.get("before") == change.before
+        and said.get("pool") == change.pool_id
+    )
+    if not matches:
+        _refused(f"change {change.pk}", "its row differs from its proposal event")
+    return matches

@@ -1,0 +1,244 @@
+"""Authority the service's own database role cannot forge (issue 37 items 1 and 2; compliance 51).
+
+The insider holds one admin account (a superuser too) and SQL as the service's role, without the
+journal's key. Each test plays what he did with rows, asserts the refusal at the request and that
+the refused step wrote nothing, then shows the legitimate path still works. The last tests turn
+the second factor on, as production has it: the second person of a two-person step sends a
+fresh code with that step, which neither a session nor a staff token stands in for.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+
+from core.errors import ApiError
+from jackpot import authority, staff
+from jackpot.awards import award_verify
+from jackpot.models import AuditEvent, Award, ParameterChange, SealedTOTPDevice, StaffToken
+from jackpot.services import role_group
+from jackpot.tokens import issue_token
+from tables.models import Table
+from tests.pages.conftest import play_hit
+from tests.security.test_second_factor import code, signed_in
+from tests.security.test_second_factor import person as enrolled
+from tests.staff import person, surveilled, token_client
+from tests.staff import signed_in as session_of
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def root() -> User:
+    """The insider: an admin and superuser, given his powers as the service gives them."""
+    return person("root", "admin", is_staff=True, is_superuser=True)
+
+
+def sql(statement: str, *params: object) -> None:
+    """What the insider writes as the service's role: plain SQL, no service, no journal key."""
+    with connection.cursor() as cursor:
+        cursor.execute(statement, list(params))
+
+
+def sql_role(user: User, role: str) -> None:
+    group = role_group(role)
+    sql("INSERT INTO auth_user_groups (user_id, group_id) VALUES (%s, %s)", user.pk, group.pk)
+
+
+def events() -> int:
+    return AuditEvent.objects.count()
+
+
+def test_an_account_inserted_by_sql_acts_with_no_power_and_no_edit_certifies_it(root):
+    sql(
+        "INSERT INTO auth_user (username, password, is_superuser, is_staff, is_active, first_name,"
+        " last_name, email, date_joined) VALUES ('ghost', '', true, true, true, '', '', '', now())"
+    )
+    ghost = User.objects.get(username="ghost")
+    sql_role(ghost, "admin")
+    sql_role(ghost, "supervisor")
+    before = events()
+
+    # Signed in (his own session) or with a token row he wrote, the account does nothing.
+    refused = session_of(ghost).get("/api/v1/journal")
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "powers_unexplained"
+    assert session_of(ghost).get("/admin/jackpot/parameterchange/").status_code in (302, 403)
+    token = issue_token("staff")
+    StaffToken.objects.create(user=ghost, token_hash=token.token_hash, prefix=token.prefix)
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {token.raw}").get("/api/v1/awards").status_code == 401
+
+    # One admin's harmless edit (a first name) would write an event showing the rows as they
+    # are: refused, so no event certifies powers no event gave.
+    with pytest.raises(ApiError) as edit:
+        staff.staff_update(subject=ghost, values={"first_name": "Casper"}, actor="user:root")
+    assert edit.value.code == "account_unexplained"
+    page = session_of(root).post(
+        f"/admin/auth/user/{ghost.pk}/change/",
+        {
+            "username": "ghost",
+            "first_name": "Casper",
+            "last_name": "",
+            "email": "",
+            "is_active": "on",
+            "reason": "",
+        },
+    )
+    assert page.status_code in (200, 302)
+    ghost.refresh_from_db()
+    assert ghost.first_name == ""
+    assert events() == before
+    assert not authority.explained(User.objects.get(pk=ghost.pk))
+
+    # Deactivating it takes every power away: the event shows an account with none.
+    staff.staff_update(subject=ghost, values={"is_active": False}, actor="user:root")
+    ghost = User.objects.get(pk=ghost.pk)
+    assert authority.row_powers(ghost) == {
+        "is_active": False,
+        "is_staff": False,
+        "is_superuser": False,
+        "roles": [],
+    }
+    assert authority.explained(ghost)
+
+
+def test_a_role_added_by_sql_takes_every_power_of_the_account_away(root):
+    ana = person("ana", "supervisor")
+    client = token_client(ana)
+    assert client.get("/api/v1/awards").status_code == 200
+    sql_role(ana, "auditor")
+    refused = client.get("/api/v1/journal")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "powers_unexplained")
+    # Not even what the journal gave her: the account is not what was approved.
+    assert client.get("/api/v1/awards").status_code == 403
+
+    # Two admins set her powers again: the approval writes every power from the journal's
+    # values and the change's, never the rows it found.
+    bob = person("bob", "admin")
+    change = staff.staff_access_propose(
+        subject=ana, values={"roles": ["supervisor", "auditor"]}, reason="audits too", user=root
+    )
+    assert change.before == {"roles": ["supervisor"]}
+    staff.staff_change_approve(change_id=change.pk, user=bob)
+    assert client.get("/api/v1/journal").status_code == 200
+
+
+def test_a_proposal_inserted_or_edited_by_sql_is_not_approved(root):
+    bob = person("bob", "admin")
+    before = events()
+    sql(
+        "INSERT INTO jackpot_parameterchange (kind, changes, before, reason, status,"
+        " proposed_by_id,"
+        " proposed_at, decision_note) VALUES ('staff.create', %s, '{}', 'night shift', 'proposed',"
+        " %s, now(), '')",
+        '{"username": "root2", "roles": ["admin"], "is_staff": true}',
+        bob.pk,
+    )
+    forged = ParameterChange.objects.get(reason="night shift")
+    approved = session_of(root).post(
+        "/admin/jackpot/parameterchange/",
+        {"action": "approve", "_selected_action": [forged.pk]},
+        follow=True,
+    )
+    assert "is not what its proposal in the journal filed" in approved.content.decode()
+    assert not User.objects.filter(username="root2").exists()
+    assert ParameterChange.objects.get(pk=forged.pk).status == "proposed"
+    assert events() == before
+
+    # A real proposal whose row is edited afterwards: the approval checks it against its event.
+    real = staff.staff_access_propose(
+        subject=person("cat", "auditor"), values={"roles": ["supervisor"]}, reason="r", user=bob
+    )
+    sql(
+        "UPDATE jackpot_parameterchange SET changes = %s, proposed_by_id = %s WHERE id = %s",
+        '{"roles": ["admin"]}',
+        bob.pk,
+        real.pk,
+    )
+    before = events()
+    with pytest.raises(ApiError) as refused:
+        staff.staff_change_approve(change_id=real.pk, user=root)
+    assert refused.value.code == "change_unexplained"
+    assert events() == before
+    assert list(User.objects.get(username="cat").groups.values_list("name", flat=True)) == [
+        "auditor"
+    ]
+
+
+def test_a_token_row_written_for_a_colleague_does_not_act_as_them(root):
+    ana = person("ana", "supervisor")
+    token = issue_token("staff")
+    StaffToken.objects.create(user=ana, token_hash=token.token_hash, prefix=token.prefix)
+    forged = Client(HTTP_AUTHORIZATION=f"Bearer {token.raw}")
+    assert forged.get("/api/v1/awards").status_code == 401
+
+    # Nor a real token of his moved onto her account, nor one revived after its revocation.
+    mine = token_client(root)
+    row = StaffToken.objects.get(user=root)
+    sql("UPDATE jackpot_stafftoken SET user_id = %s WHERE id = %s", ana.pk, row.pk)
+    assert mine.get("/api/v1/awards").status_code == 401
+    sql("UPDATE jackpot_stafftoken SET user_id = %s WHERE id = %s", root.pk, row.pk)
+    assert mine.get("/api/v1/awards").status_code == 200
+
+
+def test_the_second_person_proves_presence_with_a_fresh_code(settings, floor):
+    settings.STAFF_SECOND_FACTOR_REQUIRED = True
+    ana, bob = enrolled("ana", "supervisor"), enrolled("bob", "supervisor")
+    jackpot, _ = play_hit(floor.uth[0])
+    award_verify(award_id=jackpot["id"], user=ana, note="video checked")
+    surveilled(jackpot["id"])
+    url = f"/api/v1/awards/{jackpot['id']}/approve"
+    awards_events = AuditEvent.objects.filter(kind__startswith="award").count()
+
+    session = signed_in(bob)  # signed in with this time step's code
+    for body, refusal in (
+        ({}, "second_factor_code_required"),
+        (
+            {"second_factor_code": "000000" if code(bob) != "000000" else "111111"},
+            "second_factor_code_wrong",
+        ),
+        ({"second_factor_code": code(bob)}, "second_factor_code_wrong"),  # the sign-in's: used
+    ):
+        refused = session.post(url, body, content_type="application/json")
+        assert (refused.status_code, refused.json()["error"]["code"]) == (403, refusal)
+    # A staff token of a verified session does not stand in for the code either.
+    token = session.post("/floor/account/", {"action": "token"}).context["token"]
+    bearer = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    refused = bearer.post(url, {}, content_type="application/json")
+    assert refused.json()["error"]["code"] == "second_factor_code_required"
+    assert Award.objects.get(pk=jackpot["id"]).status == "verified"
+    assert AuditEvent.objects.filter(kind__startswith="award").count() == awards_events
+
+    # The device refuses for a while after the two failures above (django-otp's delay): time
+    # would end it; the test ends it at once.
+    SealedTOTPDevice.objects.filter(user=bob).update(
+        throttling_failure_timestamp=None, throttling_failure_count=0
+    )
+    approved = bearer.post(
+        url, {"second_factor_code": code(bob, steps_ahead=1)}, content_type="application/json"
+    )
+    assert approved.status_code == 200, approved.content
+    assert Award.objects.get(pk=jackpot["id"]).status == "approved"
+
+
+def test_a_change_is_approved_only_with_the_approvers_fresh_code(settings, floor):
+    settings.STAFF_SECOND_FACTOR_REQUIRED = True
+    ana, bob = enrolled("ana", "admin"), enrolled("bob", "admin")
+    Table.objects.filter(pool_id=floor.pool_id).update(enabled=False)
+    proposed = signed_in(ana).post(
+        f"/api/v1/pools/{floor.pool_id}/changes",
+        {"changes": {"name": "Salle B"}, "reason": "the room's name"},
+        content_type="application/json",
+    )
+    assert proposed.status_code == 201, proposed.content
+    url = f"/api/v1/pools/{floor.pool_id}/changes/{proposed.json()['id']}/approve"
+    session = signed_in(bob)
+    refused = session.post(url, {}, content_type="application/json")
+    assert refused.json()["error"]["code"] == "second_factor_code_required"
+    applied = session.post(
+        url, {"second_factor_code": code(bob, steps_ahead=1)}, content_type="application/json"
+    )
+    assert applied.status_code == 200, applied.content
+    assert applied.json()["status"] == "applied"
