@@ -12,6 +12,11 @@ as an authentic event (its HMAC verifies) explains it:
 - a staff token acts only when its `staff_token.issued` event is authentic and names the same row,
   hash, expiry and account (by id since this check exists, by name before), and no later
   authentic issue for that account revoked the others;
+- a terminal token acts only when its issue (`terminal.issued`, or the operator's
+  `terminal.bootstrapped`) is authentic and names the same terminal, table and hash, and no later
+  authentic event revoked it (`terminal.revoked`, or an issue for its table that revoked it);
+  an event verified once is remembered by its id and hash (the journal is append-only), so a
+  round's request costs one indexed read of its table's terminal events;
 - a two-person change is decided only as its authentic `<kind>.change_proposed` event says: kind,
   content, `before`, pool, subject and proposer (`proposal_matches`, from `jackpot.changes`).
 An event that does not verify explains nothing: the request fails closed, and the full
@@ -46,6 +51,12 @@ PROPOSED_EVENTS = (
     "table.change_proposed",
     "terminal.change_proposed",
 )
+#: A terminal's issues, and its revocation.
+TERMINAL_ISSUES = ("terminal.bootstrapped", "terminal.issued")
+TERMINAL_REVOKED = "terminal.revoked"
+#: Events found authentic, by id and hash: an event's row never changes (the journal is
+#: append-only), so a process verifies each once. Bounded by the club's terminal events.
+_verified: dict[tuple[int, str], bool] = {}
 #: Memo of one request's answer on the user object Django made for it.
 _MEMO = "_journal_explains"
 
@@ -55,6 +66,14 @@ def authentic(event: AuditEvent) -> bool:
     money: one that carries transfers does not verify with none, and is refused."""
     content = ledger.event_content(event, [])
     return chain_hash_matches(ledger.journal_key(), event.prev_hash, content, event.hash)
+
+
+def _authentic_once(event_id: int, digest: str) -> bool:
+    key = (event_id, digest)
+    if key not in _verified:
+        event = AuditEvent.objects.filter(pk=event_id).first()
+        _verified[key] = event is not None and event.hash == digest and authentic(event)
+    return _verified[key]
 
 
 def _refused(what: str, why: str) -> None:
@@ -171,6 +190,39 @@ def token_explained(token: StaffToken) -> bool:
     if later:
         _refused(f"staff token {token.pk}", f"revoked by {later[0].chain}/{later[0].sequence}")
         return False
+    return True
+
+
+def terminal_explained(terminal_id: int, table_id: int, token_hash: str) -> bool:
+    """Whether the live terminal `terminal_id` of `table_id`, with this token hash, was issued
+    by an authentic event for that terminal, table and hash and not revoked since by another."""
+    events = list(
+        AuditEvent.objects.filter(chain=ledger.ADMIN_CHAIN)
+        .alias(terminal=KT("payload__terminal"), table=KT("payload__table"))
+        .filter(
+            Q(kind__in=[*TERMINAL_ISSUES, TERMINAL_REVOKED], terminal=str(terminal_id))
+            | Q(kind__in=TERMINAL_ISSUES, table=str(table_id))
+        )
+        .order_by("sequence")
+        .values_list("pk", "sequence", "kind", "hash", "payload")
+    )
+    own = [e for e in events if e[2] in TERMINAL_ISSUES and e[4].get("terminal") == terminal_id]
+    if len(own) != 1 or not _authentic_once(own[0][0], own[0][3]):
+        _refused(f"terminal {terminal_id}", "no authentic issue event")
+        return False
+    said = own[0][4]
+    if said.get("table") != table_id or said.get("token_hash") != token_hash:
+        _refused(f"terminal {terminal_id}", "its row differs from its issue event")
+        return False
+    for pk, sequence, kind, digest, payload in events:
+        revoking = (
+            payload.get("terminal") == terminal_id
+            if kind == TERMINAL_REVOKED
+            else terminal_id in (payload.get("revoked") or ())
+        )
+        if sequence > own[0][1] and revoking and _authentic_once(pk, digest):
+            _refused(f"terminal {terminal_id}", f"revoked by admin/{sequence}")
+            return False
     return True
 
 

@@ -318,7 +318,8 @@ def staff_update(*, subject: User, values: Mapping[str, Any], actor: str) -> Use
     changed = [field for field, value in values.items() if getattr(account, field) != value]
     if "is_active" in changed and values["is_active"]:
         raise ValueError("reactivating an account is a proposal another admin approves")
-    if "is_active" in changed and "admin" in before["roles"]:
+    # The journal's roles: an account given the admin role behind its back is no admin.
+    if "is_active" in changed and "admin" in authority.journal_view(account)["roles"]:
         admins = role_group("admin")
         locks.role_group_row(admins)
         others = User.objects.filter(groups=admins, is_active=True).exclude(pk=account.pk)

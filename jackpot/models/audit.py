@@ -85,6 +85,20 @@ class AuditEvent(models.Model):
                 )
                 for key in ("token", "user_id")
             ),
+            # A terminal's events (its issue, its revocation) and its table's issues.
+            models.Index(
+                KT("payload__terminal"),
+                name="audit_terminal_events",
+                condition=Q(
+                    chain="admin",
+                    kind__in=["terminal.bootstrapped", "terminal.issued", "terminal.revoked"],
+                ),
+            ),
+            models.Index(
+                KT("payload__table"),
+                name="audit_table_terminal_issues",
+                condition=Q(chain="admin", kind__in=["terminal.bootstrapped", "terminal.issued"]),
+            ),
             models.Index(
                 KT("payload__change"),
                 name="audit_change_proposed",

@@ -23,7 +23,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from jackpot import rows
+from jackpot import authority, rows
 from jackpot.api.authentication import bearer_token
 from jackpot.models import Pool
 from jackpot.tokens import hash_token
@@ -123,9 +123,14 @@ class TerminalAuthentication(BaseAuthentication):
         token = bearer_token(request, "term", what="a table terminal's token")
         if token is None:
             return None
-        terminal = _terminal_by_token(hash_token(token))
+        token_hash = hash_token(token)
+        terminal = _terminal_by_token(token_hash)
         if terminal is None:
             raise AuthenticationFailed("unknown or revoked terminal token")
+        if not authority.terminal_explained(terminal.pk, terminal.table_id, token_hash):
+            # A row the service's role can write proves nothing: the token acts only as its
+            # issue in the journal says (jackpot.authority).
+            raise AuthenticationFailed("this terminal token was not issued as the journal says")
         if settings.TERMINAL_CLIENT_CERTIFICATES:
             check_client_certificate(request, terminal.table_id)
         return TerminalPrincipal(terminal), token

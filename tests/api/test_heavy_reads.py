@@ -19,6 +19,7 @@ from drf_spectacular.generators import SchemaGenerator
 from config import schema
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import uth_seat
+from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
@@ -49,8 +50,7 @@ def tight(settings):
 def auditors(django_user_model) -> dict[str, Client]:
     clients = {}
     for name in ("ida", "eve"):
-        user = django_user_model.objects.create(username=name)
-        user.groups.add(role_group("auditor"))
+        user = grant_roles(django_user_model.objects.create(username=name), role_group("auditor"))
         token = staff_token_issue(user=user, revoke_others=False, actor="test")
         clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
     return clients

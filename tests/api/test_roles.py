@@ -144,14 +144,14 @@ def test_refusals_are_logged_with_who_and_where(callers, floor, caplog):
 def test_staff_in_the_browser_use_their_session(client, django_user_model, floor):
     from jackpot.services import role_group as group
 
-    user = django_user_model.objects.create(username="ida-browser")
-    user.groups.add(group("auditor"))
+    user = grant_roles(django_user_model.objects.create(username="ida-browser"), group("auditor"))
     assert client.get("/api/v1/journal").status_code == 401
     client.force_login(user)
     assert client.get("/api/v1/journal").status_code == 200
     # Unsafe methods from a session need the CSRF token, like any Django form.
-    supervisor = django_user_model.objects.create(username="ana-browser")
-    supervisor.groups.add(group("supervisor"))
+    supervisor = grant_roles(
+        django_user_model.objects.create(username="ana-browser"), group("supervisor")
+    )
     csrf_client = Client(enforce_csrf_checks=True)
     csrf_client.force_login(supervisor)
     refused = csrf_client.post("/api/v1/awards/1/verify", {"note": "ok"})

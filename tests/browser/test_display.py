@@ -200,8 +200,7 @@ def test_a_royal_shows_jackpot_won_until_it_is_paid(live_service, floor, page, s
     screenshot("display-jackpot-verifying")
 
     first, second = (
-        get_user_model().objects.create(username=name, is_superuser=True)
-        for name in ("supervisor-a", "supervisor-b")
+        get_user_model().objects.create(username=name) for name in ("supervisor-a", "supervisor-b")
     )
     award_verify(award_id=royal.pk, user=first, note="cards and video checked")
     surveilled(royal.pk)

@@ -19,8 +19,9 @@ from jackpot import authority, staff
 from jackpot.awards import award_verify
 from jackpot.models import AuditEvent, Award, ParameterChange, SealedTOTPDevice, StaffToken
 from jackpot.services import role_group
-from jackpot.tokens import issue_token
-from tables.models import Table
+from jackpot.tokens import hash_token, issue_token
+from tables.models import Round, Table, Terminal
+from tables.services import operator_terminal_issue, terminal_revoke
 from tests.pages.conftest import play_hit
 from tests.security.test_second_factor import code, signed_in
 from tests.security.test_second_factor import person as enrolled
@@ -58,7 +59,7 @@ def test_an_account_inserted_by_sql_acts_with_no_power_and_no_edit_certifies_it(
     )
     ghost = User.objects.get(username="ghost")
     sql_role(ghost, "admin")
-    sql_role(ghost, "supervisor")
+    sql_role(ghost, "auditor")
     before = events()
 
     # Signed in (his own session) or with a token row he wrote, the account does nothing.
@@ -242,3 +243,48 @@ def test_a_change_is_approved_only_with_the_approvers_fresh_code(settings, floor
     )
     assert applied.status_code == 200, applied.content
     assert applied.json()["status"] == "applied"
+
+
+def test_a_terminal_row_written_by_sql_posts_no_round(floor):
+    """A spare token for a live table, written as a row (the real terminal keeps working), a
+    revoked token revived, or a real row given another token: none opens a round."""
+    table = Table.objects.get(pk=floor.uth[0].table_id)
+    seat = {"seat": 1, "ante_cents": 500, "blind_cents": 500, "trips_cents": 0, "progressive": True}
+    opened = floor.uth[0].post("/rounds", {"round_id": "real", "seats": [seat]})
+    assert opened.status_code == 201, opened.content
+    before = events()
+
+    spare = issue_token("term")
+    Terminal.objects.create(
+        table=table, name="spare", token_hash=spare.token_hash, prefix=spare.prefix
+    )
+    forged = Client(HTTP_AUTHORIZATION=f"Bearer {spare.raw}")
+    refused = forged.post(
+        f"/api/v1/tables/{table.pk}/rounds",
+        {"round_id": "invented", "seats": [seat]},
+        content_type="application/json",
+    )
+    assert refused.status_code == 401
+    # A real terminal's row given the spare token's hash: its issue names another.
+    issued = operator_terminal_issue(table=table, name="second", revoke_others=False, actor="t")
+    Terminal.objects.filter(name="spare").delete()
+    sql(
+        "UPDATE tables_terminal SET token_hash = %s WHERE id = %s",
+        spare.token_hash,
+        issued.terminal.pk,
+    )
+    assert forged.get(f"/api/v1/tables/{table.pk}/rounds").status_code == 401
+    # A revoked token revived by clearing its row's revocation.
+    sql(
+        "UPDATE tables_terminal SET token_hash = %s WHERE id = %s",
+        hash_token(issued.token),
+        issued.terminal.pk,
+    )
+    terminal_revoke(table_id=table.pk, terminal_id=issued.terminal.pk, actor="user:root")
+    sql("UPDATE tables_terminal SET revoked_at = NULL WHERE id = %s", issued.terminal.pk)
+    revived = Client(HTTP_AUTHORIZATION=f"Bearer {issued.token}")
+    assert revived.get(f"/api/v1/tables/{table.pk}/rounds").status_code == 401
+    assert not Round.objects.filter(round_id="invented").exists()
+    assert events() == before + 2  # the second terminal's issue and its revocation
+    # The real terminal still plays.
+    assert floor.uth[0].client().get(f"/api/v1/tables/{table.pk}/rounds").status_code == 200

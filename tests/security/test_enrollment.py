@@ -210,7 +210,7 @@ def test_one_admin_who_resets_a_password_cannot_complete_the_first_sign_in():
     proposal = staff_create_propose(
         values={"username": "eve", "roles": ["supervisor"]}, reason="new colleague", user=root
     )
-    staff_change_approve(change_id=proposal.pk, user=ops)
+    staff_change_approve(change_id=proposal.pk, user=ops, presence=second_factor.Presence(ops.pk))
     eve = User.objects.get(username="eve")
     temporary = password_reset(subject=eve, user=root)
 
@@ -264,7 +264,7 @@ def test_one_admin_who_resets_a_password_cannot_complete_the_first_sign_in():
 
     # Her second factor reset by two admins: the old code does not let her enroll again.
     reset = second_factor_reset_propose(subject=eve, reason="lost phone", user=root)
-    staff_change_approve(change_id=reset.pk, user=ops)
+    staff_change_approve(change_id=reset.pk, user=ops, presence=second_factor.Presence(ops.pk))
     again = Client()
     assert password_step(again, "eve", chosen)["Location"] == STEP
     refused = step(again, step="enroll", activation=activation)
@@ -292,7 +292,7 @@ def test_enrollment_reset_and_recovery_codes_are_significant_events(
     with django_capture_on_commit_callbacks(execute=True):
         second_factor.recovery_codes_issue(ana)
         reset = second_factor_reset_propose(subject=ana, reason="lost phone", user=root)
-        staff_change_approve(change_id=reset.pk, user=ops)
+        staff_change_approve(change_id=reset.pk, user=ops, presence=second_factor.Presence(ops.pk))
     assert not second_factor.journal_enrolled(ana)
     with pytest.raises(ApiError):  # root has a second factor: no activation code for him
         second_factor.activation_issue(subject=root, user=ops)

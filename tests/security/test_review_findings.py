@@ -3,7 +3,7 @@ account's every power, no key. Each refusal is asserted with its status and code
 refused step wrote nothing (audit events, rows).
 
 1. Whoever acted on an award (verified it, requested or cancelled its void, reviewed it, ...)
-   never clears surveillance's referral of it, even holding the admin role.
+   never clears surveillance's referral of it, even holding the manager role.
 2. A table's seats change only with no round open at the table: a round opened with seat 7
    settles even if someone tried to lower the table to 3 seats meanwhile.
 3. A liability statement at an instant no calendar arithmetic can reach (year 1) is a 400 naming
@@ -68,7 +68,7 @@ def _step(client, award: int, step: str, body: dict | None = None):
 
 
 def _cleared_by_insider(root, award: int) -> None:
-    """Surveillance refers the award; the insider, an admin, tries to clear it: refused, and
+    """Surveillance refers the award; the insider, a manager, tries to clear it: refused, and
     nothing is written."""
     referred(award)
     insider = token_client(root)  # its issue is an event of its own
@@ -79,7 +79,7 @@ def _cleared_by_insider(root, award: int) -> None:
     assert _events() == events
     assert Award.objects.get(pk=award).status in ("pending", "verified")
     # A colleague who never touched the award decides it.
-    meg = person("meg", "admin")
+    meg = person("meg", "manager")
     cleared = _step(token_client(meg), award, "referral", CLEAR)
     assert cleared.status_code == 200, cleared.json()
     assert_journal_ok()
@@ -87,7 +87,7 @@ def _cleared_by_insider(root, award: int) -> None:
 
 @pytest.mark.django_db
 def test_the_verifier_cannot_clear_the_referral_of_the_award(jackpot):
-    root = person("root", "supervisor", "admin", is_staff=True, is_superuser=True)
+    root = person("root", "supervisor", "manager")
     verified = _step(token_client(root), jackpot, "verify", {"note": "cards checked"})
     assert verified.status_code == 200, verified.json()
     _cleared_by_insider(root, jackpot)
@@ -98,7 +98,7 @@ def test_the_verifier_cannot_clear_the_referral_of_the_award(jackpot):
 def test_whoever_requested_or_cancelled_its_void_cannot_clear_the_referral(jackpot, who):
     # The void's request and its cancellation leave nothing on the award's row: only the
     # journal says who acted.
-    root = person("root", "supervisor", "admin", is_staff=True, is_superuser=True)
+    root = person("root", "supervisor", "manager")
     other = person("bob", "supervisor")
     requester, canceller = (root, other) if who == "requester" else (other, root)
     asked = _step(token_client(requester), jackpot, "void", {"reason": "a doubt"})

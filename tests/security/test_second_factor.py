@@ -139,7 +139,8 @@ def test_a_password_alone_cannot_verify_approve_or_pay(floor):
     refused = password_only(bob).post(f"/api/v1/awards/{jackpot['id']}/approve")
     assert refused.json()["error"]["code"] == "second_factor_required"
     assert Award.objects.get(pk=jackpot["id"]).status == "verified"
-    award_approve(award_id=jackpot["id"], user=bob)
+    # (the approval's own fresh code is tests/security/test_authority.py's)
+    award_approve(award_id=jackpot["id"], user=bob, presence=second_factor.Presence(bob.pk))
     refused = password_only(bob).post(f"/api/v1/awards/{jackpot['id']}/pay")
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "second_factor_required")
     assert Award.objects.get(pk=jackpot["id"]).status == "approved"
