@@ -57,6 +57,7 @@ from jackpot.models import (
     Verification,
     VerificationStatus,
     WebhookDelivery,
+    WinnerIdentity,
 )
 from jackpot.render import AWARD_PREFETCH, AWARD_RELATED, award_body, change_body, notification_body
 from tables.rules.paytables import get_progressive_paytable
@@ -96,7 +97,9 @@ class PaymentSlip:
     """What a paid award's payment slip shows (the French register's fields): the award as the
     API shows it (table, round, seat, cards, the people and times of each step), where it was
     played, and its two entries in the journal: the transfer that granted it and the one that
-    paid it, each with its audit event (chain, position, hash)."""
+    paid it, each with its audit event (chain, position, hash). The winner is None when the
+    payment identified none, or when it did and the slip's reader may not read it
+    (`winner_withheld`)."""
 
     award: AwardBody
     club: str
@@ -105,6 +108,7 @@ class PaymentSlip:
     granted: EventRef
     paid: EventRef
     winner: SlipWinner | None = None
+    winner_withheld: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +150,12 @@ def _event_ref(event: AuditEvent) -> EventRef:
     )
 
 
-def payment_slip(award_id: int) -> PaymentSlip:
-    """The slip of a paid award; `NoSlip` for an award that does not exist or is not paid."""
+def payment_slip(award_id: int, *, reader: str | None = None) -> PaymentSlip:
+    """The slip of a paid award; `NoSlip` for an award that does not exist or is not paid.
+
+    The winner's identity is decrypted only for a `reader` (`user:<name>`) the caller found may
+    read it, through `winners.identity_of`, which writes the read to the security log as the
+    auditors' endpoint does; without one an identified winner is withheld, and nothing opened."""
     award = (
         Award.objects.select_related(*AWARD_RELATED)
         .prefetch_related(*AWARD_PREFETCH)
@@ -163,7 +171,15 @@ def payment_slip(award_id: int) -> PaymentSlip:
         ).select_related("event")
     }
     granted = next(events[code] for code in AWARD_GRANTED_BY if code in events)
-    identity = winners.identities([award.pk]).get(award.pk)
+    identified = WinnerIdentity.objects.filter(award_id=award.pk).exists()
+    winner = None
+    if identified and reader is not None:
+        identity = winners.identity_of(award.pk, reader=reader)
+        winner = SlipWinner(
+            name=identity.name,
+            document_type=identity.document_type,
+            document_masked=masked(identity.document_number),
+        )
     return PaymentSlip(
         award=award_body(award),
         club=settings.CLUB_NAME,
@@ -171,13 +187,8 @@ def payment_slip(award_id: int) -> PaymentSlip:
         currency=award.pool.currency,
         granted=_event_ref(granted),
         paid=_event_ref(events[TransferCode.AWARD_PAID]),
-        winner=None
-        if identity is None
-        else SlipWinner(
-            name=identity["name"],
-            document_type=DocumentType(identity["document_type"]),
-            document_masked=masked(identity["document_number"]),
-        ),
+        winner=winner,
+        winner_withheld=identified and winner is None,
     )
 
 

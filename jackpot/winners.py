@@ -19,7 +19,9 @@ French anti-money-laundering rules make a gaming club identify a winner paid at 
   any UPDATE and any DELETE before `keep_until` (migration jackpot 0018_award_payment);
 - decrypted identities are read through `identity_of` and `identities` (the auditors' and
   admins' endpoints, `jackpot.api.awards`; the slip, which prints the name and the number
-  masked); who read them is written to the security log, the identities never are.
+  masked, to the auditors and admins and to the supervisor or manager who paid the award,
+  `paid_and_recorded_by`); who read them is written to the security log, the identities never
+  are.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ from django.utils import timezone
 from core.codes import ErrorCode
 from core.errors import ApiError, NotFound
 from jackpot import bodies, ledger, locks
-from jackpot.canonical import canonical_json
+from jackpot.canonical import canonical_json, chain_hash_matches
 from jackpot.models import (
+    AuditEvent,
     Award,
     AwardStatus,
     DocumentType,
@@ -155,6 +158,28 @@ def identities(award_ids: Iterable[int], *, reader: str | None = None) -> dict[i
     if reader is not None and found:
         security_log.info("winner identities of awards %s read by %s", sorted(found), reader)
     return found
+
+
+def paid_and_recorded_by(award_id: int, user: User) -> bool:
+    """Whether `user` paid `award_id` and recorded its winner's identity: the identity row names
+    the account (by id) and the payment's `award.paid` event, whose HMAC verifies, names it as
+    its actor. Rows the service's own role can write prove nothing alone (issue 37), so both
+    must agree; an event that does not verify answers no (fail closed)."""
+    recorder = (
+        WinnerIdentity.objects.filter(award_id=award_id)
+        .values_list("recorded_by_id", flat=True)
+        .first()
+    )
+    if recorder is None or recorder != user.pk:
+        return False
+    events = AuditEvent.objects.filter(
+        kind="award.paid", transfers__code=TransferCode.AWARD_PAID, transfers__award_id=award_id
+    ).distinct()
+    if len(events) != 1 or events[0].actor != f"user:{user.get_username()}":
+        return False
+    event = events[0]
+    content = ledger.event_content(event, list(event.transfers.order_by("pk")))
+    return chain_hash_matches(ledger.journal_key(), event.prev_hash, content, event.hash)
 
 
 def purge_expired(*, actor: str, now: datetime | None = None) -> list[int]:

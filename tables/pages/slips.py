@@ -9,6 +9,12 @@ the verdict), who approved and paid, and the award's two entries in the journal 
 and the payment: chain, position and hash). Both renderings print the same rows (`slip_rows`),
 read by `jackpot.selectors.payment_slip`; there is a slip only for a paid award (404 otherwise,
 saying why), for staff with a role.
+
+The winner's name and masked document (compliance 50) are printed only for those who may read
+identities, auditors and admins (`IDENTITY_READERS`), and for the supervisor or manager who paid
+the award and typed them (`jackpot.winners.paid_and_recorded_by`): they hand the slip to the
+winner to sign. Each such read, HTML or PDF, is written to the security log as the auditors'
+endpoint writes it (who, which award, never the identity); anyone else sees it withheld.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from xml.sax.saxutils import escape
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
@@ -29,6 +36,8 @@ from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, Tabl
 from reportlab.platypus.flowables import Flowable
 
 from core.pages import page_language
+from jackpot import winners
+from jackpot.api.authentication import has_role
 from jackpot.selectors import NoSlip, PaymentSlip, payment_slip
 from tables.models import Game
 from tables.pages.amounts import amount_in_figures, amount_in_words
@@ -36,6 +45,10 @@ from tables.pages.floor import QUEUE_TEXT
 from tables.pages.layout import staff_only, staff_page
 
 PAPERS = {"a5": A5, "a4": A4}
+#: Who reads the winner's identity on any slip (as on `GET /api/v1/awards/{id}/winner`).
+IDENTITY_READERS = ("auditor", "admin")
+#: Who reads it on the slip of an award they paid themselves.
+PAYERS = ("supervisor", "manager")
 
 SLIP_TEXT: dict[str, dict[str, str]] = {
     "fr": {
@@ -72,6 +85,8 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "documents": "identity_card:carte d'identité|passport:passeport|"
         "residence_permit:titre de séjour|driving_licence:permis de conduire",
         "unidentified": "non identifié (sous le seuil d'identification)",
+        "withheld": "identité non communiquée : réservée aux auditeurs et au superviseur qui a "
+        "payé",
         "granted": "Écriture du gain",
         "payment": "Écriture du paiement",
         "entry": "{chain} n° {sequence}",
@@ -125,6 +140,7 @@ SLIP_TEXT: dict[str, dict[str, str]] = {
         "documents": "identity_card:identity card|passport:passport|"
         "residence_permit:residence permit|driving_licence:driving licence",
         "unidentified": "not identified (below the identification threshold)",
+        "withheld": "identity withheld: auditors and the paying supervisor only",
         "granted": "Journal entry of the award",
         "payment": "Journal entry of the payment",
         "entry": "{chain} #{sequence}",
@@ -232,7 +248,9 @@ def slip_rows(slip: PaymentSlip, lang: str) -> list[SlipRow]:
         SlipRow("reference", text["reference"], award.payment_reference or "-"),
     ]
     winner = slip.winner
-    if winner is None:
+    if slip.winner_withheld:
+        rows.append(SlipRow("winner", text["winner"], text["withheld"]))
+    elif winner is None:
         rows.append(SlipRow("winner", text["winner"], text["unidentified"]))
     else:
         kind = _named(text["documents"])[winner.document_type.value]
@@ -256,6 +274,18 @@ def _paper(request: HttpRequest) -> str:
     return "a4" if request.GET.get("paper") == "a4" else "a5"
 
 
+def _identity_reader(user: User | AnonymousUser, award_id: int) -> str | None:
+    """`user:<name>` when `user` may read the winner's identity on this award's slip (an
+    auditor or admin; the supervisor or manager who paid it), else None: withheld."""
+    if not isinstance(user, User):
+        return None
+    if has_role(user, *IDENTITY_READERS) or (
+        has_role(user, *PAYERS) and winners.paid_and_recorded_by(award_id, user)
+    ):
+        return f"user:{user.get_username()}"
+    return None
+
+
 def _no_slip(request: HttpRequest, refused: NoSlip, lang: str) -> HttpResponse:
     text = SLIP_TEXT[lang]
     if refused.status is None:
@@ -277,7 +307,7 @@ def _no_slip(request: HttpRequest, refused: NoSlip, lang: str) -> HttpResponse:
 def slip_page(request: HttpRequest, award: int) -> HttpResponse:
     lang = page_language(request)
     try:
-        slip = payment_slip(award)
+        slip = payment_slip(award, reader=_identity_reader(request.user, award))
     except NoSlip as refused:
         return _no_slip(request, refused, lang)
     paper = _paper(request)
@@ -374,7 +404,7 @@ def slip_pdf_bytes(slip: PaymentSlip, lang: str, paper: str = "a5") -> bytes:
 def slip_pdf(request: HttpRequest, award: int) -> HttpResponse:
     lang = page_language(request)
     try:
-        slip = payment_slip(award)
+        slip = payment_slip(award, reader=_identity_reader(request.user, award))
     except NoSlip as refused:
         return _no_slip(request, refused, lang)
     response = HttpResponse(
