@@ -11,6 +11,8 @@ Invariants:
   no statement here;
 - the payload is the award as created: its id and number, kind, amount, status, pool and
   currency, table, seat, round (the terminal's id and ours) and when it was won (UTC).
+  The worker delivers it only as the award's grant event says it (`jackpot.outbox_journal`
+  builds the same keys from that event): a change here is a change there.
 """
 
 from __future__ import annotations

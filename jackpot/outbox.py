@@ -23,6 +23,11 @@ Invariants:
   idempotent (each webhook send is claimed on its own row), so two relays of one message never
   do its work twice;
 - a message done is never relayed again;
+- a message's work is done only with the data its journal event says: the relay's `vouch`
+  (`jackpot.outbox_journal.vouched`, given by the task) loads that event, checks its HMAC and
+  builds the data from it. A message it refuses (`Refused`: no authentic event, or a row that
+  differs from it, both written by someone holding SQL but not the journal's key) is marked
+  `refused` with the reason, logged to the security log, never handled and never relayed again;
 - a message keeps the request id of the request that wrote it (core.request_id), and its
   relay's log lines carry that id, whoever sent the relay.
 """
@@ -36,6 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -49,6 +55,7 @@ from jackpot import webhooks
 from jackpot.models import OutboxMessage, OutboxStatus
 
 logger = logging.getLogger(__name__)
+security_log = logging.getLogger("jackpot.security")
 
 RELAY_TASK = "jackpot.relay_outbox"
 ERROR_CHARACTERS = 2000
@@ -62,9 +69,9 @@ SIGNIFICANT_EVENT = "significant_event"  # one of jackpot.significant's catalogu
 RECONCILIATION_FAILED = "reconciliation.failed"
 RECONCILIATION_RECOVERED = "reconciliation.recovered"
 
-#: What each topic's message does when relayed. A handler is idempotent and says whether the
-#: work is finished and, if not, when to try again.
-HANDLERS: Mapping[str, Callable[[OutboxMessage], webhooks.Delivered]] = {
+#: What each topic's message does when relayed, given the data its journal event vouches for. A
+#: handler is idempotent and says whether the work is finished and, if not, when to try again.
+HANDLERS: Mapping[str, Callable[[OutboxMessage, Mapping[str, Any]], webhooks.Delivered]] = {
     BIG_WIN: webhooks.deliver,
     JACKPOT_HIT: webhooks.deliver,
     SIGNIFICANT_EVENT: webhooks.deliver,
@@ -131,10 +138,19 @@ def enqueue(topic: str, payload: Mapping[str, object], *, key: str) -> int | Non
 # --- relaying (a worker) ------------------------------------------------------------------------
 
 
+class Refused(Exception):
+    """No authentic journal event vouches for the message as its row stands: never done."""
+
+
+#: The relay's check of a message against its journal event: the data to deliver, or `Refused`.
+Vouch = Callable[[OutboxMessage], Mapping[str, Any]]
+
+
 class Relayed(StrEnum):
     """What one run of the relay task did."""
 
     DONE = "done"  # the work is finished: the message is done
+    REFUSED = "refused"  # no authentic journal event vouches for it: refused for good
     RETRY = "retry"  # some of it is left (a receiver failed): the sweeper sends it again
     LEFT_ALONE = "left_alone"  # done already, claimed by a live relay, or no such message
     FAILED = "failed"  # the handler raised: recorded, the sweeper sends it again
@@ -146,9 +162,10 @@ def _ready() -> Q:
     )
 
 
-def relay(message_id: int) -> Relayed:
-    """Do message `message_id`'s work if no live relay holds it and it is not done; safe to run
-    any number of times, at once or one after the other (see the module's invariants)."""
+def relay(message_id: int, vouch: Vouch) -> Relayed:
+    """Do message `message_id`'s work, with the data `vouch` says its journal event holds, if no
+    live relay holds it and it is not done; safe to run any number of times, at once or one
+    after the other (see the module's invariants)."""
     token = uuid.uuid4()
     lease = settings.OUTBOX_LEASE_SECONDS
     claimed = OutboxMessage.objects.filter(_ready(), pk=message_id).update(
@@ -163,14 +180,29 @@ def relay(message_id: int) -> Relayed:
     message = OutboxMessage.objects.get(pk=message_id)
     # Its work is logged as the request that wrote it, however late (a sweeper's resend).
     with request_id.bound(message.request_id or request_id.current()):
-        return _relay_claimed(message, token)
+        return _relay_claimed(message, token, vouch)
 
 
-def _relay_claimed(message: OutboxMessage, token: uuid.UUID) -> Relayed:
+def _relay_claimed(message: OutboxMessage, token: uuid.UUID, vouch: Vouch) -> Relayed:
     message_id = message.pk
     mine = OutboxMessage.objects.filter(pk=message_id, claim=token, status=OutboxStatus.PENDING)
     try:
-        outcome = HANDLERS[message.topic](message)
+        data = vouch(message)
+        outcome = HANDLERS[message.topic](message, data)
+    except Refused as refused:
+        # Not transient: the journal will not say otherwise later. Nothing was signed.
+        reason = f"refused: {refused}"[:ERROR_CHARACTERS]
+        mine.update(
+            status=OutboxStatus.REFUSED,
+            done_at=Now(),
+            last_error=reason,
+            claim=None,
+            claimed_until=None,
+        )
+        security_log.warning(
+            "outbox %s (%s %s) not delivered: %s", message_id, message.topic, message.key, reason
+        )
+        return Relayed.REFUSED
     except Exception as error:
         logger.exception("outbox %s (%s) failed", message_id, message.topic)
         mine.update(

@@ -199,10 +199,16 @@ def told(event: AuditEvent) -> dict[str, Any]:
     }
 
 
+def webhook_data(event: AuditEvent) -> dict[str, Any]:
+    """The `data` of a significant event's webhook: `told`, its time as the API writes it. The
+    worker builds it again from the journal's event before signing (`jackpot.outbox_journal`)."""
+    return {**told(event), "occurred_at": event.occurred_at.isoformat()}
+
+
 def follow(event: AuditEvent) -> None:
     """Inside the transaction that wrote `event` (one of the catalogue's): its webhook, and its
     count once committed."""
     code = BY_KIND[event.kind].code.value
-    data = {**told(event), "occurred_at": event.occurred_at.isoformat()}  # as the API writes it
+    data = webhook_data(event)
     outbox.enqueue(outbox.SIGNIFICANT_EVENT, data, key=f"event:{event.chain}:{event.sequence}")
     transaction.on_commit(lambda: metrics.SIGNIFICANT_EVENTS.labels(code).inc(), robust=True)

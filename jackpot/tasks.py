@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from jackpot import display, export_jobs, outbox, winners
+from jackpot import display, export_jobs, outbox, outbox_journal, winners
 
 
 @shared_task(name="jackpot.refresh_displays")
@@ -37,9 +37,10 @@ def sweep_exports() -> dict[str, list[int]]:
 
 @shared_task(name="jackpot.relay_outbox")
 def relay_outbox(message_id: int) -> str:
-    """Do an outbox message's work (`jackpot.outbox`: its webhooks): claimed, so a duplicate
-    delivery does nothing; a relay killed mid-task is taken over once its lease runs out."""
-    return outbox.relay(message_id).value
+    """Do an outbox message's work (`jackpot.outbox`: its webhooks), with what its journal event
+    says (`jackpot.outbox_journal`): claimed, so a duplicate delivery does nothing; a relay
+    killed mid-task is taken over once its lease runs out."""
+    return outbox.relay(message_id, outbox_journal.vouched).value
 
 
 @shared_task(name="jackpot.purge_winner_identities")

@@ -1,5 +1,6 @@
 """Signed webhooks: an outbox message posted to every receiver of WEBHOOK_RECEIVERS until each
-answers 2xx.
+answers 2xx. Its data is what its journal event says (`jackpot.outbox_journal`), never the row's
+payload as such: a row the service's role can write is signed only as the journal vouches.
 
 The scheme (docs/api.md 5.9, with the receiver's verification code):
 - the body is the event as JSON, UTF-8, keys sorted, no spaces: `{"created_at", "data", "id",
@@ -41,8 +42,10 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, DateTimeField, ExpressionWrapper, F, Min, Q
@@ -69,13 +72,14 @@ def backoff_seconds(attempts: int) -> int:
     return int(min(most, base * 2 ** min(max(attempts - 1, 0), 30)))
 
 
-def event_body(message: OutboxMessage) -> bytes:
-    """The bytes posted for `message`: the same on every attempt and to every URL."""
+def event_body(message: OutboxMessage, data: Mapping[str, Any]) -> bytes:
+    """The bytes posted for `message` whose data is `data` (what its journal event says,
+    `jackpot.outbox_journal`): the same on every attempt and to every URL."""
     event = {
         "id": message.key,
         "type": message.topic,
         "created_at": message.created_at.isoformat().replace("+00:00", "Z"),
-        "data": message.payload,
+        "data": data,
     }
     return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -159,15 +163,16 @@ class Delivered:
     next_attempt_at: datetime | None  # the earliest retry still waiting
 
 
-def deliver(message: OutboxMessage) -> Delivered:
-    """Post `message` to every configured receiver whose delivery is pending and due; say
-    whether all are delivered. Safe to run at once in several workers (each send is claimed)."""
+def deliver(message: OutboxMessage, data: Mapping[str, Any]) -> Delivered:
+    """Post `message`, its data `data`, to every configured receiver whose delivery is pending
+    and due; say whether all are delivered. Safe to run at once in several workers (each send is
+    claimed). The caller vouched for `data` (`jackpot.outbox.relay`)."""
     urls = list(settings.WEBHOOK_RECEIVERS)
     # One row per (message, URL), made at the first relay; a second relay makes none.
     WebhookDelivery.objects.bulk_create(
         [WebhookDelivery(message=message, url=url) for url in urls], ignore_conflicts=True
     )
-    body = event_body(message)
+    body = event_body(message, data)
     pending = WebhookDelivery.objects.filter(
         message=message, url__in=urls, status=DeliveryStatus.PENDING
     )

@@ -5,12 +5,15 @@ money's own transaction (`jackpot.outbox.enqueue`: one INSERT) and relayed to Ce
 commit. Its life, written by `jackpot.outbox` only:
 
     pending -> done
+            -> refused
 
 - `pending`: committed; the relay task was sent after the commit (or not: Redis was down). The
   sweeper sends it again once `next_attempt_at` is past and no relay holds it (`claimed_until`).
   A relay claims it by one UPDATE (a fresh `claim` token, `attempts` + 1, a lease until
   `claimed_until`); a relay killed mid-task leaves the lease to run out.
 - `done`: its work is finished (every delivery acknowledged); never relayed again.
+- `refused`: no authentic journal event vouches for it as its row stands (`last_error` says
+  why, `done_at` when; `jackpot.outbox_journal`): nothing was signed; never relayed again.
 
 `key` is unique: the same work enqueued twice (a replayed round, a second sweep) is one message.
 
@@ -35,6 +38,7 @@ from django.db.models.functions import Now
 class OutboxStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     DONE = "done", "Done"
+    REFUSED = "refused", "Refused"
 
 
 class OutboxMessage(models.Model):

@@ -26,6 +26,7 @@ from jackpot.models import (
     OutboxStatus,
     WebhookDelivery,
 )
+from jackpot.outbox_journal import vouched
 from jackpot.services import role_group, staff_token_issue
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.jackpot.webhook_receiver import Receiver
@@ -267,10 +268,11 @@ def test_the_relay_claims_retries_with_backoff_and_never_resends_a_delivered_one
     settings.WEBHOOK_RECEIVERS = receiver.settings("/cage", "/surveillance")
     settings.WEBHOOK_BACKOFF_SECONDS = 60
     receiver.fail("/cage", 1)
-    message_id = outbox.enqueue(outbox.JACKPOT_HIT, {"award": 7}, key="award:7")
-    assert message_id is not None
+    # A real jackpot's message: the journal's event vouches for it (jackpot.outbox_journal).
+    _play_a_jackpot(make_floor(uth_tables=1))
+    message_id = OutboxMessage.objects.get().pk
 
-    assert outbox.relay(message_id) == outbox.Relayed.RETRY
+    assert outbox.relay(message_id, vouched) == outbox.Relayed.RETRY
     cage = WebhookDelivery.objects.get(url=receiver.url("/cage"))
     assert (cage.status, cage.attempts, cage.last_status) == ("pending", 1, 500)
     assert "HTTP 500" in cage.last_error
@@ -282,9 +284,11 @@ def test_the_relay_claims_retries_with_backoff_and_never_resends_a_delivered_one
 
     # Due again: only the failed one is sent; the delivered one never again.
     WebhookDelivery.objects.filter(pk=cage.pk).update(next_attempt_at=cage.last_attempt_at)
-    assert outbox.relay(message_id) == outbox.Relayed.DONE
+    assert outbox.relay(message_id, vouched) == outbox.Relayed.DONE
     assert [len(receiver.at(path)) for path in ("/cage", "/surveillance")] == [2, 1]
-    assert outbox.relay(message_id) == outbox.Relayed.LEFT_ALONE  # done: never relayed again
+    assert (
+        outbox.relay(message_id, vouched) == outbox.Relayed.LEFT_ALONE
+    )  # done: never relayed again
     assert WebhookDelivery.objects.get(pk=cage.pk).attempts == 2
     assert OutboxMessage.objects.get().attempts == 2
 
@@ -292,14 +296,14 @@ def test_the_relay_claims_retries_with_backoff_and_never_resends_a_delivered_one
 @pytest.mark.django_db(transaction=True)
 def test_a_live_claim_is_left_alone_and_a_dead_one_is_taken_over(receiver, settings):
     settings.WEBHOOK_RECEIVERS = receiver.settings("/cage")
-    message_id = outbox.enqueue(outbox.BIG_WIN, {"award": 8}, key="award:8")
-    assert message_id is not None
+    _play_a_jackpot(make_floor(uth_tables=1))  # a real message, which its event vouches for
+    message_id = OutboxMessage.objects.get().pk
     # A relay holds it (its lease has not run out): a second delivery of the task does nothing.
     OutboxMessage.objects.update(claim="00000000-0000-0000-0000-000000000001")
     OutboxMessage.objects.update(
         claimed_until=OutboxMessage.objects.get().created_at.replace(year=2999)
     )
-    assert outbox.relay(message_id) == outbox.Relayed.LEFT_ALONE
+    assert outbox.relay(message_id, vouched) == outbox.Relayed.LEFT_ALONE
     assert outbox.sweep().resent == []
     assert not receiver.received
     # Its worker died: the lease ran out; the sweeper sends it again (to the run's queue, which no
@@ -308,7 +312,7 @@ def test_a_live_claim_is_left_alone_and_a_dead_one_is_taken_over(receiver, setti
     OutboxMessage.objects.update(next_attempt_at=OutboxMessage.objects.get().created_at)
     assert outbox.sweep().resent == [message_id]
     assert outbox.sweep().resent == []  # once a period
-    assert outbox.relay(message_id) == outbox.Relayed.DONE
+    assert outbox.relay(message_id, vouched) == outbox.Relayed.DONE
     assert len(receiver.at("/cage")) == 1
 
 

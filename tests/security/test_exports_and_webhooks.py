@@ -34,7 +34,8 @@ from jackpot.awards import award_verify
 from jackpot.bodies import ExportRequest
 from jackpot.export_jobs import Built, export_job_build, export_job_create
 from jackpot.exports import spreadsheet_safe
-from jackpot.models import AuditEvent, Award, AwardKind, Transfer, WebhookDelivery
+from jackpot.models import AuditEvent, Award, AwardKind, OutboxMessage, Transfer, WebhookDelivery
+from jackpot.outbox_journal import vouched
 from jackpot.services import pool_create, role_group, staff_token_issue
 from tables.models import Game
 from tables.services import operator_terminal_issue, table_create
@@ -219,12 +220,12 @@ def _post(url: str, headers: dict[str, str], body: bytes) -> int:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_delivery_replayed_to_another_receiver_or_as_another_delivery_is_refused(
-    receiver, settings
+    receiver, settings, hostile_floor
 ):
     settings.WEBHOOK_RECEIVERS = receiver.settings()
-    message_id = outbox.enqueue(outbox.JACKPOT_HIT, {"award": 7}, key="award:7")
-    assert message_id is not None
-    assert outbox.relay(message_id) == outbox.Relayed.DONE
+    # The jackpot's real message: its journal event vouches for it (jackpot.outbox_journal).
+    message_id = OutboxMessage.objects.get(topic=outbox.JACKPOT_HIT).pk
+    assert outbox.relay(message_id, vouched) == outbox.Relayed.DONE
     (cage,), (surveillance,) = receiver.at("/cage"), receiver.at("/surveillance")
     assert cage.verified and surveillance.verified
     assert cage.delivery != surveillance.delivery
