@@ -397,8 +397,9 @@ def test_bad_parameters_are_400_naming_the_field(story, params, param):
 
 
 def test_the_auditors_page_links_to_the_months_statements(story, client, django_user_model):
-    client.force_login(django_user_model.objects.get(username="ida"))
     with time_machine.travel(_paris(12, 15, 10), tick=True):
+        # Signed in at that hour: a session ends at the shift's limits (core.sessions).
+        client.force_login(django_user_model.objects.get(username="ida"))
         page = client.get(f"/audit/pools/{story.floor.pool_id}/?lang=en")
         links = audit._liability_links(story.floor.pool_id, "fr")
         english = audit._liability_links(story.floor.pool_id, "en")

@@ -22,6 +22,7 @@ from jackpot.services import role_group
 from jackpot.tokens import hash_token, issue_token
 from tables.models import Round, Table, Terminal
 from tables.services import operator_terminal_issue, terminal_revoke
+from tests.conftest import uth_seat
 from tests.pages.conftest import play_hit
 from tests.security.test_second_factor import code, signed_in
 from tests.security.test_second_factor import person as enrolled
@@ -249,7 +250,7 @@ def test_a_terminal_row_written_by_sql_posts_no_round(floor):
     """A spare token for a live table, written as a row (the real terminal keeps working), a
     revoked token revived, or a real row given another token: none opens a round."""
     table = Table.objects.get(pk=floor.uth[0].table_id)
-    seat = {"seat": 1, "ante_cents": 500, "blind_cents": 500, "trips_cents": 0, "progressive": True}
+    seat = uth_seat(1)
     opened = floor.uth[0].post("/rounds", {"round_id": "real", "seats": [seat]})
     assert opened.status_code == 201, opened.content
     before = events()

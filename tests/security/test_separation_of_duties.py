@@ -16,7 +16,7 @@ from django.contrib.auth.models import Group, User
 from django.db import IntegrityError, connection, transaction
 
 from core.errors import ApiError, Forbidden
-from jackpot import staff
+from jackpot import ledger, staff
 from jackpot.awards import (
     award_pay,
     award_referral_decide,
@@ -70,7 +70,16 @@ def mixed(name: str, role: str, *roles: str, **flags: bool) -> User:
     for flag, value in flags.items():
         assert flag in ("is_staff", "is_superuser")
         superuser_sql(f"UPDATE auth_user SET {flag} = %s WHERE id = %s", [value, user.pk])
-    return User.objects.get(pk=user.pk)
+    user = User.objects.get(pk=user.pk)
+    # The grant from before is on the journal, as it was then: the account is what the journal
+    # gave it (jackpot.authority), and still refused, as one that configures.
+    ledger.record(
+        chain=ledger.ADMIN_CHAIN,
+        kind="staff.changed",
+        actor="test",
+        payload={"user": name, "before": {}, "after": staff.snapshot(user)},
+    )
+    return user
 
 
 def _commit(*statements: tuple[str, list[object]]) -> None:

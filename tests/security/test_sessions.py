@@ -70,9 +70,9 @@ def test_a_session_row_read_or_written_by_sql_signs_no_one_in(floor):
     ana, bob = person("ana", "supervisor"), person("bob", "supervisor")
     jackpot, _ = play_hit(floor.uth[0])
 
-    def approve(client: Client):
+    def approve(client: Client, body: dict | None = None):
         return client.post(
-            f"/api/v1/awards/{jackpot['id']}/approve", {}, content_type="application/json"
+            f"/api/v1/awards/{jackpot['id']}/approve", body or {}, content_type="application/json"
         )
 
     insider = signed_in(ana)
@@ -81,7 +81,7 @@ def test_a_session_row_read_or_written_by_sql_signs_no_one_in(floor):
     )
     assert verified.status_code == 200, verified.content
     surveilled(jackpot["id"])
-    refused = approve(insider)
+    refused = approve(insider, {"second_factor_code": code(ana, steps_ahead=1)})
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "four_eyes")
     colleague = signed_in(bob)  # bob's live session, past his second factor
     before = (AuditEvent.objects.count(), rows())
