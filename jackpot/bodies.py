@@ -225,13 +225,13 @@ SecondFactorCode = Annotated[
 ]
 
 
-class Presence(Body):
+class SecondPersonCode(Body):
     """What the second person of a two-person step sends to prove presence."""
 
     second_factor_code: SecondFactorCode | None = None
 
 
-class AwardApproval(Presence):
+class AwardApproval(SecondPersonCode):
     """An approval, with an optional note, and the approver's fresh code."""
 
     note: OptionalNote = None
@@ -332,7 +332,7 @@ class AwardReview(Body):
     note: Note | None = None
 
 
-class AwardReferral(Presence):
+class AwardReferral(SecondPersonCode):
     """A manager's decision on surveillance's referral, and why, with the manager's fresh code."""
 
     decision: Annotated[ReferralOutcome, _Text]
@@ -632,7 +632,7 @@ class ChangeProposal(Body):
     reason: Note
 
 
-class ChangeApproval(Presence):
+class ChangeApproval(SecondPersonCode):
     """An approval, with an optional note, and the approver's fresh code."""
 
     note: Note | None = None

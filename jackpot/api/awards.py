@@ -116,7 +116,7 @@ def _step(
             # A two-person step's second person proves presence before the step's transaction.
             presence = (
                 second_factor.present(user, step.second_factor_code)
-                if isinstance(step, bodies.Presence)
+                if isinstance(step, bodies.SecondPersonCode)
                 else None
             )
             award_answer = award_body(run(award, user, step, presence))
@@ -261,7 +261,7 @@ class AwardRegisterView(StaffView):
 
 AwardVoidConfirmView = _step(
     "confirm the void of",
-    bodies.Presence,
+    bodies.SecondPersonCode,
     lambda a, u, b, p: awards.award_void_confirm(award_id=a, user=u, presence=p),
     SUPERVISORS,
     operation_id="award_void_confirm",

@@ -332,10 +332,11 @@ SEMANTIC_REFUSALS = [
     Refusal(
         400,
         "invalid_parameter",
-        "a liability statement's `from` later than its `at` (or than now, `at`'s default), or an"
-        " `at` in the future: JSON Schema cannot compare two parameters, nor one with the clock",
+        "a liability statement's `from` later than its `at` (or than now, `at`'s default), an"
+        " `at` in the future, or either before 1970 (the schema's description says so): JSON"
+        " Schema cannot compare two parameters, nor one with the clock, nor bound a date-time",
         operations=frozenset({"pool_liability"}),
-        when=_message("is later than at|is in the future"),
+        when=_message("is later than at|is in the future|is before 1970-01-01"),
     ),
     # A table's move: the pool and the table's game and state, not the body's shape.
     Refusal(

@@ -82,8 +82,9 @@ def _many_awards(floor, count: int) -> None:
         )
         for number in range(count // 42 + 1)
     )
-    Award.objects.bulk_create(
-        Award(
+
+    def award(number: int, follows: Award | None = None) -> Award:
+        return Award(
             pool_id=floor.pool_id,
             round=rounds[number // 42],
             seat=number % 7 + 1,
@@ -92,9 +93,15 @@ def _many_awards(floor, count: int) -> None:
             status=statuses[number % 3],
             number=last + number + 1,
             created_at=now + timedelta(microseconds=number),
+            follows=follows,
         )
-        for number in range(count)
-    )
+
+    # A round's envies follow its royal (a CHECK: every envy follows an award), written first
+    # as the grant writes them; a round's 42 awards begin with its royals.
+    envies = [number for number in range(count) if kinds[number // 7 % 6] == AwardKind.ENVY]
+    firsts = Award.objects.bulk_create(award(n) for n in range(count) if n not in envies)
+    royal = {a.round_id: a for a in reversed(firsts) if a.kind == AwardKind.ROYAL_FLUSH}
+    Award.objects.bulk_create(award(n, royal[rounds[n // 42].pk]) for n in envies)
 
 
 def _synchronous(client: Client, query: str = "") -> bytes:
