@@ -15,8 +15,10 @@ as an authentic event (its HMAC verifies) explains it:
 - a terminal token acts only when its issue (`terminal.issued`, or the operator's
   `terminal.bootstrapped`) is authentic and names the same terminal, table and hash, and no later
   authentic event revoked it (`terminal.revoked`, or an issue for its table that revoked it);
-  an event verified once is remembered by its id and hash (the journal is append-only), so a
-  round's request costs one indexed read of its table's terminal events;
+  an event verified once is remembered by its id and hash (the journal is append-only). The
+  look-up rides in the terminal's own statement, once a minute per token and process
+  (`tables.api.authentication.JOURNAL_RECHECK_SECONDS`): the row's revocation is read on every
+  request, so only a revocation undone by SQL may outlive its event by up to that minute;
 - a two-person change is decided only as its authentic `<kind>.change_proposed` event says: kind,
   content, `before`, pool, subject and proposer (`proposal_matches`, from `jackpot.changes`).
 An event that does not verify explains nothing: the request fails closed, and the full
@@ -223,6 +225,32 @@ def terminal_explained(terminal_id: int, table_id: int, token_hash: str) -> bool
         if sequence > own[0][1] and revoking and _authentic_once(pk, digest):
             _refused(f"terminal {terminal_id}", f"revoked by admin/{sequence}")
             return False
+    return True
+
+
+def terminal_said(
+    terminal_id: int,
+    table_id: int,
+    token_hash: str,
+    event_id: int | None,
+    digest: str | None,
+    table: str | None,
+    issued_hash: str | None,
+    issues: int | None,
+    revoked: bool,
+) -> bool:
+    """`terminal_explained` from what the terminal's own look-up read of the journal in the
+    same statement (`tables.api.authentication`): its issue event (id, hash, table, token
+    hash, how many issues name it) and whether a later event revoked it."""
+    if event_id is None or digest is None or issues != 1:
+        _refused(f"terminal {terminal_id}", "no single issue event")
+        return False
+    if table != str(table_id) or issued_hash != token_hash or revoked:
+        _refused(f"terminal {terminal_id}", "its row differs from its events, or it was revoked")
+        return False
+    if not _authentic_once(event_id, digest):
+        _refused(f"terminal {terminal_id}", "its issue event does not verify")
+        return False
     return True
 
 

@@ -13,6 +13,7 @@ service listens only where the proxy reaches it (docs/operations.md).
 from __future__ import annotations
 
 import re
+import time
 from functools import cache
 from typing import Any
 
@@ -53,34 +54,84 @@ _TABLE = ("name", "game", "pool_id", "seats", "enabled")
 _POOL = ("name", "currency", "stake_cents", "verification_threshold_cents", "paytable_version")
 
 
+#: On PostgreSQL the same statement reads what the journal says of the terminal
+#: (`jackpot.authority.terminal_said`, through the indexes of jackpot 0029): its issue event
+#: (id, hash, table, token hash, and how many there are) and whether an event since revoked
+#: it. A forged revocation only refuses; a forged issue fails its HMAC.
+_ISSUES = "('terminal.bootstrapped', 'terminal.issued')"
+_JOURNAL_SQL = (
+    ", e.id, e.hash, e.payload->>'table', e.payload->>'token_hash', e.issues, EXISTS ("
+    "SELECT 1 FROM jackpot_auditevent r WHERE r.chain = 'admin' AND r.sequence > e.sequence"
+    " AND ((r.kind = 'terminal.revoked' AND (r.payload->>'terminal') = t.id::text)"
+    f" OR (r.kind IN {_ISSUES} AND (r.payload->>'table') = t.table_id::text"
+    " AND r.payload->'revoked' @> to_jsonb(t.id))))"
+)
+_JOURNAL_JOIN = (
+    " LEFT JOIN LATERAL (SELECT id, hash, payload, sequence, count(*) OVER () AS issues"
+    f" FROM jackpot_auditevent WHERE chain = 'admin' AND kind IN {_ISSUES}"
+    " AND (payload->>'terminal') = t.id::text LIMIT 1) e ON true"
+)
+
+
+#: How long a process takes a token the journal explained as still explained: the row's
+#: revocation is read on every request; the journal's (against a revocation undone by SQL) once
+#: a minute, so a round's request costs no journal read but the first of each minute.
+JOURNAL_RECHECK_SECONDS = 60.0
+_explained_at: dict[str, float] = {}
+
+
 @cache
-def _terminal_sql() -> str:
+def _terminal_sql(journal: bool) -> str:
     return (
         f"SELECT {rows.columns(Terminal, 't', _TERMINAL)}, {rows.columns(Table, 'tb', _TABLE)},"
-        f" {rows.columns(Pool, 'p', _POOL)} FROM tables_terminal t"
+        f" {rows.columns(Pool, 'p', _POOL)}{_JOURNAL_SQL if journal else ''}"
+        " FROM tables_terminal t"
         " JOIN tables_table tb ON tb.id = t.table_id"
         " LEFT JOIN jackpot_pool p ON p.id = tb.pool_id"
+        f"{_JOURNAL_JOIN if journal else ''}"
         " WHERE t.token_hash = %s AND t.revoked_at IS NULL"
     )
 
 
 def _terminal_by_token(token_hash: str) -> Terminal | None:
-    """The live terminal with this token, its table and the table's pool, in one query.
+    """The live terminal with this token, its table and the table's pool, in one query; 401
+    unless the journal explains it (`jackpot.authority`).
 
     Plain SQL (`jackpot.rows`) and only the fields a round uses: it runs on every terminal
-    request, and the ORM's select_related query cost three times as much.
+    request, and the ORM's select_related query cost three times as much. On PostgreSQL the
+    journal's part rides in the same statement; elsewhere (`make run`'s SQLite) it is one more;
+    either once a `JOURNAL_RECHECK_SECONDS` per token and process.
     """
+    now = time.monotonic()
+    last = _explained_at.get(token_hash)
+    recheck = last is None or now - last >= JOURNAL_RECHECK_SECONDS
+    journal = recheck and connection.vendor == "postgresql"
     with connection.cursor() as cursor:
-        cursor.execute(_terminal_sql(), [token_hash])
+        cursor.execute(_terminal_sql(journal), [token_hash])
         row = cursor.fetchone()
     if row is None:
         return None
     split = len(_TERMINAL) + 1
     end = split + len(_TABLE) + 1
+    pool_end = end + len(_POOL) + 1
     terminal = rows.from_row(Terminal, row[:split], _TERMINAL)
     table = rows.from_row(Table, row[split:end], _TABLE)
-    table.pool = rows.from_row(Pool, row[end:], _POOL) if table.pool_id is not None else None
+    table.pool = rows.from_row(Pool, row[end:pool_end], _POOL) if table.pool_id else None
     terminal.table = table
+    if not recheck:
+        return terminal
+    said = row[pool_end:]
+    explained = (
+        authority.terminal_said(terminal.pk, terminal.table_id, token_hash, *said)
+        if journal
+        else authority.terminal_explained(terminal.pk, terminal.table_id, token_hash)
+    )
+    if not explained:
+        _explained_at.pop(token_hash, None)
+        # A row the service's role can write proves nothing: the token acts only as its
+        # issue in the journal says (jackpot.authority).
+        raise AuthenticationFailed("this terminal token was not issued as the journal says")
+    _explained_at[token_hash] = now
     return terminal
 
 
@@ -127,10 +178,6 @@ class TerminalAuthentication(BaseAuthentication):
         terminal = _terminal_by_token(token_hash)
         if terminal is None:
             raise AuthenticationFailed("unknown or revoked terminal token")
-        if not authority.terminal_explained(terminal.pk, terminal.table_id, token_hash):
-            # A row the service's role can write proves nothing: the token acts only as its
-            # issue in the journal says (jackpot.authority).
-            raise AuthenticationFailed("this terminal token was not issued as the journal says")
         if settings.TERMINAL_CLIENT_CERTIFICATES:
             check_client_certificate(request, terminal.table_id)
         return TerminalPrincipal(terminal), token
