@@ -16,10 +16,12 @@ Revoking a token is one admin's action. Every change is an audit event with befo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
@@ -114,28 +116,44 @@ class TableAdmin(FilesProposals):
                 table_id=obj.pk, pool=data["pool"], reason=data["reason"], user=staff_user(request)
             )
 
-    @admin.action(description="Approve the proposed move (another admin than the proposer)")
-    def approve_move(self, request: HttpRequest, queryset: Any) -> None:
+    def _approve(
+        self,
+        request: HttpRequest,
+        queryset: Any,
+        kind: ChangeKind,
+        approve: Callable[[int, User, Presence], str],
+    ) -> None:
+        """Approve each proposal of `kind` of the selected tables, with the approver's code
+        checked once for the action; `approve` applies one and says what to show."""
+
         def decide(presence: Presence) -> None:
             for table in queryset:
-                moves = ParameterChange.objects.filter(
-                    kind=ChangeKind.TABLE_MOVE,
-                    status=ChangeStatus.PROPOSED,
-                    changes__table=table.pk,
+                proposals = ParameterChange.objects.filter(
+                    kind=kind, status=ChangeStatus.PROPOSED, changes__table=table.pk
                 )
-                for move in moves.order_by("pk"):
+                for proposal in proposals.order_by("pk"):
                     try:
-                        table_move_approve(
-                            change_id=move.pk, user=staff_user(request), presence=presence
-                        )
+                        done = approve(proposal.pk, staff_user(request), presence)
                     except ApiError as refusal:
                         if refusal.status_code == 403:
-                            log_denied(request, f"{refusal.code} (#{move.pk}: {refusal.message})")
-                        self.message_user(request, f"#{move.pk}: {refusal.message}", messages.ERROR)
+                            log_denied(
+                                request, f"{refusal.code} (#{proposal.pk}: {refusal.message})"
+                            )
+                        self.message_user(
+                            request, f"#{proposal.pk}: {refusal.message}", messages.ERROR
+                        )
                     else:
-                        self.message_user(request, f"#{move.pk}: {table.name} moved")
+                        self.message_user(request, f"{table.name}: {done}", messages.WARNING)
 
         presence_of(request, decide)
+
+    @admin.action(description="Approve the proposed move (another admin than the proposer)")
+    def approve_move(self, request: HttpRequest, queryset: Any) -> None:
+        def move(change: int, user: User, presence: Presence) -> str:
+            table_move_approve(change_id=change, user=user, presence=presence)
+            return f"moved (#{change})"
+
+        self._approve(request, queryset, ChangeKind.TABLE_MOVE, move)
 
     @admin.action(
         description="Propose a new terminal token beside the current ones (rotation; another "
@@ -175,32 +193,11 @@ class TableAdmin(FilesProposals):
         "the token is shown to you once)"
     )
     def approve_terminal_issue(self, request: HttpRequest, queryset: Any) -> None:
-        def decide(presence: Presence) -> None:
-            for table in queryset:
-                proposals = ParameterChange.objects.filter(
-                    kind=ChangeKind.TERMINAL_ISSUE,
-                    status=ChangeStatus.PROPOSED,
-                    changes__table=table.pk,
-                )
-                for proposal in proposals.order_by("pk"):
-                    try:
-                        approved = terminal_issue_approve(
-                            change_id=proposal.pk, user=staff_user(request), presence=presence
-                        )
-                    except ApiError as refusal:
-                        if refusal.status_code == 403:
-                            log_denied(
-                                request, f"{refusal.code} (#{proposal.pk}: {refusal.message})"
-                            )
-                        self.message_user(
-                            request, f"#{proposal.pk}: {refusal.message}", messages.ERROR
-                        )
-                    else:
-                        self.message_user(
-                            request, f"{table.name}: {approved.issued.token}", messages.WARNING
-                        )
+        def issue(change: int, user: User, presence: Presence) -> str:
+            approved = terminal_issue_approve(change_id=change, user=user, presence=presence)
+            return approved.issued.token
 
-        presence_of(request, decide)
+        self._approve(request, queryset, ChangeKind.TERMINAL_ISSUE, issue)
 
 
 @admin.register(Terminal)

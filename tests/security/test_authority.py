@@ -26,7 +26,7 @@ from tests.conftest import uth_seat
 from tests.pages.conftest import play_hit
 from tests.security.test_second_factor import code, signed_in
 from tests.security.test_second_factor import person as enrolled
-from tests.staff import person, surveilled, token_client
+from tests.staff import person, referred, surveilled, token_client
 from tests.staff import signed_in as session_of
 
 pytestmark = pytest.mark.django_db
@@ -289,3 +289,65 @@ def test_a_terminal_row_written_by_sql_posts_no_round(floor):
     assert events() == before + 2  # the second terminal's issue and its revocation
     # The real terminal still plays.
     assert floor.uth[0].client().get(f"/api/v1/tables/{table.pk}/rounds").status_code == 200
+
+
+def test_no_second_step_of_any_two_person_control_goes_without_a_fresh_code(settings, floor):
+    """Every second step the API offers (approve an award, confirm a jackpot's void, decide a
+    referral, approve a pool's change, a table's move or a terminal token), by its rightful
+    second person with a verified session's staff token and no code: 403, nothing written."""
+    settings.STAFF_SECOND_FACTOR_REQUIRED = True
+    ana, bob = enrolled("ana", "admin"), enrolled("bob", "admin")
+    sue, sid = enrolled("sue", "supervisor"), enrolled("sid", "supervisor")
+    meg = enrolled("meg", "manager")
+    proposer, approver = token_client(ana), token_client(bob)
+    first, second, manager = token_client(sue), token_client(sid), token_client(meg)
+    table = floor.uth[0].table_id
+
+    def post(client: Client, url: str, body: dict) -> int:
+        return client.post(url, body, content_type="application/json").status_code
+
+    royal, _ = play_hit(floor.uth[0], "r-1")
+    assert post(first, f"/api/v1/awards/{royal['id']}/verify", {"note": "seen"}) == 200
+    surveilled(royal["id"])
+    voided, _ = play_hit(floor.uth[0], "r-2")
+    assert post(first, f"/api/v1/awards/{voided['id']}/void", {"reason": "misdeal"}) == 202
+    disputed, _ = play_hit(floor.uth[0], "r-3")
+    referred(disputed["id"])
+    Table.objects.filter(pool_id=floor.pool_id).update(enabled=False)
+    pool_change = proposer.post(
+        f"/api/v1/pools/{floor.pool_id}/changes",
+        {"changes": {"name": "Salle B"}, "reason": "r"},
+        content_type="application/json",
+    ).json()["id"]
+    move = proposer.post(
+        f"/api/v1/tables/{table}/moves", {"pool": None, "reason": "r"}, "application/json"
+    )
+    issue = proposer.post(
+        f"/api/v1/tables/{table}/terminals", {"name": "spare", "reason": "r"}, "application/json"
+    )
+    assert (move.status_code, issue.status_code) == (201, 201), (move.content, issue.content)
+    move, issue = move.json()["id"], issue.json()["id"]
+
+    steps = [
+        (second, f"/api/v1/awards/{royal['id']}/approve", {}),
+        (second, f"/api/v1/awards/{voided['id']}/void/confirm", {}),
+        (
+            manager,
+            f"/api/v1/awards/{disputed['id']}/referral",
+            {"decision": "clear", "reason": "x"},
+        ),
+        (approver, f"/api/v1/pools/{floor.pool_id}/changes/{pool_change}/approve", {}),
+        (approver, f"/api/v1/tables/{table}/moves/{move}/approve", {}),
+        (approver, f"/api/v1/tables/{table}/terminals/issues/{issue}/approve", {}),
+    ]
+    for client, url, body in steps:
+        before = events()
+        refused = client.post(url, body, content_type="application/json")
+        assert (refused.status_code, refused.json()["error"]["code"]) == (
+            403,
+            "second_factor_code_required",
+        ), url
+        assert events() == before, url
+    assert Award.objects.get(pk=royal["id"]).status == "verified"
+    assert Award.objects.get(pk=voided["id"]).status != "void"
+    assert not ParameterChange.objects.filter(status="applied").exists()

@@ -29,19 +29,16 @@ from jackpot.models import (
     SealedTOTPDevice,
     StaffSecurity,
 )
-from jackpot.services import role_group
 from jackpot.staff import (
     password_reset,
     second_factor_reset_propose,
     staff_change_approve,
     staff_create_propose,
 )
-from tests.staff import enroll, grant_roles, signed_in
+from tests.security.test_second_factor import PASSWORD, STEP, person
+from tests.staff import signed_in
 
 pytestmark = pytest.mark.django_db
-
-PASSWORD = "a long floor password"
-STEP = "/floor/login/next/"
 
 
 @pytest.fixture(autouse=True)
@@ -52,15 +49,6 @@ def required(settings):
     settings.CACHES = {
         "default": {**settings.CACHES["default"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}
     }
-
-
-def person(name: str, *roles: str, device: bool = True, **flags: bool) -> User:
-    user = User.objects.create_user(username=name, password=PASSWORD, **flags)
-    for role in roles:
-        grant_roles(user, role_group(role))
-    if device:
-        enroll(user)
-    return user
 
 
 def shown(key: bytes, steps_ahead: int = 0) -> str:
