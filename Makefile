@@ -81,7 +81,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/mypy --strict tables/rules
+	$(BIN)/mypy --strict rules
 	$(BIN)/lint-imports --no-logo
 
 clean:

@@ -12,7 +12,7 @@ tables of one pool, each request read by `tables.bodies.round_requests.parse_ope
 actor, exactly as `tables.api.views` runs them: real settlement, awards, chains and transfers.
 At the end of every simulated club day, each award waiting for a supervisor (a jackpot, or one
 at or over the pool's verification threshold) is verified by one supervisor, approved by another
-and paid (`jackpot.awards`), so the journal has award steps too.
+and paid (`jackpot.awards.workflow`), so the journal has award steps too.
 
 The clock is moved with `time_machine` (the services read `timezone.now()`; PostgreSQL is
 real): round n is played on club day n // per_day from START_DAY, the day's rounds spread
@@ -108,11 +108,14 @@ from django.test import Client
 import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that sends tasks)
 from bench.results import write_result
 from core.wire import read_query
-from jackpot.awards import award_approve, award_pay, award_verify
+from jackpot.awards.workflow import award_approve, award_pay, award_verify
 from jackpot.bodies import WinnerIdentityBody
-from jackpot.canonical import fingerprint
 from jackpot.models import AuditEvent, Award, AwardStatus, PaymentMethod, Pool, Transfer
-from jackpot.services import pool_create, role_group, staff_token_issue
+from jackpot.money.canonical import fingerprint
+from jackpot.pools.creation import pool_create
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
+from simulator.deals import ANTES_CENTS, TRIPS_CENTS, PlacedBets, RoundPlan, deal_fair
 from tables.audit.history import fold_history
 from tables.audit.pool_history import pool_history
 from tables.audit.reconciliation import reconcile
@@ -123,7 +126,6 @@ from tables.bodies.round_requests import parse_open, parse_result
 from tables.models import Game, Round, RoundState, Table, Terminal
 from tables.rounds import RoundOpened, RoundSettled, round_open, round_settle
 from tables.services import operator_terminal_issue, table_create
-from tables.simulation.deals import ANTES_CENTS, TRIPS_CENTS, PlacedBets, RoundPlan, deal_fair
 
 # --- what is timed: one place, so a faster sibling replaces an entry -----------------------------
 

@@ -30,14 +30,14 @@ import django
 django.setup()
 
 from jackpot.bodies import Meter
-from jackpot.meter import meter_body
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
-from jackpot.movements import AwardsGranted, StakesTaken
+from jackpot.money.meter import meter_body
+from jackpot.money.movements import AwardsGranted, StakesTaken
+from rules.cards import DECK
+from rules.uth import Street, UthBets, UthDecision, UthSettlement, settle_uth
 from tables.bodies.round_requests import OpenRequest, ResultRequest, SeatBets, SeatPlay
 from tables.models import Table
 from tables.rounds import answers
-from tables.rules.cards import DECK
-from tables.rules.uth import Street, UthBets, UthDecision, UthSettlement, settle_uth
 
 SEATS = 7
 NOW = datetime(2026, 11, 29, 21, 41, 1, 249331, tzinfo=UTC)

@@ -23,9 +23,9 @@ import numpy as np
 from treys import Card as TreysCard
 from treys import Evaluator
 
-from tables.rules import hands
-from tables.rules.batch import rank7_batch
-from tables.rules.cards import DECK
+from rules import hands
+from rules.batch import rank7_batch
+from rules.cards import DECK
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +38,7 @@ from pathlib import Path
 def rss():
     return int(Path("/proc/self/statm").read_text().split()[1]) * 4096 / 1e6
 start = time.perf_counter()
-import tables.rules.hands as hands
+import rules.hands as hands
 imported = time.perf_counter()
 assert "numpy" not in sys.modules
 before = rss()
@@ -83,7 +83,7 @@ def main() -> int:
     ).stdout.split()
     import_ms, build_ms, rss_before, rss_after, list_mb = (float(v) for v in cold)
     print(
-        f"cold start: import tables.rules.hands {import_ms:.0f} ms (numpy not loaded); "
+        f"cold start: import rules.hands {import_ms:.0f} ms (numpy not loaded); "
         f"first rank7 call builds the tables in {build_ms:.0f} ms incl. numpy import; "
         f"RSS {rss_before:.0f} -> {rss_after:.0f} MB (+{rss_after - rss_before:.0f} MB, "
         f"of which Python lists {list_mb:.0f} MB)"

@@ -4,7 +4,7 @@ second PostgreSQL makes on that one row.
     .venv/bin/python bench/hot_row.py [--rounds 300] [--clients 1,2,4,8,16,32,64] [--seconds 8]
                                       [--keys]
 
-Every table linked to a pool takes the pool's row (jackpot.locks: POOL) for the last part of a
+Every table linked to a pool takes the pool's row (jackpot.money.locks: POOL) for the last part of a
 round's open, and of a settle that grants awards: from the `UPDATE jackpot_pool` to the COMMIT.
 Those transactions run one after the other, whatever the number of web processes, so one pool
 can never take more rounds a second than 1 / (that hold time). Two measurements:
@@ -64,15 +64,15 @@ from django.test import Client
 
 import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that sends tasks)
 from bench.results import write_result
-from jackpot.services import pool_create
+from jackpot.pools.creation import pool_create
 from tables.models import Game
 from tables.services import operator_terminal_issue, table_create
 
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
 SEATS = range(1, 8)
 # The statement that takes the pool row: its UPDATE, run after the round's event is written
-# (jackpot.ledger.Gate), alone or first in a statement that writes with it (an award's numbers
-# and its rows: jackpot.movements.grant_awards_recorded).
+# (jackpot.money.ledger.Gate), alone or first in a statement that writes with it (an award's numbers
+# and its rows: jackpot.money.movements.grant_awards_recorded).
 POOL_UPDATE = re.compile(r"^\s*(WITH\s+\w+\s+AS\s+\(\s*)?UPDATE\s+jackpot_pool\b", re.IGNORECASE)
 
 

@@ -62,7 +62,7 @@ import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that 
 from bench import machine_cpu
 from bench.shape import ROUND_STATEMENTS
 from bench.trivial import RoundShapeView
-from jackpot.services import pool_create
+from jackpot.pools.creation import pool_create
 from tables.bodies.round_requests import parse_open, parse_result
 from tables.models import Game
 from tables.services import operator_terminal_issue, table_create

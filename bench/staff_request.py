@@ -4,10 +4,10 @@
 
 Plays `GET /api/v1/awards?limit=1` through Django's test client on PostgreSQL (a database
 jackpot_staff is created anew at DATABASE_URL's server) for an auditor given the role as the
-service gives it (`jackpot.staff.operator_grant`: the account's event on the journal), once with
-its staff token and once with its session, and prints the CPU and the wall time per request.
+service gives it (`jackpot.staff.accounts.operator_grant`: the account's event on the journal), once
+with its staff token and once with its session, and prints the CPU and the wall time per request.
 What it isolates is the staff's authentication and authorization, which check every request
-against the journal (`jackpot.authority`: the account's newest event, the token's issue).
+against the journal (`jackpot.staff.authority`: the account's newest event, the token's issue).
 Run it on two trees with the same interpreter to compare them.
 """
 
@@ -43,8 +43,7 @@ django.setup()
 from django.core.management import call_command
 from django.test import Client
 
-from jackpot.services import staff_token_issue
-from jackpot.staff import operator_grant
+from jackpot.staff.accounts import operator_grant, staff_token_issue
 
 WARM = 20
 

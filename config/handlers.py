@@ -31,7 +31,7 @@ from rest_framework.views import exception_handler, set_rollback
 
 from core.errors import ApiError, error_body
 from core.throttling import client_address
-from tables.rules.errors import RulesError
+from rules.errors import RulesError
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ _DRF_TYPES = {
 security_log = logging.getLogger("jackpot.security")
 
 
-# A bearer token's first characters, as stored to tell tokens apart (`jackpot.tokens`): its kind
+# A bearer token's first characters, as stored to tell tokens apart (`core.tokens`): its kind
 # and 4 characters of 43 random ones, never enough to use it.
 _PRESENTED = re.compile(r"^bearer\s+((?:term|staff)_[A-Za-z0-9_-]{0,4})", re.IGNORECASE)
 
@@ -123,7 +123,7 @@ def _is_stake_refusal(exc: RulesError) -> bool:
     return exc.code == "invalid_bet" and (exc.param or "").endswith(".progressive_cents")
 
 
-#: A pool that takes no stake now (jackpot.lifecycle): the round's progressive stakes refused.
+#: A pool that takes no stake now (jackpot.pools.lifecycle): the round's progressive stakes refused.
 _POOL_NOT_TAKING = frozenset({"pool_suspended", "pool_stopped"})
 
 

@@ -8,7 +8,7 @@ Invariants:
   could forge) is in METRICS_ALLOWED_NETS (loopback by default), anyone else gets 403 in the API's
   error shape; behind nginx the peer is nginx, which keeps /metrics off its public listener;
 - /metrics is not part of the API: a plain Django view, absent from the OpenAPI schema;
-- a scrape answers even with the database down (jackpot.gauges leaves its figures out).
+- a scrape answers even with the database down (jackpot.reporting.gauges leaves its figures out).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET
 
 from core import metrics
 from core.errors import error_body
-from jackpot.gauges import DatabaseFigures
+from jackpot.reporting.gauges import DatabaseFigures
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 UNMATCHED = "<unmatched>"

@@ -6,19 +6,19 @@ from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularSwaggerView
 
-from config.admin_login import admin_login
 from config.handlers import json_404
 from config.health import healthz
 from config.monitoring import metrics_view
 from config.schema import SchemaView
 from core import openapi  # noqa: F401  (registers the schema extensions)
-from jackpot.views import display_sign
+from floor.login import admin_login
+from jackpot.sign.page import display_sign
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics_view, name="metrics"),  # not the API's: no schema (config.monitoring)
     path("display/<int:pool>/", display_sign, name="display"),
-    path("", include("tables.pages.urls")),
+    path("", include("floor.urls")),
     path("api/v1/", include("tables.api.urls")),
     path("api/v1/", include("jackpot.api.urls")),
     path("api/schema/", SchemaView.as_view(), name="schema"),  # built once per process

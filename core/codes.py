@@ -2,7 +2,7 @@
 
 `docs/api.md` lists the same table (a test holds the two together), and a test reads every
 `ApiError`/`RulesError` raised in the code so that no code escapes this list. The rules engine's
-own codes (`tables.rules.errors.RulesCode`, which must not import Django or this package) are a
+own codes (`rules.errors.RulesCode`, which must not import Django or this package) are a
 subset of these, checked by a test too.
 """
 
@@ -25,7 +25,7 @@ class ErrorCode(StrEnum):
     INVALID_REASON = "invalid_reason"
     INVALID_TEXT = "invalid_text"
     INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key"
-    # The rules engine (tables.rules.errors.RulesCode)
+    # The rules engine (rules.errors.RulesCode)
     INVALID_CARD = "invalid_card"
     DUPLICATE_CARD = "duplicate_card"
     WRONG_CARD_COUNT = "wrong_card_count"
@@ -75,7 +75,7 @@ class ErrorCode(StrEnum):
     INVALID_CHANGE = "invalid_change"
     NOT_THE_PROPOSER = "not_the_proposer"
     TOO_FEW_ADMINS = "too_few_admins"
-    # A pool's life: suspended by one admin, stopped for good by two (jackpot.lifecycle)
+    # A pool's life: suspended by one admin, stopped for good by two (jackpot.pools.lifecycle)
     POOL_SUSPENDED = "pool_suspended"
     POOL_STOPPED = "pool_stopped"
     POOL_NOT_SUSPENDED = "pool_not_suspended"
@@ -94,7 +94,7 @@ class ErrorCode(StrEnum):
     AUTHENTICATION_FAILED = "authentication_failed"
     PERMISSION_DENIED = "permission_denied"
     SECOND_FACTOR_REQUIRED = "second_factor_required"
-    # Authority as the journal explains it (jackpot.authority) and the second person's code
+    # Authority as the journal explains it (jackpot.staff.authority) and the second person's code
     POWERS_UNEXPLAINED = "powers_unexplained"
     ACCOUNT_UNEXPLAINED = "account_unexplained"
     CHANGE_UNEXPLAINED = "change_unexplained"

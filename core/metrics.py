@@ -3,7 +3,7 @@
 Every metric the processes update is declared here (a service counts with `ROUNDS_SETTLED...inc()`),
 so the names, labels and units are in one place; docs/operations.md "Metrics" says what each means
 and what to alert on. What PostgreSQL knows (the meters, the outbox) is not counted here but read
-at scrape time (`jackpot.gauges`).
+at scrape time (`jackpot.reporting.gauges`).
 
 Invariants:
 - bounded labels only: a route is the URL pattern (`api/v1/tables/<int:table>/rounds`), never
@@ -68,7 +68,8 @@ HTTP_REQUEST_SECONDS = Histogram(
     registry=REGISTRY,
 )
 
-# --- money, counted after commit (tables.rounds, jackpot.movements) -----------------------------
+# --- money, counted after commit (tables.rounds, jackpot.money.movements)
+# -----------------------------
 
 ROUNDS_SETTLED = Counter(
     "jackpot_rounds_settled_total",
@@ -116,8 +117,8 @@ JACKPOT_HITS = Counter(
 )
 SIGNIFICANT_EVENTS = Counter(
     "jackpot_significant_events_total",
-    "Significant events recorded (committed), by their catalogue code (jackpot.significant; "
-    'docs/operations.md "Significant events").',
+    "Significant events recorded (committed), by their catalogue code "
+    '(jackpot.notifications.significant; docs/operations.md "Significant events").',
     ["code"],
     registry=REGISTRY,
 )
@@ -191,7 +192,7 @@ class _Together(Collector):
 
 def exposition(*at_scrape: Collector) -> bytes:
     """The text format of every metric: the processes' (their files, or this process's registry)
-    and those `at_scrape` reads now (jackpot.gauges)."""
+    and those `at_scrape` reads now (jackpot.reporting.gauges)."""
     counted: Collector = (
         _ProcessFiles(_directories()) if os.environ.get(MULTIPROCESS_DIR) else REGISTRY
     )

@@ -11,7 +11,7 @@ black-holed Redis does not cost every request a timeout. Without REDIS_URL (the 
 attempt, added to after a failure, with the same counters and the same failing open.
 
 `client_address` is the one reading of who sent a request: the address-keyed throttles, the
-staff's login throttle (`config.admin_login`) and the security log (`config.handlers`) all use
+staff's login throttle (`floor.login`) and the security log (`config.handlers`) all use
 it, so a request is counted and logged under the same address. Behind NUM_PROXIES proxies it is
 the entry the outermost of them appended to X-Forwarded-For; what a client wrote there itself
 (the entries to its left) is never believed.

@@ -98,9 +98,9 @@ def on_starting(server):  # type: ignore[no-untyped-def]
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
     """Evaluate one hand in the new worker, after the application loaded and before it accepts:
-    the engine fills its tables on first use (tables.rules.hands), once per process."""
-    from tables.rules.cards import parse_cards
-    from tables.rules.hands import evaluate
+    the engine fills its tables on first use (rules.hands), once per process."""
+    from rules.cards import parse_cards
+    from rules.hands import evaluate
 
     evaluate(parse_cards(["As", "Ks", "Qs", "Js", "Ts", "2c", "3d"], param="cards", count=7))
 

@@ -7,7 +7,7 @@
 -- machines that run the service (docs/operations.md, "PostgreSQL").
 -- jackpot_app is the role of the web and the worker: it owns nothing, so it can neither disable
 -- nor drop the journal's triggers, and `manage.py grant_app_role jackpot_app` (run as the owner
--- after every migrate) gives it exactly what jackpot/grants.py declares: SELECT and INSERT on the
+-- after every migrate) gives it exactly what jackpot/audit/grants.py declares: SELECT and INSERT on the
 -- journal, no UPDATE, DELETE or TRUNCATE there.
 --
 -- No password is written here: psql asks for each one (\password sends only its SCRAM hash, so

@@ -4,20 +4,21 @@ roles, and read-only views of awards, transfers and audit events.
 Compliance 17, 36, 40, 47. One admin configures nothing that decides money or power alone:
 - a pool is suspended or resumed by one admin (actions: a technical fault needs speed), and its
   stop for good is an action that files a `pool.stop` proposal (to its orphan account; to
-  another pool through the API), approved by another admin like any change (`jackpot.lifecycle`);
+  another pool through the API), approved by another admin like any change
+  (`jackpot.pools.lifecycle`);
 - a pool's form files a proposal (its parameters, or a new pool) that another admin approves in
-  "Parameter changes", the list of every two-person change (`jackpot.changes`); the staff's
+  "Parameter changes", the list of every two-person change (`jackpot.pools.parameters`); the staff's
   changes are approved there too; a table's move is approved from the tables' list (its module,
   `tables.services`, is above this one);
 - a staff account's form changes alone only what gives no power (names, e-mail address,
   deactivation); its roles, `is_staff`, `is_superuser` and a reactivation are filed as a
   proposal, a new account too, and a second factor's reset is an action that files one
-  (`jackpot.staff`);
+  (`jackpot.staff.accounts`);
 - an admin resets a colleague's password (an action: a temporary one, shown once, to be changed
   at the next sign-in) and never sets it: the password form of another account is refused;
 - another admin (not the one who reset the password, not the account's owner) issues the
   activation code an account without a second factor needs to enroll one (an action: shown
-  once to that admin, `jackpot.second_factor.activation_issue`);
+  once to that admin, `jackpot.staff.second_factor.activation_issue`);
 - no staff token is issued here: a token is its owner's, from their own page;
 - the groups (the roles) and the second factor devices have no page here: they change only by a
   two-person change.
@@ -48,18 +49,9 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from core.errors import ApiError, Forbidden
 from core.throttling import client_address
-from jackpot import duties, lifecycle, second_factor, staff
 from jackpot.api.authentication import has_role
-from jackpot.changes import (
-    CREATE_FIELDS,
-    POOL_FIELDS,
-    change_approve,
-    change_propose,
-    change_reject,
-    check_change,
-    pool_create_approve,
-    pool_create_propose,
-)
+from jackpot.approvals.changes import change_reject
+from jackpot.approvals.presence import PRESENCE_FIELD, Presence
 from jackpot.models import (
     STAFF_KINDS,
     AuditEvent,
@@ -69,9 +61,18 @@ from jackpot.models import (
     Pool,
     Transfer,
 )
-from jackpot.second_factor import Presence
-from jackpot.services import ROLES
-from tables.pools import POOL_TABLES
+from jackpot.pools import lifecycle
+from jackpot.pools.parameters import (
+    CREATE_FIELDS,
+    POOL_FIELDS,
+    change_approve,
+    change_propose,
+    check_change,
+    pool_create_approve,
+    pool_create_propose,
+)
+from jackpot.staff import accounts, duties, second_factor
+from jackpot.staff.roles import ROLES
 
 security_log = logging.getLogger("jackpot.security")
 
@@ -172,7 +173,7 @@ class ReasonForm(forms.ModelForm):
 
 class PoolProposalForm(ReasonForm):
     """A pool's change form files a proposal: it asks why, and checks the values as the service
-    will (`jackpot.changes.check_change`); the pool itself changes only on another admin's
+    will (`jackpot.pools.parameters.check_change`); the pool itself changes only on another admin's
     approval."""
 
     def clean(self) -> dict[str, Any]:
@@ -299,7 +300,7 @@ class PoolAdmin(FilesProposals):
 
 class PresenceActionForm(ActionForm):
     """The actions' form, with the approver's fresh code: the second person of a two-person
-    step proves presence at that step (`jackpot.second_factor.present`)."""
+    step proves presence at that step (`jackpot.staff.second_factor.present`)."""
 
     second_factor_code = forms.CharField(
         required=False,
@@ -313,9 +314,7 @@ def presence_of(request: HttpRequest, decide: Callable[[Presence], None]) -> Non
     """Run `decide` with the code the approver sent with the action, checked once for the
     whole action; a refusal is shown and logged, and nothing is decided."""
     try:
-        presence = second_factor.present(
-            staff_user(request), request.POST.get(second_factor.PRESENCE_FIELD)
-        )
+        presence = second_factor.present(staff_user(request), request.POST.get(PRESENCE_FIELD))
     except ApiError as refusal:
         log_denied(request, f"{refusal.code}: {refusal.message}")
         messages.error(request, refusal.message)
@@ -330,7 +329,6 @@ APPROVE: dict[str, Callable[[ParameterChange, User, Presence], Any]] = {
         pool_id=int(change.pool_id or 0),
         change_id=change.pk,
         user=user,
-        pool_tables=POOL_TABLES,
         presence=presence,
     ),
     ChangeKind.POOL_CREATE: lambda change, user, presence: pool_create_approve(
@@ -340,12 +338,11 @@ APPROVE: dict[str, Callable[[ParameterChange, User, Presence], Any]] = {
         pool_id=int(change.pool_id or 0),
         change_id=change.pk,
         user=user,
-        pool_tables=POOL_TABLES,
         presence=presence,
     ),
     **dict.fromkeys(
         STAFF_KINDS,
-        lambda change, user, presence: staff.staff_change_approve(
+        lambda change, user, presence: accounts.staff_change_approve(
             change_id=change.pk, user=user, presence=presence
         ),
     ),
@@ -477,7 +474,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
 
 # Roles are fixed groups, and a second factor is its owner's: neither has a page where one admin
-# could change it (`jackpot.staff` changes them, by two admins).
+# could change it (`jackpot.staff.accounts` changes them, by two admins).
 admin.site.unregister(User)
 admin.site.unregister(Group)
 admin.site.unregister(TOTPDevice)
@@ -495,7 +492,7 @@ class PowerFields(forms.Form):
     is_staff = forms.BooleanField(required=False, help_text="Signs in to this admin site.")
 
     def refuse_mixed_duties(self, cleaned: dict[str, Any]) -> None:
-        """The service's own rule (`jackpot.duties`), told on the form: an account that
+        """The service's own rule (`jackpot.staff.duties`), told on the form: an account that
         configures holds no money role."""
         if duties.mixes(
             cleaned.get("roles") or [],
@@ -538,13 +535,13 @@ class StaffChangeForm(PowerFields, forms.ModelForm):
 
     class Meta:
         model = User
-        fields = (*staff.PLAIN_FIELDS, "username", "is_active")
+        fields = (*accounts.PLAIN_FIELDS, "username", "is_active")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if self.instance.pk is not None:
             self.initial.update(
-                roles=staff.roles_of(self.instance),
+                roles=accounts.roles_of(self.instance),
                 is_staff=self.instance.is_staff,
                 is_superuser=self.instance.is_superuser,
             )
@@ -554,7 +551,7 @@ class StaffChangeForm(PowerFields, forms.ModelForm):
         asked = {f: self.cleaned_data[f] for f in ("roles", "is_staff", "is_superuser")}
         asked["roles"] = sorted(asked["roles"])
         # The account as stored: the form's validation has already put its values on `instance`.
-        now = staff.snapshot(User.objects.get(pk=self.instance.pk))
+        now = accounts.snapshot(User.objects.get(pk=self.instance.pk))
         if self.cleaned_data["is_active"] and not now["is_active"]:
             asked["is_active"] = True
         return {field: value for field, value in asked.items() if now.get(field) != value}
@@ -572,12 +569,12 @@ class StaffChangeForm(PowerFields, forms.ModelForm):
 @admin.register(User)
 class StaffAdmin(FilesProposals, UserAdmin):
     """Staff accounts: roles are the groups supervisor, auditor and admin. Accounts are
-    deactivated, never deleted; what gives power is proposed (`jackpot.staff`)."""
+    deactivated, never deleted; what gives power is proposed (`jackpot.staff.accounts`)."""
 
     form = StaffChangeForm
     add_form = StaffCreateForm
     fieldsets = (
-        (None, {"fields": ("username", *staff.PLAIN_FIELDS, "is_active")}),
+        (None, {"fields": ("username", *accounts.PLAIN_FIELDS, "is_active")}),
         ("Proposed to another admin", {"fields": ("roles", "is_staff", "is_superuser", "reason")}),
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )
@@ -597,16 +594,16 @@ class StaffAdmin(FilesProposals, UserAdmin):
         if not change:
             values = {"username": data["username"], "roles": data["roles"]}
             values["is_staff"] = data["is_staff"]
-            request._proposal = staff.staff_create_propose(  # type: ignore[attr-defined]
+            request._proposal = accounts.staff_create_propose(  # type: ignore[attr-defined]
                 values=values, reason=data["reason"], user=staff_user(request)
             )
             return
         subject = User.objects.get(pk=obj.pk)
         proposed = form.proposed()
         try:
-            staff.staff_update(
+            accounts.staff_update(
                 subject=subject,
-                values={f: data[f] for f in (*staff.PLAIN_FIELDS, "username", "is_active")}
+                values={f: data[f] for f in (*accounts.PLAIN_FIELDS, "username", "is_active")}
                 | ({"is_active": subject.is_active} if "is_active" in proposed else {}),
                 actor=actor(request),
             )
@@ -614,7 +611,7 @@ class StaffAdmin(FilesProposals, UserAdmin):
             self.refused(request, refusal)
             return
         if proposed:
-            request._proposal = staff.staff_access_propose(  # type: ignore[attr-defined]
+            request._proposal = accounts.staff_access_propose(  # type: ignore[attr-defined]
                 subject=subject, values=proposed, reason=data["reason"], user=staff_user(request)
             )
 
@@ -623,7 +620,7 @@ class StaffAdmin(FilesProposals, UserAdmin):
     )
     def reset_password(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
         for account in queryset:
-            password = staff.password_reset(subject=account, user=staff_user(request))
+            password = accounts.password_reset(subject=account, user=staff_user(request))
             self.message_user(
                 request,
                 f"{account.username}: temporary password {password} (hand it over; it must be "
@@ -655,7 +652,7 @@ class StaffAdmin(FilesProposals, UserAdmin):
     def reset_second_factor(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
         for account in queryset:
             try:
-                proposal = staff.second_factor_reset_propose(
+                proposal = accounts.second_factor_reset_propose(
                     subject=account,
                     reason=f"proposed in the admin by {request.user.get_username()}",
                     user=staff_user(request),

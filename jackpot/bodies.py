@@ -4,10 +4,11 @@ The meter (terminals and signs), awards and their steps, the journal and its ver
 configuration and report, the query strings of the award list, the export and the journal, a
 background export's request and job, and the webhook deliveries (notifications). The views read
 requests with these models and the schema documents them. Answers are built from them too, with
-`model_construct` and dumped with `model_dump(mode="json")`: the meter by `jackpot.meter`, an award
-and an export job by `jackpot.render`, the sign's parts by `jackpot.display`, the pages and the
-configuration by `jackpot.selectors`, the report by `jackpot.reports`, the journal's check by
-`jackpot.verification`, and the progressive paytable here (`progressive_paytable_of`).
+`model_construct` and dumped with `model_dump(mode="json")`: the meter by `jackpot.money.meter`, an
+award and an export job by `jackpot.render`, the sign's parts by `jackpot.sign.display`, the pages
+and the configuration by `jackpot.selectors`, the report by `jackpot.reporting.reports`, the
+journal's check by `jackpot.audit.verification`, and the progressive paytable here
+(`progressive_paytable_of`).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from jackpot.models import (
     VerificationStatus,
     VerificationTrigger,
 )
-from jackpot.significant import EventCode
-from tables.rules import paytables as rules
-from tables.rules.cards import CARD_PATTERN
+from jackpot.notifications.significant import EventCode
+from rules import paytables as rules
+from rules.cards import CARD_PATTERN
 
 MAX_TEXT = 500  # a note's or a reason's characters
 
@@ -78,7 +79,7 @@ class Hit(Body):
 
 
 class SignAwards(Body):
-    """The awards part of a sign (`jackpot.display` caches it apart from the meter)."""
+    """The awards part of a sign (`jackpot.sign.display` caches it apart from the meter)."""
 
     last_hit: Hit | None
     recent_hits: list[Hit] = Field(max_length=5, description="the last five hits, newest first")
@@ -211,7 +212,7 @@ class AwardReason(Body):
 OptionalNote = Note | None
 
 
-#: The second person's fresh code at a two-person step (`jackpot.second_factor.present`).
+#: The second person's fresh code at a two-person step (`jackpot.staff.second_factor.present`).
 SecondFactorCode = Annotated[
     str,
     Field(
@@ -540,7 +541,8 @@ class OpenRounds(Body):
     oldest_stale: list[StaleRound] = Field(max_length=10, description="oldest first")
 
 
-#: The void watch's flags (tables.voids): a table's voids in one shift, or over the window's.
+#: The void watch's flags (tables.selectors.voids): a table's voids in one shift, or over the
+# window's.
 VoidSignal = Literal["voids_in_shift", "voids_in_window"]
 
 
@@ -609,7 +611,8 @@ class PoolReport(Body):
     reconciliation: ReconciliationStatus | None
 
 
-# --- a pool's parameter changes (jackpot.changes) ---------------------------------------------
+# --- a pool's parameter changes (jackpot.pools.parameters)
+# ---------------------------------------------
 
 
 class PoolParameters(Body):

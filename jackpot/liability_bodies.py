@@ -1,6 +1,6 @@
 """The period-end liability's wire shapes, declared once (see `core.wire`): the query string of
-`GET /api/v1/pools/{pool}/liability` and its JSON answer, built by `jackpot.liability` and
-written as CSV and PDF by `jackpot.statements` from the same figures.
+`GET /api/v1/pools/{pool}/liability` and its JSON answer, built by `jackpot.reporting.liability` and
+written as CSV and PDF by `jackpot.reporting.statements` from the same figures.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Awards, parameter changes, export jobs and webhook deliveries as the API shows them
 (`jackpot.bodies.AwardBody`, `ParameterChangeBody`, `ExportJobBody`, `Notification`): rendering
 only, no reads and no writes. An award is shown from its own columns: what it shows of its round
-was recorded at its grant (`jackpot.movements.Dealt`), so nothing here follows `Award.round` to
-the tables' rows.
+was recorded at its grant (`jackpot.money.movements.Dealt`), so nothing here follows `Award.round`
+to the tables' rows.
 
-Kept apart from `jackpot.awards` (the award's way to payment) so that the reads in
+Kept apart from `jackpot.awards.workflow` (the award's way to payment) so that the reads in
 `jackpot.selectors` can render awards without importing the module that writes them.
 """
 

@@ -1,7 +1,7 @@
 """Reads of the progressive: pool configuration, award, journal and parameter-change pages, each
 as the model of `jackpot.bodies` that declares it (the meter as terminals and signs see it is
-`jackpot.meter.pool_meter`); an export job and its file; and the figures a restored backup must
-reproduce (`book_figures`)."""
+`jackpot.money.meter.pool_meter`); an export job and its file; and the figures a restored backup
+must reproduce (`book_figures`)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.db.models import Count, Q, Sum
 
 from core.codes import ErrorCode
 from core.errors import Conflict, Gone, NotFound
-from jackpot import ledger, rows, significant, winners
+from jackpot.awards import winners
 from jackpot.bodies import (
     AwardBody,
-    AwardFilters,
     AwardListQuery,
     AwardPage,
     EventRef,
@@ -36,8 +35,6 @@ from jackpot.bodies import (
     SignificantEventQuery,
     progressive_paytable_of,
 )
-from jackpot.exports import OutsideExportDir, export_file
-from jackpot.ledger import CHECKPOINT_CHAIN
 from jackpot.models import (
     AWARD_GRANTED_BY,
     AccountKind,
@@ -59,8 +56,12 @@ from jackpot.models import (
     WebhookDelivery,
     WinnerIdentity,
 )
+from jackpot.money import ledger, rows
+from jackpot.money.ledger import CHECKPOINT_CHAIN
+from jackpot.notifications import significant
 from jackpot.render import AWARD_PREFETCH, AWARD_RELATED, award_body, change_body, notification_body
-from tables.rules.paytables import get_progressive_paytable
+from jackpot.reporting.exports import OutsideExportDir, awards_filtered, export_file
+from rules.paytables import get_progressive_paytable
 
 logger = logging.getLogger(__name__)
 
@@ -197,28 +198,6 @@ def pool_currencies() -> dict[int, str]:
     return dict(Pool.objects.values_list("pk", "currency"))
 
 
-def awards_filtered(query: AwardFilters) -> QuerySet[Award]:
-    """Awards matching the query's filters: pool, table, kind, status, from and to (on when the
-    award was won; `to` excluded). With `from`, also bounded below by the lowest id won since
-    (read on the `created_at` index): the same awards, but a walk in id order (the exports' keyset
-    pages) starts at the range instead of at the first award ever."""
-    awards = Award.objects.all()
-    if query.from_ is not None:
-        since = Award.objects.filter(created_at__gte=query.from_).aggregate(first=Min("pk"))
-        awards = awards.filter(pk__gte=since["first"]) if since["first"] else awards.none()
-    filters = {
-        "pool_id": query.pool,
-        "table_pk": query.table,  # the award's own record of its table (no join)
-        "kind": query.kind,
-        "status": query.status,
-        "created_at__gte": query.from_,
-        "created_at__lt": query.to,
-    }
-    return awards.filter(
-        **{lookup: value for lookup, value in filters.items() if value is not None}
-    )
-
-
 def award_list(query: AwardListQuery) -> AwardPage:
     """A page of awards, newest first."""
     awards = awards_filtered(query).select_related(*AWARD_RELATED).prefetch_related(*AWARD_PREFETCH)
@@ -235,9 +214,9 @@ def award_list(query: AwardListQuery) -> AwardPage:
 def award_list_etag(query: AwardListQuery) -> str:
     """The ETag of `award_list(query)`, without reading a single award: the query, this
     database's identity token and every pool's `award_version`, which a new award and each step
-    of one raise in the same transaction (`jackpot.meter`). Polling the queue with If-None-Match
-    thus costs two small reads (the identity row, the pools' versions) while nothing moves.
-    What an award shows that no step changes (its round's cards, its table) never changes,
+    of one raise in the same transaction (`jackpot.money.meter`). Polling the queue with
+    If-None-Match thus costs two small reads (the identity row, the pools' versions) while nothing
+    moves. What an award shows that no step changes (its round's cards, its table) never changes,
     except a table's name: a renamed table shows in the list at the next step of any award."""
     token = DatabaseIdentity.objects.filter(pk=1).values_list("token", flat=True).first()
     versions = Pool.objects.order_by("pk").values_list("pk", "award_version")

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from jackpot import display, export_jobs, outbox, outbox_journal, winners
+from jackpot.audit import outbox_journal
+from jackpot.awards import winners
+from jackpot.notifications import outbox
+from jackpot.reporting import export_jobs
+from jackpot.sign import display
 
 
 @shared_task(name="jackpot.refresh_displays")
@@ -22,8 +26,8 @@ def refresh_displays() -> int:
 
 @shared_task(name="jackpot.build_export")
 def build_export(job_id: int) -> str:
-    """Write an export job's file (`jackpot.export_jobs`): a job done is left alone, one whose
-    builder was killed is built anew from scratch; two deliveries never make two files."""
+    """Write an export job's file (`jackpot.reporting.export_jobs`): a job done is left alone, one
+    whose builder was killed is built anew from scratch; two deliveries never make two files."""
     return export_jobs.export_job_build(job_id=job_id).value
 
 
@@ -37,9 +41,9 @@ def sweep_exports() -> dict[str, list[int]]:
 
 @shared_task(name="jackpot.relay_outbox")
 def relay_outbox(message_id: int) -> str:
-    """Do an outbox message's work (`jackpot.outbox`: its webhooks), with what its journal event
-    says (`jackpot.outbox_journal`): claimed, so a duplicate delivery does nothing; a relay
-    killed mid-task is taken over once its lease runs out."""
+    """Do an outbox message's work (`jackpot.notifications.outbox`: its webhooks), with what its
+    journal event says (`jackpot.audit.outbox_journal`): claimed, so a duplicate delivery does
+    nothing; a relay killed mid-task is taken over once its lease runs out."""
     return outbox.relay(message_id, outbox_journal.vouched).value
 
 

@@ -35,8 +35,8 @@ from jackpot.admin import (
     presence_of,
     staff_user,
 )
+from jackpot.approvals.presence import Presence
 from jackpot.models import ChangeKind, ChangeStatus, ParameterChange
-from jackpot.second_factor import Presence
 from tables.models import Game, Table, Terminal
 from tables.services import (
     TABLE_FIELDS,

@@ -5,13 +5,13 @@ parameters or its stop.
 The progressive (`jackpot`) sits below the tables and never reads their rows: a table's and a
 round's foreign keys to their pool have no reverse accessor (`related_name="+"`), and what a pool
 change needs of its tables is handed to it by its caller as `POOL_TABLES`
-(`jackpot.changes.PoolTables`). Its lock is `jackpot.locks.pool_tables` (`Lock.TABLE`, exclusive,
-in id order, before the pool's row).
+(`jackpot.pools.at_rest.PoolTables`, registered at start-up by `tables.apps`). Its lock is
+`jackpot.money.locks.pool_tables` (`Lock.TABLE`, exclusive, in id order, before the pool's row).
 """
 
 from __future__ import annotations
 
-from jackpot import locks
+from jackpot.money import locks
 from tables.models import Round, RoundState, Table
 
 
@@ -22,7 +22,10 @@ def tables_in_play(pool_id: int) -> list[int]:
 
 
 class _PoolTables:
-    """`jackpot.changes.PoolTables`, from the tables' rows."""
+    """`jackpot.pools.at_rest.PoolTables`, from the tables' rows (registered by `tables.apps`)."""
+
+    def in_play(self, pool_id: int) -> list[int]:
+        return tables_in_play(pool_id)
 
     def lock(self, pool_id: int) -> list[tuple[str, bool]]:
         return locks.pool_tables(Table, pool_id=pool_id)

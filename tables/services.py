@@ -1,9 +1,9 @@
 """Writes to tables and rounds. One transaction each, audit row included.
 
 A table's pool is money configuration: linking a table to a pool, moving it to another or
-unlinking it is a two-person change (`jackpot.changes`, kind `table.move`): one admin proposes
-(`table_move_propose`), another approves (`table_move_approve`), applied only while the table is
-closed for play and has no open round. `table_update` opens, closes or renames a table (one
+unlinking it is a two-person change (`jackpot.pools.parameters`, kind `table.move`): one admin
+proposes (`table_move_propose`), another approves (`table_move_approve`), applied only while the
+table is closed for play and has no open round. `table_update` opens, closes or renames a table (one
 admin), or changes its seats only while no round is open at it (409 `table_has_open_rounds`: a
 round's result is read against the table's seats, so one opened with seat 7 would be stranded
 by a table lowered to 3); `table_create` makes a table without a pool, but for the operator's
@@ -27,10 +27,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ApiError, Conflict, NotFound
-from jackpot import changes, ledger, locks
+from core.tokens import issue_token
+from jackpot.approvals import changes
+from jackpot.approvals.presence import Presence
 from jackpot.models import ChangeKind, ParameterChange, Pool, PoolStatus
-from jackpot.second_factor import Presence
-from jackpot.tokens import issue_token
+from jackpot.money import ledger, locks
 from tables.models import Game, Round, RoundState, Table, Terminal
 
 
@@ -265,9 +266,9 @@ def table_move_approve(
     no open round (409 `table_open`, `table_has_open_rounds`: a round settles against the pool
     it opened with) and still feeds the pool the proposal saw (409 `change_stale`).
 
-    Locks: the table's row exclusively first (`jackpot.locks`: every open in flight has written
-    its round before the check, and none opens on the old pool after it), the change's row, the
-    `admin` chain. The table is read from the change before any lock, then checked again."""
+    Locks: the table's row exclusively first (`jackpot.money.locks`: every open in flight has
+    written its round before the check, and none opens on the old pool after it), the change's row,
+    the `admin` chain. The table is read from the change before any lock, then checked again."""
     with transaction.atomic():
         seen = ParameterChange.objects.filter(pk=change_id, kind=ChangeKind.TABLE_MOVE).first()
         table = _locked_table(int(seen.changes["table"])) if seen is not None else None
@@ -303,7 +304,8 @@ def table_move_approve(
 
 
 def _refuse_a_stopped_pool(pool_id: int | None) -> None:
-    """409 `pool_stopped`: no table is linked to a pool stopped for good (jackpot.lifecycle)."""
+    """409 `pool_stopped`: no table is linked to a pool stopped for good
+    (jackpot.pools.lifecycle)."""
     if pool_id is not None and Pool.objects.filter(pk=pool_id, status=PoolStatus.STOPPED).exists():
         raise Conflict(
             "pool_stopped",

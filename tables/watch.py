@@ -1,5 +1,5 @@
 """The floor's watch: what beat looks at every WATCH_SECONDS and records as significant events
-(`jackpot.significant`) when it sees it.
+(`jackpot.notifications.significant`) when it sees it.
 
 - **A silent terminal** (SE01, `terminal.silent`): a table open for play (enabled, with a
   terminal not revoked) at which nothing has happened for TERMINAL_SILENT_SECONDS: no round
@@ -37,8 +37,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from jackpot import ledger, locks
 from jackpot.models import AuditEvent, DatabaseIdentity
+from jackpot.money import ledger, locks
 from tables.audit.award_odds import check_award_odds
 from tables.models import Round, RoundState, Table
 

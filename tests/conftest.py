@@ -93,7 +93,7 @@ def _flush_without_the_requests_statement_limit():
 @pytest.fixture(autouse=True)
 def _display_identity_read_anew():
     """Each test's publisher of the sign's figures reads the database's identity anew
-    (jackpot.display caches it per connection): a test that changed the identity inside its
+    (jackpot.sign.display caches it per connection): a test that changed the identity inside its
     transaction rolls back, and the connection, kept for the next test, would still hold it.
     In production the identity changes only with a restore or a database made anew, which close
     the connections."""
@@ -210,7 +210,7 @@ _pool_numbers = itertools.count(1)
 
 
 def make_floor(uth_tables: int = 2, **pool_options: int) -> Floor:
-    from jackpot.services import pool_create
+    from jackpot.pools.creation import pool_create
     from tables.models import Game
     from tables.services import operator_terminal_issue, table_create
 

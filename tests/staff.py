@@ -1,10 +1,10 @@
 """Staff accounts for tests, given their roles the way the service gives them.
 
 A role is given by an approved two-person change, whose `staff.changed` event shows the account
-after it (`jackpot.staff`); the journal's verification compares every account with power with its
-last such event (`jackpot.staff_records`), so an account given roles behind the journal's back is
-reported. `grant_roles` is the approved change's outcome for a test's cast of people: the groups
-and that event, in one transaction. (tests/security plays the insider who does without it.)
+after it (`jackpot.staff.accounts`); the journal's verification compares every account with power
+with its last such event (`jackpot.staff.records`), so an account given roles behind the journal's
+back is reported. `grant_roles` is the approved change's outcome for a test's cast of people: the
+groups and that event, in one transaction. (tests/security plays the insider who does without it.)
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
-from jackpot import ledger
-from jackpot.awards import award_review
+from core.tokens import seal_totp_key
+from jackpot.awards.workflow import award_review
 from jackpot.models import SealedTOTPDevice, Verdict
-from jackpot.second_factor import ENROLLED, TOTP_NAME
-from jackpot.services import role_group, staff_token_issue
-from jackpot.staff import snapshot
-from jackpot.tokens import seal_totp_key
+from jackpot.money import ledger
+from jackpot.staff.accounts import snapshot, staff_token_issue
+from jackpot.staff.roles import role_group
+from jackpot.staff.second_factor import ENROLLED, TOTP_NAME
 
 
 def grant_roles(user: User, *groups: Group) -> User:
@@ -41,7 +41,7 @@ def grant_roles(user: User, *groups: Group) -> User:
 
 def enroll(user: User) -> SealedTOTPDevice:
     """A confirmed TOTP device for `user`, its key sealed as the person's own enrolment makes it
-    (`jackpot.second_factor.totp_new_device`), confirmed without spending a code, with the
+    (`jackpot.staff.second_factor.totp_new_device`), confirmed without spending a code, with the
     journal's `staff.second_factor_enrolled` event that the enrolment writes."""
     with transaction.atomic():
         device = SealedTOTPDevice.objects.create(
@@ -95,7 +95,7 @@ OFFICER = "sam"
 
 def surveilled(award_id: int, *, by: str = OFFICER, referral: str | None = None) -> None:
     """Surveillance's confirmed video review of `award_id`, recorded as the service records it
-    (`jackpot.awards.award_review`): what a jackpot of a pool requiring it needs before its
+    (`jackpot.awards.workflow.award_review`): what a jackpot of a pool requiring it needs before its
     approval. `by` is a surveillance officer, made with the role when missing. With `referral`
     (its reason), the review refers the award to a manager instead (`referred`)."""
     officer = User.objects.filter(username=by).first() or person(by, "surveillance")

@@ -8,8 +8,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from core.tokens import hash_token
 from jackpot.models import Pool, StaffToken
-from jackpot.tokens import hash_token
 from tables.models import Table, Terminal
 
 HEALTH = (

@@ -1,5 +1,5 @@
-"""GET /metrics (config.monitoring, core.metrics, jackpot.gauges): counted exactly, once per
-committed transaction, labelled by URL pattern, and refused to addresses the operator did not
+"""GET /metrics (config.monitoring, core.metrics, jackpot.reporting.gauges): counted exactly, once
+per committed transaction, labelled by URL pattern, and refused to addresses the operator did not
 allow. In this process (no PROMETHEUS_MULTIPROC_DIR: the process's own registry); the several
 processes of gunicorn and a Celery worker are tests/test_observability_processes.py's."""
 
@@ -197,7 +197,7 @@ def scrape_here() -> dict:
 
 @pytest.mark.django_db(transaction=True)
 def test_an_open_whose_pool_moved_under_it_is_counted_as_retaking_the_row(monkeypatch):
-    from jackpot import meter
+    from jackpot.money import meter
 
     floor = make_floor(1)
     terminal, pool = floor.uth[0], str(floor.pool_id)

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import get_args
 
 from core.wire import Body, Query
+from rules.boxes import BoxName
+from rules.hands import Category
 from tables.bodies.round_reads import RoundStateName
 from tables.bodies.seats import BoxText
 from tables.bodies.vocabulary import CategoryName
 from tables.models import RoundState
-from tables.rules.boxes import BoxName
-from tables.rules.hands import Category
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,8 +21,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from jackpot import display
 from jackpot.selectors import book_figures
+from jackpot.sign import display
 from tests.conftest import make_floor, uth_play, uth_seat
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ import pytest
 from django.test import override_settings
 
 from core import circuit
-from jackpot.changes import change_approve, change_propose
+from jackpot.pools.parameters import change_approve, change_propose
 from tables.models import Table
 from tables.pools import POOL_TABLES
 from tables.services import table_update
@@ -34,7 +34,7 @@ def fresh_counters(settings, throttle_clock):
 
 @pytest.fixture
 def staff(django_user_model):
-    from jackpot.services import role_group
+    from jackpot.staff.roles import role_group
 
     user = django_user_model.objects.create_user("croupier-chief", password=PASSWORD, is_staff=True)
     grant_roles(user, role_group("admin"))  # the admin site's pages need the role

@@ -17,10 +17,10 @@ from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 from django.test import override_settings
 
-from jackpot import configuration
-from jackpot.canonical import canonical_json
 from jackpot.models import Transfer
-from tables.rules import paytables
+from jackpot.money.canonical import canonical_json
+from jackpot.pools import configuration
+from rules import paytables
 from tests.conftest import uth_seat
 
 pytestmark = pytest.mark.django_db

@@ -62,7 +62,7 @@ from django.db.backends.postgresql import base
 from django.utils.asyncio import async_unsafe
 
 from config.database.deadlines import cancelled_after
-from jackpot.rows import COMMIT_PROBE
+from jackpot.money.rows import COMMIT_PROBE
 
 # The start of PostgreSQL's warning (src/backend/replication/syncrep.c), for a cancelled wait and
 # for a session ended during it (servers run with English messages: lc_messages C, initdb's).
@@ -103,9 +103,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def _probe_standby(self) -> None:
         """While the standby was lately missing, a transaction on the primary starts only once a
         commit of its own reaches it: one write of this backend's own row
-        (jackpot.rows.COMMIT_PROBE: no other transaction waits on it), bounded like any commit,
-        before the transaction takes a row lock. Without it, every round queued on the pool's
-        row behind commits that each waited their whole limit, and the last was answered past
+        (jackpot.money.rows.COMMIT_PROBE: no other transaction waits on it), bounded like any
+        commit, before the transaction takes a row lock. Without it, every round queued on the
+        pool's row behind commits that each waited their whole limit, and the last was answered past
         a terminal's patience. NotReplicated when the standby is still missing. (The standby's
         own alias, core.replicas, takes no write and is never probed.)"""
         limit_ms = _commit_limit_ms()

@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "django_otp.plugins.otp_static",
     "jackpot",
     "tables",
+    "floor",
 ]
 
 MIDDLEWARE = [

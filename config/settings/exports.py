@@ -1,4 +1,4 @@
-"""The auditors' background exports (jackpot.export_jobs, docs/operations.md).
+"""The auditors' background exports (jackpot.reporting.export_jobs, docs/operations.md).
 
 EXPORT_DIR (var/exports), where workers write the files and the web reads them (one directory both
 see); EXPORT_RETENTION_HOURS (72), how long a finished file is kept; EXPORT_BATCH_SIZE (2000),
@@ -18,7 +18,7 @@ from django.core.exceptions import ImproperlyConfigured
 from config.settings.application import VAR_DIR
 from config.settings.env import env_int, env_str
 
-# The auditors' background exports (jackpot.export_jobs).
+# The auditors' background exports (jackpot.reporting.export_jobs).
 EXPORT_DIR = Path(env_str("EXPORT_DIR", str(VAR_DIR / "exports")))
 EXPORT_RETENTION_HOURS = env_int("EXPORT_RETENTION_HOURS", 72)
 EXPORT_BATCH_SIZE = env_int("EXPORT_BATCH_SIZE", 2000)

@@ -4,9 +4,9 @@ silent terminals, stale rounds.
 Integrity monitoring (tables.audit.integrity, docs/operations.md "Integrity flags"): INTEGRITY_ALPHA
 (0.001), the family-wise level below which an award count is flagged, a decimal in (0, 1);
 INTEGRITY_WINDOW_HOURS (0: since each pool was created), the rounds looked at;
-INTEGRITY_CHECK_SECONDS (3600), how often beat runs the check. Its void watch (tables.voids):
-SHIFT_HOURS (8, a divisor of 24), the shifts the club day is cut into from midnight;
-INTEGRITY_VOID_SHIFTS (21), the shifts it reads, the current one included;
+INTEGRITY_CHECK_SECONDS (3600), how often beat runs the check. Its void watch
+(tables.selectors.voids): SHIFT_HOURS (8, a divisor of 24), the shifts the club day is cut into from
+midnight; INTEGRITY_VOID_SHIFTS (21), the shifts it reads, the current one included;
 INTEGRITY_VOID_MIN_ROUNDS (30), the decided rounds a table needs in a shift (or the window) to
 be tested.
 

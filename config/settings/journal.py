@@ -22,10 +22,10 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.env import env_bool, env_int, env_str
 
-# The key of the journal's hash chain (HMAC-SHA256, jackpot.canonical.chain_hash): kept outside
-# the database, so a database password alone cannot recompute the hashes of an edited history.
-# Every process that writes or verifies the journal (web, worker, verify_journal) needs the same
-# key. Production refuses this development key, the example of deploy/env.example, and any key
+# The key of the journal's hash chain (HMAC-SHA256, jackpot.money.canonical.chain_hash): kept
+# outside the database, so a database password alone cannot recompute the hashes of an edited
+# history. Every process that writes or verifies the journal (web, worker, verify_journal) needs the
+# same key. Production refuses this development key, the example of deploy/env.example, and any key
 # under 32 bytes (config.settings.production).
 DEVELOPMENT_JOURNAL_HMAC_KEY = "insecure-development-journal-key-never-used-in-production"
 JOURNAL_HMAC_KEY = env_str("JOURNAL_HMAC_KEY", DEVELOPMENT_JOURNAL_HMAC_KEY)
@@ -53,7 +53,7 @@ RECONCILE_DAILY_AT = env_str("RECONCILE_DAILY_AT", "06:45")
 _daily = re.fullmatch(r"([01][0-9]|2[0-3]):([0-5][0-9])", RECONCILE_DAILY_AT)
 if _daily is None:
     raise ImproperlyConfigured("RECONCILE_DAILY_AT must be a UTC time HH:MM, e.g. 06:45")
-# The journal's anchor files (jackpot.anchors), checked by each reconciliation when set.
+# The journal's anchor files (jackpot.audit.anchors), checked by each reconciliation when set.
 JOURNAL_ANCHOR_DIR = env_str("JOURNAL_ANCHOR_DIR") or None
 # Whether the anchors must be another system user's (tables.audit.selfcheck, item `anchors`): on in
 # production, where jackpot-anchor writes them and this service may only read; off here, and in

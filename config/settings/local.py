@@ -18,7 +18,7 @@ LOGGING = {
     "loggers": {**LOGGING["loggers"], "django.server": {"level": "WARNING"}},  # noqa: F405
 }
 
-# The winners' identities (jackpot.winners) under a key derived from SECRET_KEY unless
+# The winners' identities (jackpot.awards.winners) under a key derived from SECRET_KEY unless
 # WINNER_IDENTITY_KEYS says: `make run` needs no key of its own, production refuses this one.
 _DERIVED_WINNER_KEY = base64.urlsafe_b64encode(
     hashlib.sha256(f"jackpot-winner-identity:{SECRET_KEY}".encode()).digest()

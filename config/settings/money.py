@@ -2,8 +2,8 @@
 the settings that are part of it.
 
 Invariant: MONEY_SETTINGS names every setting whose value decides money (none today: a pool's
-parameters live in its row, changed by audited events only), so jackpot.configuration's checksum
-changes when, and only when, one of them does.
+parameters live in its row, changed by audited events only), so jackpot.pools.configuration's
+checksum changes when, and only when, one of them does.
 """
 
 from config.settings.env import env_str
@@ -15,6 +15,6 @@ from config.settings.env import env_str
 JACKPOT_CONFIG_SHA256 = env_str("JACKPOT_CONFIG_SHA256").strip().lower()
 SELFCHECK_REQUIRE_PIN = False
 # The settings that decide money, by name: their values are part of that checksum
-# (jackpot.configuration). None does today: a pool's parameters live in its row, changed by
+# (jackpot.pools.configuration). None does today: a pool's parameters live in its row, changed by
 # audited events only. A setting that comes to decide money is named here.
 MONEY_SETTINGS: tuple[str, ...] = ()

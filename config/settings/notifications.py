@@ -13,18 +13,18 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.env import env_int, env_list, env_str
 
-# The outbox (jackpot.outbox): work recorded in the money's transaction, relayed after commit.
-# The sweeper (beat, every OUTBOX_SWEEP_SECONDS) sends again a pending message whose relay has not
-# finished it OUTBOX_RESEND_AFTER_SECONDS after the commit (Redis was down), or whose retry is due.
-# A relay holds a message, and a webhook send its delivery, for OUTBOX_LEASE_SECONDS: longer than
-# a send can take (WEBHOOK_TIMEOUT_SECONDS), so a lease runs out only when its worker died.
+# The outbox (jackpot.notifications.outbox): work recorded in the money's transaction, relayed after
+# commit. The sweeper (beat, every OUTBOX_SWEEP_SECONDS) sends again a pending message whose relay
+# has not finished it OUTBOX_RESEND_AFTER_SECONDS after the commit (Redis was down), or whose retry
+# is due. A relay holds a message, and a webhook send its delivery, for OUTBOX_LEASE_SECONDS: longer
+# than a send can take (WEBHOOK_TIMEOUT_SECONDS), so a lease runs out only when its worker died.
 OUTBOX_SWEEP_SECONDS = env_int("OUTBOX_SWEEP_SECONDS", 15)
 OUTBOX_RESEND_AFTER_SECONDS = env_int("OUTBOX_RESEND_AFTER_SECONDS", 30)
 OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 60)
-# Big-win notifications (jackpot.notifications, jackpot.webhooks): every award of at least
-# NOTIFY_AWARD_CENTS, and every jackpot hit, posted to each receiver of WEBHOOK_RECEIVERS, signed
-# with that receiver's own secret, retried with exponential backoff (WEBHOOK_BACKOFF_SECONDS,
-# doubled per attempt up to WEBHOOK_BACKOFF_MAX_SECONDS) until a 2xx.
+# Big-win notifications (jackpot.notifications.big_wins, jackpot.notifications.webhooks): every
+# award of at least NOTIFY_AWARD_CENTS, and every jackpot hit, posted to each receiver of
+# WEBHOOK_RECEIVERS, signed with that receiver's own secret, retried with exponential backoff
+# (WEBHOOK_BACKOFF_SECONDS, doubled per attempt up to WEBHOOK_BACKOFF_MAX_SECONDS) until a 2xx.
 # WEBHOOK_RECEIVERS: comma-separated `name=url` (cage=https://cage.club.internal/hooks/jackpot);
 # receiver `name`'s secret is WEBHOOK_SECRET_<NAME>, required. Each receiver holds its own secret
 # only, so none can make, or verify, another's deliveries (docs/operations.md "Big-win

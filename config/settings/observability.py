@@ -16,7 +16,7 @@ from core.logs import formatter_config
 
 # The security log (`jackpot.security`): refusals of the API (config.handlers) and of Django
 # (`django.security`: hosts not allowed, CSRF failures), the admin's logins and failed logins
-# (config.admin_login), changes of parameters and access (jackpot.ledger).
+# (floor.login), changes of parameters and access (jackpot.money.ledger).
 # SECURITY_LOG=stderr (the default) writes it with the other logs, to stderr (the journal under
 # systemd); a file path writes it there alone, reopened when logrotate moves it. Times are UTC.
 SECURITY_LOG = env_str("SECURITY_LOG", "stderr").strip() or "stderr"

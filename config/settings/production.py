@@ -92,8 +92,9 @@ if len(JOURNAL_HMAC_KEY.encode()) < JOURNAL_HMAC_KEY_MIN_BYTES:
         '(python -c "import secrets; print(secrets.token_urlsafe(48))").'
     )
 
-# The winners' identities (jackpot.winners) are encrypted under keys kept outside the database:
-# at least one, each a Fernet key (32 bytes, URL-safe base64), none the test settings' key.
+# The winners' identities (jackpot.awards.winners) are encrypted under keys kept outside the
+# database: at least one, each a Fernet key (32 bytes, URL-safe base64), none the test settings'
+# key.
 WINNER_IDENTITY_KEYS = env_list("WINNER_IDENTITY_KEYS", [])
 if not WINNER_IDENTITY_KEYS:
     raise ImproperlyConfigured(
@@ -112,9 +113,10 @@ for _key in WINNER_IDENTITY_KEYS:
             "base64), never the test settings' key."
         )
 
-# The big-win webhooks' receivers (jackpot.webhooks): a receiver trusts a notification only as
-# far as nobody else knows its secret, another receiver included; and what crosses a network goes
-# over TLS. Plain http:// is left to a receiver on this host's loopback, where nothing crosses one.
+# The big-win webhooks' receivers (jackpot.notifications.webhooks): a receiver trusts a notification
+# only as far as nobody else knows its secret, another receiver included; and what crosses a network
+# goes over TLS. Plain http:// is left to a receiver on this host's loopback, where nothing crosses
+# one.
 WEBHOOK_SECRET_MIN_BYTES = 32
 
 

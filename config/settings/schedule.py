@@ -69,7 +69,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jackpot.sweep_outbox",
         "schedule": float(OUTBOX_SWEEP_SECONDS),
     },
-    # Winners' identities past WINNER_IDENTITY_RETENTION_DAYS deleted, once a day (jackpot.winners).
+    # Winners' identities past WINNER_IDENTITY_RETENTION_DAYS deleted, once a day
+    # (jackpot.awards.winners).
     "purge-winner-identities": {
         "task": "jackpot.purge_winner_identities",
         "schedule": crontab(hour=5, minute=30),

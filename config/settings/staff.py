@@ -16,17 +16,17 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # The staff's failed logins allowed per user name and per address, the admin's and the floor
-# pages' together (config.admin_login).
+# pages' together (floor.login).
 THROTTLE_ADMIN_LOGIN = env_str("THROTTLE_ADMIN_LOGIN", "5/min")
 
-# The staff pages (tables.pages): where a session signs in, and the club named on payment slips.
+# The staff pages (floor): where a session signs in, and the club named on payment slips.
 LOGIN_URL = "/floor/login/"
 CLUB_NAME = env_str("CLUB_NAME", "Cercle de jeux")
 
-# The staff's second factor (jackpot.second_factor): whoever signs in, at the floor's door or the
-# admin's, gives a TOTP code or a recovery code after the password, and enrolls a device at their
-# first sign-in; the API refuses a session without it (403 second_factor_required). Always on in
-# production (which takes no environment value for it); config.settings.local turns it off for
+# The staff's second factor (jackpot.staff.second_factor): whoever signs in, at the floor's door or
+# the admin's, gives a TOTP code or a recovery code after the password, and enrolls a device at
+# their first sign-in; the API refuses a session without it (403 second_factor_required). Always on
+# in production (which takes no environment value for it); config.settings.local turns it off for
 # `make run`'s demo unless STAFF_SECOND_FACTOR_REQUIRED=1.
 STAFF_SECOND_FACTOR_REQUIRED = True
 # The issuer an authenticator app shows beside the account (the otpauth:// URI's).
@@ -44,6 +44,6 @@ STAFF_SESSION_IDLE_SECONDS = env_int("STAFF_SESSION_IDLE_SECONDS", 30 * 60)
 STAFF_SESSION_MAX_SECONDS = env_int("STAFF_SESSION_MAX_SECONDS", 12 * 3600)
 # The cookie lives as long as an idle session may (the server decides, whatever the browser keeps).
 SESSION_COOKIE_AGE = STAFF_SESSION_IDLE_SECONDS
-# A staff API token (jackpot.services.staff_token_issue) is refused this many days after its
+# A staff API token (jackpot.staff.accounts.staff_token_issue) is refused this many days after its
 # issue, which its `staff_token.issued` event states.
 STAFF_TOKEN_DAYS = env_int("STAFF_TOKEN_DAYS", 30)

@@ -38,8 +38,8 @@ CELERY_TASK_DEFAULT_QUEUE = f"test-{RUN}"
 # starts on the test database (tests/workers.py, tests/test_production.py) is handed the same, and
 # production refuses the development key.
 JOURNAL_HMAC_KEY = hashlib.sha256(f"jackpot-test-journal-{RUN}".encode()).hexdigest()
-# A fixed key for the winners' identities (jackpot.winners): tests read what they wrote; production
-# refuses it (config.settings.production).
+# A fixed key for the winners' identities (jackpot.awards.winners): tests read what they wrote;
+# production refuses it (config.settings.production).
 TEST_WINNER_IDENTITY_KEY = "dGVzdC13aW5uZXItaWRlbnRpdHkta2V5LTMyYnl0ZXM="
 WINNER_IDENTITY_KEYS = [TEST_WINNER_IDENTITY_KEY]
 

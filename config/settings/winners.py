@@ -7,7 +7,7 @@ theirs, so a build can never encrypt identities under a key shipped with it.
 
 from config.settings.env import env_int, env_list
 
-# Paying a winner (jackpot.winners, docs/operations.md "Winners' identities"): an award at or
+# Paying a winner (jackpot.awards.winners, docs/operations.md "Winners' identities"): an award at or
 # above WINNER_IDENTIFICATION_THRESHOLD_CENTS (EUR 2,000, where French anti-money-laundering rules
 # make a gaming club identify a winner) is paid only with the winner's identity, stored encrypted
 # under WINNER_IDENTITY_KEYS (comma-separated Fernet keys, kept outside the database: the first

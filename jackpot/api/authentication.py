@@ -1,11 +1,11 @@
 """Staff authentication (`Authorization: Bearer staff_...`, refused once expired, or a browser
 session) and roles.
 
-Roles are Django groups (`jackpot.services.ROLES`): supervisor, auditor, admin,
+Roles are Django groups (`jackpot.staff.roles.ROLES`): supervisor, auditor, admin,
 surveillance, manager. A superuser holds no role by being one; who configures decides no money
-(`jackpot.duties`, checked at each money step). An account holds its roles, and a staff token
-acts, only as the journal explains them (`jackpot.authority`): a row the service's own database
-role wrote behind the journal's back gives nothing.
+(`jackpot.staff.duties`, checked at each money step). An account holds its roles, and a staff token
+acts, only as the journal explains them (`jackpot.staff.authority`): a row the service's own
+database role wrote behind the journal's back gives nothing.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
 from core.errors import Forbidden
-from jackpot import authority, second_factor
+from core.tokens import hash_token
+from jackpot.approvals import presence
 from jackpot.models import StaffToken
-from jackpot.tokens import hash_token
+from jackpot.staff import authority
 
 
 def bearer_token(request: Request, prefix: str, *, what: str) -> str | None:
@@ -61,7 +62,7 @@ class StaffTokenAuthentication(BaseAuthentication):
             )
         if not authority.token_explained(found):
             # A row the service's role can write proves nothing: the token acts only as its
-            # issue in the journal says (jackpot.authority).
+            # issue in the journal says (jackpot.staff.authority).
             raise AuthenticationFailed("this staff token was not issued as the journal says")
         return found.user, token
 
@@ -80,7 +81,7 @@ def has_role(user: Any, *roles: str) -> bool:
 def second_factor_passed(request: Request) -> bool:
     """Whether the caller signed in with a second factor: a browser session that did
     (django-otp's `is_verified`), or a staff token, which only such a session can issue
-    (`tables.pages.account`)."""
+    (`floor.account`)."""
     if isinstance(request.successful_authenticator, StaffTokenAuthentication):
         return True
     is_verified = getattr(request.user, "is_verified", None)
@@ -104,7 +105,7 @@ def require_roles(*roles: str) -> type[BasePermission]:
                         "with none until two admins set them again",
                     )
                 return False
-            if second_factor.required() and not second_factor_passed(request):
+            if presence.required() and not second_factor_passed(request):
                 raise Forbidden(
                     "second_factor_required",
                     "this session signed in without its second factor: sign in again with "

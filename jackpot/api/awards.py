@@ -1,7 +1,7 @@
 """Awards for the people around the progressive: supervisors and managers move them on (never
-an admin: `jackpot.duties`), auditors read them.
+an admin: `jackpot.staff.duties`), auditors read them.
 
-Thin views: the checks and the money are in `jackpot.awards`; reads in `jackpot.selectors`.
+Thin views: the checks and the money are in `jackpot.awards.workflow`; reads in `jackpot.selectors`.
 """
 
 from __future__ import annotations
@@ -22,13 +22,16 @@ from core.openapi import IF_NONE_MATCH, query_parameters
 from core.replicas import on_replica, replica_reads
 from core.throttling import HeavyReadThrottle
 from core.wire import Body, read, read_query
-from jackpot import awards, bodies, duties, register, second_factor, surveillance, winners
+from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
-from jackpot.exports import award_rows, sync_range_check
+from jackpot.approvals.presence import Presence
+from jackpot.awards import surveillance, winners, workflow
 from jackpot.models import Award, AwardStatus
 from jackpot.render import award_body
-from jackpot.second_factor import Presence
-from jackpot.selectors import award_list, award_list_etag, awards_filtered
+from jackpot.reporting import register
+from jackpot.reporting.exports import award_rows, awards_filtered, sync_range_check
+from jackpot.selectors import award_list, award_list_etag
+from jackpot.staff import duties, second_factor
 
 B = TypeVar("B", bound=Body)
 
@@ -127,12 +130,12 @@ def _step(
 
 
 #: Who takes an award's money steps: a supervisor or a manager, never an admin (compliance 52:
-#: an account that configures is refused by `jackpot.awards` too, whatever roles it holds).
+#: an account that configures is refused by `jackpot.awards.workflow` too, whatever roles it holds).
 SUPERVISORS = duties.MONEY_ROLES
 AwardReviewView = _step(
     "review",
     bodies.AwardReview,
-    lambda a, u, b, p: awards.award_review(
+    lambda a, u, b, p: workflow.award_review(
         award_id=a,
         user=u,
         camera=b.camera,
@@ -149,7 +152,7 @@ AwardReviewView = _step(
 AwardReferralView = _step(
     "referral",
     bodies.AwardReferral,
-    lambda a, u, b, p: awards.award_referral_decide(
+    lambda a, u, b, p: workflow.award_referral_decide(
         award_id=a, user=u, outcome=b.decision, reason=b.reason, presence=p
     ),
     (duties.MANAGER,),
@@ -160,20 +163,20 @@ AwardReferralView = _step(
 AwardVerifyView = _step(
     "verify",
     bodies.AwardNote,
-    lambda a, u, b, p: awards.award_verify(award_id=a, user=u, note=b.note),
+    lambda a, u, b, p: workflow.award_verify(award_id=a, user=u, note=b.note),
     SUPERVISORS,
 )
 AwardApproveView = _step(
     "approve",
     bodies.AwardApproval,
-    lambda a, u, b, p: awards.award_approve(award_id=a, user=u, note=b.note, presence=p),
+    lambda a, u, b, p: workflow.award_approve(award_id=a, user=u, note=b.note, presence=p),
     SUPERVISORS,
     summary="Approve an award's payment, with an optional note (a second supervisor)",
 )
 AwardPayView = _step(
     "pay",
     bodies.AwardPayment,
-    lambda a, u, b, p: awards.award_pay(
+    lambda a, u, b, p: workflow.award_pay(
         award_id=a,
         user=u,
         method=b.method,
@@ -262,7 +265,7 @@ class AwardRegisterView(StaffView):
 AwardVoidConfirmView = _step(
     "confirm the void of",
     bodies.SecondPersonCode,
-    lambda a, u, b, p: awards.award_void_confirm(award_id=a, user=u, presence=p),
+    lambda a, u, b, p: workflow.award_void_confirm(award_id=a, user=u, presence=p),
     SUPERVISORS,
     operation_id="award_void_confirm",
     summary="Confirm a jackpot's requested void (a second supervisor): the money moves back",
@@ -270,7 +273,7 @@ AwardVoidConfirmView = _step(
 AwardVoidCancelView = _step(
     "cancel the void of",
     bodies.AwardReason,
-    lambda a, u, b, p: awards.award_void_cancel(award_id=a, user=u, reason=b.reason),
+    lambda a, u, b, p: workflow.award_void_cancel(award_id=a, user=u, reason=b.reason),
     SUPERVISORS,
     operation_id="award_void_cancel",
     summary="Cancel a jackpot's requested void, with a reason: nothing moves",
@@ -296,6 +299,6 @@ class AwardVoidView(StaffView):
     )
     def post(self, request: Request, award: int) -> Response:
         step = read(bodies.AwardReason, request.data if request.data else {})
-        found = awards.award_void(award_id=award, user=self.staff(request), reason=step.reason)
+        found = workflow.award_void(award_id=award, user=self.staff(request), reason=step.reason)
         done = found.status == AwardStatus.VOID
         return Response(award_body(found).model_dump(mode="json"), status=200 if done else 202)

@@ -2,7 +2,8 @@
 suspend, resume, and the stop proposed by one admin (approved as any of its changes).
 
 Thin: the rules (four eyes, tables closed, a stale proposal) and the audit events are
-`jackpot.changes`'s and `jackpot.lifecycle`'s; the list is `jackpot.selectors.change_list`'s.
+`jackpot.pools.parameters`'s and `jackpot.pools.lifecycle`'s; the list is
+`jackpot.selectors.change_list`'s.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from rest_framework.response import Response
 
 from core.openapi import query_parameters
 from core.wire import read, read_query
-from jackpot import bodies, changes, lifecycle, second_factor
+from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
+from jackpot.approvals import changes
 from jackpot.models import Pool, PoolStatus
+from jackpot.pools import lifecycle, parameters
 from jackpot.render import change_body
 from jackpot.selectors import change_list, pool_get
-from tables.pools import POOL_TABLES
+from jackpot.staff import second_factor
 
 ADMINS = [require_roles("admin")]
 
@@ -46,7 +49,7 @@ class PoolChangesView(StaffView):
     def post(self, request: Request, pool: int) -> Response:
         proposal = read(bodies.ChangeProposal, request.data)
         values = proposal.changes.model_dump(exclude_none=True)
-        change = changes.change_propose(
+        change = parameters.change_propose(
             pool_id=pool_get(pool).pk,
             changes=values,
             reason=proposal.reason,
@@ -72,7 +75,6 @@ class PoolChangeApproveView(StaffView):
             pool_id=pool_get(pool).pk,
             change_id=change,
             user=user,
-            pool_tables=POOL_TABLES,
             note=approval.note or "",
             presence=second_factor.present(user, approval.second_factor_code),
         )

@@ -1,7 +1,7 @@
 """The payout log exported in the background, for ranges too long for `export.csv` (auditors).
 
-Thin views: the job is written by `jackpot.export_jobs` and built by a worker; its reads are in
-`jackpot.selectors`. The file is streamed from disk, never read whole, with its SHA-256.
+Thin views: the job is written by `jackpot.reporting.export_jobs` and built by a worker; its reads
+are in `jackpot.selectors`. The file is streamed from disk, never read whole, with its SHA-256.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from core.wire import read
 from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
-from jackpot.export_jobs import export_job_create
 from jackpot.models import ExportJob
 from jackpot.render import export_job_body
+from jackpot.reporting.export_jobs import export_job_create
 from jackpot.selectors import export_job_file, export_job_get
 
 AUDITORS = ("auditor", "admin")

@@ -1,8 +1,9 @@
 """A pool's period-end liability for auditors and admins: JSON, CSV or PDF (`?format=`).
 
-A thin view: the figures are `jackpot.liability`'s, read on the standby when one serves
-(`core.replicas.replica_reads`), written by `jackpot.statements`. `format` is the statement's,
-not DRF's renderer override: answers and errors are JSON whatever it says (`_StatementFormat`).
+A thin view: the figures are `jackpot.reporting.liability`'s, read on the standby when one serves
+(`core.replicas.replica_reads`), written by `jackpot.reporting.statements`. `format` is the
+statement's, not DRF's renderer override: answers and errors are JSON whatever it says
+(`_StatementFormat`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from core.throttling import HeavyReadThrottle
 from core.wire import read_query
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
-from jackpot.liability import liability_statement
 from jackpot.liability_bodies import Liability, LiabilityQuery
-from jackpot.statements import liability_csv, liability_pdf
+from jackpot.reporting.liability import liability_statement
+from jackpot.reporting.statements import liability_csv, liability_pdf
 
 
 class _StatementFormat(BaseContentNegotiation):

@@ -1,5 +1,5 @@
 """The big-win notifications as auditors see them: each webhook delivery, its attempts and its
-outcome (`jackpot.webhooks`). Read only; the reads are in `jackpot.selectors`."""
+outcome (`jackpot.notifications.webhooks`). Read only; the reads are in `jackpot.selectors`."""
 
 from __future__ import annotations
 

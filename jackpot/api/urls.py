@@ -1,11 +1,10 @@
 from django.urls import path
 
-from jackpot.api import awards, changes, exports, liability, notifications, verifications, views
+from jackpot.api import awards, changes, exports, liability, notifications, views
 
 urlpatterns = [
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
     path("pools/<int:pool>/meter", views.PoolMeterView.as_view(), name="pool-meter"),
-    path("pools/<int:pool>/report", views.PoolReportView.as_view(), name="pool-report"),
     path(
         "pools/<int:pool>/liability",
         liability.PoolLiabilityView.as_view(),
@@ -32,12 +31,6 @@ urlpatterns = [
     ),
     path("journal", views.JournalView.as_view(), name="journal"),
     path("events", views.SignificantEventListView.as_view(), name="event-list"),
-    path("journal/verify", verifications.JournalVerifyView.as_view(), name="journal-verify"),
-    path(
-        "journal/verifications/<int:verification>",
-        verifications.JournalVerificationView.as_view(),
-        name="journal-verification",
-    ),
     path("awards", awards.AwardListView.as_view(), name="award-list"),
     path("notifications", notifications.NotificationListView.as_view(), name="notification-list"),
     path("awards/export.csv", awards.AwardExportView.as_view(), name="award-export"),

@@ -14,10 +14,9 @@ from core.throttling import AddressThrottle
 from core.wire import read_query
 from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
-from jackpot.display import display_meter
+from jackpot.pools import at_rest
 from jackpot.selectors import event_page, journal_page, pool_configuration, pool_get
-from tables.audit.verification import pool_report
-from tables.pools import tables_in_play
+from jackpot.sign.display import display_meter
 
 
 class PublicView(APIView):
@@ -34,7 +33,9 @@ class PoolDetailView(PublicView):
     )
     def get(self, request: Request, pool: int) -> Response:
         found = pool_get(pool)
-        configuration = pool_configuration(pool=found, tables=tables_in_play(found.pk))
+        configuration = pool_configuration(
+            pool=found, tables=at_rest.registered().in_play(found.pk)
+        )
         return Response(configuration.model_dump(mode="json"))
 
 
@@ -54,19 +55,6 @@ class PoolMeterView(PublicView):
         if etag in request.headers.get("If-None-Match", ""):
             return Response(status=304, headers={"ETag": etag})
         return Response(body, headers={"ETag": etag, "Cache-Control": "no-cache"})
-
-
-class PoolReportView(APIView):
-    authentication_classes = STAFF_AUTHENTICATION
-    permission_classes = [require_roles("auditor", "supervisor", "admin")]
-
-    @extend_schema(
-        operation_id="pool_report",
-        responses={200: bodies.PoolReport},
-        summary="A pool's reconciliation: balances, stakes, awards by kind, hits, meter identity",
-    )
-    def get(self, request: Request, pool: int) -> Response:
-        return Response(pool_report(pool_get(pool)).model_dump(mode="json"))
 
 
 class JournalView(APIView):

@@ -3,7 +3,7 @@
 # A pool's seed is at least one cent: a royal on a meter of 0 cents would be a jackpot of zero
 # (jackpot.models.pool). A database with a pool seeded at 0 cannot take the CHECK: this migration
 # stops first and names them. Their seed is a money parameter, changed with its audit event:
-# close the pool's tables, change its seed (a proposal another admin approves, jackpot.changes)
+# close the pool's tables, change its seed (a proposal another admin approves, jackpot.pools.parameters)
 # with the code before this migration, and run it again.
 
 import django.core.validators

@@ -47,7 +47,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('created_at', models.DateTimeField()),
                 ('full', models.BooleanField(help_text='Made by a verification from the first event.')),
-                ('state', models.JSONField(help_text='What the checks carry forward (jackpot.checkpoints).')),
+                ('state', models.JSONField(help_text='What the checks carry forward (jackpot.audit.checkpoints).')),
                 ('sha256', models.CharField(help_text='SHA-256 of the canonical state.', max_length=64)),
             ],
         ),

@@ -2,15 +2,15 @@
 
 - `AuditEvent.content_format`: the events already written keep format 1 (their hash covers no
   transfer's pool); every event written from now on is format 2, whose hash covers its
-  transfers' pools and the format itself (`jackpot.ledger.content`).
-- The journal covers who may act (`jackpot.staff_records`): on a database that has accounts, one
+  transfers' pools and the format itself (`jackpot.money.ledger.content`).
+- The journal covers who may act (`jackpot.staff.records`): on a database that has accounts, one
   `staff.recorded` event on the admin chain shows each as it stands now, the comparison's start.
 """
 
 from django.db import migrations, models
 
-from jackpot.services import ROLES
-from jackpot.staff_records import record_accounts
+from jackpot.staff.roles import ROLES
+from jackpot.staff.records import record_accounts
 
 
 def record(apps, schema_editor):

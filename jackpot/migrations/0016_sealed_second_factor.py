@@ -1,5 +1,5 @@
 """The staff's TOTP devices as the service uses them: keys stored sealed (`SealedTOTPDevice`, a
-proxy of django-otp's `TOTPDevice`; `jackpot.tokens`). Devices made before hold their keys in
+proxy of django-otp's `TOTPDevice`; `core.tokens`). Devices made before hold their keys in
 the clear and would give no code: there are none (the second factor arrives with this release)."""
 
 from django.db import migrations

@@ -93,7 +93,7 @@ class Migration(migrations.Migration):
             name='WinnerIdentity',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ciphertext', models.TextField(help_text='The identity as a Fernet token (jackpot.winners).')),
+                ('ciphertext', models.TextField(help_text='The identity as a Fernet token (jackpot.awards.winners).')),
                 ('recorded_at', models.DateTimeField()),
                 ('keep_until', models.DateTimeField(help_text="The retention's end: purged after it, not before.")),
                 ('award', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='winner_identity', to='jackpot.award')),

@@ -10,7 +10,7 @@ NEW_KINDS = ("orphan", "moved")
 
 def open_new_accounts(apps, schema_editor):
     """Every pool has one account of each kind: the kinds a stop moves money to, for the pools
-    made before them (a new pool gets every kind with it: jackpot.services.pool_insert)."""
+    made before them (a new pool gets every kind with it: jackpot.pools.creation.pool_insert)."""
     Pool = apps.get_model("jackpot", "Pool")
     Account = apps.get_model("jackpot", "Account")
     Account.objects.bulk_create(

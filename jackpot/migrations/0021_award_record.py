@@ -6,21 +6,21 @@ winning five. The progressive then never reads the tables' rows (Round, Table) t
 The awards granted before are filled from their round and table rows (`backfill`: one
 `UPDATE ... FROM` on PostgreSQL): the seat's cards, the board and the best five its round's
 result recorded. A round settled before the best five were recorded has none, and its award's
-winning five is worked out here once by the rules engine (`tables.rules`, pure), as the display
+winning five is worked out here once by the rules engine (`rules`, pure), as the display
 did on every read until now; an envy's is empty (won by another seat's cards).
 
 Then the columns are the grant's record: a trigger refuses any UPDATE that changes one of them
 (the award's status moves, what it was granted for does not). The `round.settled` events of the
 rounds settled from now on carry them too, and the verification compares them
-(`jackpot.projections`).
+(`jackpot.audit.projections`).
 """
 
 from typing import Any
 
 from django.db import migrations, models
 
-from tables.rules.cards import parse_cards
-from tables.rules.hands import evaluate
+from rules.cards import parse_cards
+from rules.hands import evaluate
 
 #: The grant's record, in the order the trigger names them.
 RECORD = ("table_pk", "table_name", "game", "round_name", "hole_cards", "board", "winning_five")

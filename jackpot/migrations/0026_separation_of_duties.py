@@ -1,4 +1,4 @@
-"""Separation of duties held by the database (compliance 52, `jackpot.duties`).
+"""Separation of duties held by the database (compliance 52, `jackpot.staff.duties`).
 
 An account that configures (member of the `admin` group, `is_staff` or `is_superuser`) never
 holds a money role (the `supervisor` or `manager` group): constraint triggers on
@@ -12,7 +12,7 @@ refuses first (403 `separation_of_duties`); these hold against SQL as the servic
 
 PostgreSQL only: the demo's SQLite relies on the service's checks, as migration 0020 does for its
 four eyes. The functions run as the caller (no SECURITY DEFINER): the application's role reads
-the auth tables already (`jackpot.grants`) and owns none of them.
+the auth tables already (`jackpot.audit.grants`) and owns none of them.
 """
 
 from django.conf import settings

@@ -1,6 +1,6 @@
 """Issue 37 item 3: the activation codes a second admin issues for a first enrollment
 (`ActivationCode`, a keyed hash only), and two partial expression indexes that find a person's
-second-factor events in the journal (`jackpot.second_factor.journal_enrolled`) without reading
+second-factor events in the journal (`jackpot.staff.second_factor.journal_enrolled`) without reading
 the rest of it."""
 
 import django.db.models.deletion

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import models
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from jackpot.tokens import unseal_totp_key
+from core.tokens import unseal_totp_key
 
 
 class StaffToken(models.Model):
@@ -32,8 +32,8 @@ class StaffToken(models.Model):
 
 class StaffSecurity(models.Model):
     """What guards a staff account beside its password: whether it must choose a new password at
-    its next sign-in (set when an admin resets it: `jackpot.staff.password_reset`, cleared by the
-    sign-in that changes it), and who reset it, when. One row per account, made when first
+    its next sign-in (set when an admin resets it: `jackpot.staff.accounts.password_reset`, cleared
+    by the sign-in that changes it), and who reset it, when. One row per account, made when first
     needed; no row means nothing is pending."""
 
     user = models.OneToOneField(
@@ -57,11 +57,11 @@ class StaffSecurity(models.Model):
 
 
 class ActivationCode(models.Model):
-    """An admin's leave for `user` to enroll a second factor (`jackpot.second_factor`): the code
-    is shown once to the admin who issued it, who is neither `user` nor the admin who last reset
-    `user`'s password (or the operator, for a fresh install's first admins); the row holds
+    """An admin's leave for `user` to enroll a second factor (`jackpot.staff.second_factor`): the
+    code is shown once to the admin who issued it, who is neither `user` nor the admin who last
+    reset `user`'s password (or the operator, for a fresh install's first admins); the row holds
     only a keyed hash bound to `user`, the issuer and the expiry
-    (`jackpot.tokens.seal_activation_code`), so a row written or edited without SECRET_KEY
+    (`core.tokens.seal_activation_code`), so a row written or edited without SECRET_KEY
     matches no code. Used once: the enrollment it allowed deletes it."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -79,9 +79,9 @@ class ActivationCode(models.Model):
 
 class SealedTOTPDevice(TOTPDevice):
     """A TOTP device as the service uses it: its `key` column holds the key sealed for its owner
-    (`jackpot.tokens.seal_totp_key`), so the database alone never gives a code. Every check and
-    every enrolment goes through this class (`jackpot.second_factor`); django-otp's own lists of
-    devices (`devices_for_user`) see the same rows as `TOTPDevice`."""
+    (`core.tokens.seal_totp_key`), so the database alone never gives a code. Every check and
+    every enrolment goes through this class (`jackpot.staff.second_factor`); django-otp's own lists
+    of devices (`devices_for_user`) see the same rows as `TOTPDevice`."""
 
     class Meta:
         proxy = True

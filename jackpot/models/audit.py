@@ -4,13 +4,14 @@ Every money movement and every decision writes one `AuditEvent` in the same tran
 form hash chains (one per table for its rounds, one per pool for the pool's own events, one for
 administration): each event has the next `sequence` of its chain and `hash = HMAC-SHA256(prev_hash
 + canonical content)`, where the canonical content covers the event's fields and the transfers it
-wrote, as its `content_format` says (`jackpot.ledger.content`): format 1 (events written before it
-existed) a transfer as its code, accounts, amount, round and award; format 2 (every event written
-now) its pool too, and the format itself, so that neither a transfer's pool nor the event's format
-can be edited without breaking the link. Changing any event or transfer after the fact breaks the
-chain at that event (`verify_journal` finds it). The chain head row serializes the chain's writers;
-when it is locked is `jackpot.locks`'s to say (a table's chain before the pool row, a pool's after
-it). A table's chain is written only by its own rounds, so it adds no lock shared between tables.
+wrote, as its `content_format` says (`jackpot.money.ledger.content`): format 1 (events written
+before it existed) a transfer as its code, accounts, amount, round and award; format 2 (every event
+written now) its pool too, and the format itself, so that neither a transfer's pool nor the event's
+format can be edited without breaking the link. Changing any event or transfer after the fact breaks
+the chain at that event (`verify_journal` finds it). The chain head row serializes the chain's
+writers; when it is locked is `jackpot.money.locks`'s to say (a table's chain before the pool row, a
+pool's after it). A table's chain is written only by its own rounds, so it adds no lock shared
+between tables.
 """
 
 from django.db import models
@@ -19,8 +20,8 @@ from django.db.models.fields.json import KT, KeyTransform
 
 GENESIS_HASH = "0" * 64
 
-#: The events that say whether a person has a second factor (`jackpot.second_factor`): read per
-#: person by the indexes below, never the whole journal.
+#: The events that say whether a person has a second factor (`jackpot.staff.second_factor`): read
+# per : person by the indexes below, never the whole journal.
 SECOND_FACTOR_KINDS = ("staff.second_factor_enrolled", "staff.second_factor_reset")
 
 
@@ -66,8 +67,8 @@ class AuditEvent(models.Model):
                 name="audit_second_factor_user_id",
                 condition=models.Q(chain="admin", kind__in=SECOND_FACTOR_KINDS),
             ),
-            # The request-time look-ups of `jackpot.authority`: one account's, one token's, one
-            # proposal's events. Partial, so a round's events (the hot path) add no entry.
+            # The request-time look-ups of `jackpot.staff.authority`: one account's, one token's,
+            # one proposal's events. Partial, so a round's events (the hot path) add no entry.
             *(
                 models.Index(
                     KT(f"payload__{side}__username"),

@@ -12,12 +12,12 @@ award keeps its status, marked `void_requested_by`, and can be neither verified 
 the request is confirmed or cancelled) and a different one who confirms it. An award below the
 threshold starts `approved`. An award that follows another (`follows`: an envy, its round's
 jackpot) is approved or paid only once that one is approved, and is voided with it, whatever its
-own status (`jackpot.awards`; compliance 53). Its payment records the method, a reference and a
-note; the winner's identity, when given, is its own row (`jackpot.models.winners`). What it
+own status (`jackpot.awards.workflow`; compliance 53). Its payment records the method, a reference
+and a note; the winner's identity, when given, is its own row (`jackpot.models.winners`). What it
 shows of its round (table, game, the terminal's round id, cards, winning five) is its own, written
 at the grant and never changed: nothing in the progressive follows `round` to the tables' rows to
 show an award. The status is a projection: every step is an audit event, and every money
-movement a transfer (`jackpot.awards`).
+movement a transfer (`jackpot.awards.workflow`).
 """
 
 from django.conf import settings
@@ -68,7 +68,7 @@ class Award(models.Model):
     # (an integer, no foreign key: a column of the award's own), its name and game then, the
     # round's id as the terminal named it (`round_name`: `round_id` is the round's key), the
     # seat's hole cards, the board, and the five cards that make the award (none for envy).
-    # Covered by the journal (the `round.settled` event's award entries, jackpot.projections)
+    # Covered by the journal (the `round.settled` event's award entries, jackpot.audit.projections)
     # and never changed after the INSERT (a trigger, migration 0021). db_default: the raw
     # INSERTs that name only the older columns (tests, SQL tools) still work.
     table_pk = models.IntegerField(default=0, db_default=0)
@@ -80,7 +80,7 @@ class Award(models.Model):
     winning_five = models.JSONField(default=list, db_default=[])
     # The award this one follows (an envy: its round's jackpot, the royal that won it), set at
     # the grant and never changed (the trigger of migration 0024); covered by the journal (the
-    # `round.settled` event's awards say which one is the royal, jackpot.projections).
+    # `round.settled` event's awards say which one is the royal, jackpot.audit.projections).
     follows = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="followers"
     )
@@ -99,7 +99,7 @@ class Award(models.Model):
     paid_at = models.DateTimeField(null=True, blank=True)
     # How it was paid (the register's): the method, the cheque's or transfer's reference, a note;
     # the approver's note. Blank until the step that writes them.
-    # db_default too: the round's one-statement insert (jackpot.rows) names only its columns.
+    # db_default too: the round's one-statement insert (jackpot.money.rows) names only its columns.
     payment_method = models.CharField(
         max_length=20, choices=PaymentMethod.choices, blank=True, default="", db_default=""
     )

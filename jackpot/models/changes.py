@@ -5,7 +5,7 @@ Compliance 16, 17, 36, 40 and 47. Each `kind` is something one admin must not do
   verification threshold, applied while none of the pool's tables is open for play;
 - `pool.create`: a new pool (`pool` is set when it is applied);
 - `pool.stop`: a pool stopped for good (`pool`), its disposition in `changes` (`to`: `pool` with
-  `to_pool`, or `orphan`), applied by `jackpot.lifecycle`;
+  `to_pool`, or `orphan`), applied by `jackpot.pools.lifecycle`;
 - `table.move`: a table linked to a pool, moved to another or unlinked (`pool` is the pool it
   goes to, None to unlink);
 - `staff.create`, `staff.access` (roles, `is_staff`, `is_superuser`, reactivation) and
@@ -17,8 +17,9 @@ Compliance 16, 17, 36, 40 and 47. Each `kind` is something one admin must not do
 
 The row keeps the proposal (the new values, the values when it was proposed, who, when, why) and
 its outcome (applied, rejected or withdrawn; who decided, when, with what note).
-`jackpot.changes` is its only writer (the appliers of each kind are `jackpot.changes`,
-`jackpot.staff` and `tables.services`); every step is also an audit event.
+`jackpot.pools.parameters` is its only writer (the appliers of each kind are
+`jackpot.pools.parameters`, `jackpot.staff.accounts` and `tables.services`); every step is also an
+audit event.
 
 Invariants, each a database CHECK beside the service's refusal: an applied change was decided by
 someone other than its proposer and other than its subject (403 `four_eyes`, CHECK

@@ -3,7 +3,7 @@
 A `Checkpoint` is what a verification that passed knew at the end: per chain the position and
 head hash it verified up to, and every figure the checks carry forward from there (each pool's
 account balances and transfer totals by code, the award and pool projections still open, the
-stakes of the rounds; `jackpot.checkpoints` says exactly what). It is written once, never
+stakes of the rounds; `jackpot.audit.checkpoints` says exactly what). It is written once, never
 changed (the database refuses UPDATE and DELETE, as for the journal) and it is keyed: the
 `journal.checkpoint` event that announces it on the `checkpoints` chain carries its SHA-256, and
 that event's link is an HMAC under the journal's key. A row written or edited by someone without
@@ -23,7 +23,7 @@ from django.db import models
 class Checkpoint(models.Model):
     created_at = models.DateTimeField()
     full = models.BooleanField(help_text="Made by a verification from the first event.")
-    state = models.JSONField(help_text="What the checks carry forward (jackpot.checkpoints).")
+    state = models.JSONField(help_text="What the checks carry forward (jackpot.audit.checkpoints).")
     sha256 = models.CharField(max_length=64, help_text="SHA-256 of the canonical state.")
 
     def __str__(self) -> str:

@@ -1,7 +1,8 @@
 """Export jobs: a payout log asked for over the API and written to a file by a Celery worker.
 
 A job is the record of one request (who asked, the filters of the synchronous export) and of the
-file that answers it (path, size, SHA-256). Its life, written by `jackpot.export_jobs` only:
+file that answers it (path, size, SHA-256). Its life, written by `jackpot.reporting.export_jobs`
+only:
 
     queued -> running -> done -> expired
                       -> failed -> expired
@@ -78,7 +79,7 @@ class ExportJob(models.Model):
     error = models.TextField(blank=True, default="")
 
     # Every time of a job is the database's clock (Now()): builders and sweepers on other hosts
-    # compare them with that clock only (jackpot.export_jobs).
+    # compare them with that clock only (jackpot.reporting.export_jobs).
     created_at = models.DateTimeField(db_default=Now())
     sent_at = models.DateTimeField(db_default=Now(), help_text="When the build was last sent.")
     started_at = models.DateTimeField(null=True, blank=True)

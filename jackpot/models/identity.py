@@ -3,7 +3,7 @@ signs' display cache in Redis) can tell one life of the database from another.
 
 One row (id 1), written by the migration that made the table, or at first use when it is missing
 (a database emptied by `flush`). A database made anew has another token; a restored backup keeps
-its token, so `jackpot.display` adds what a restore changes (the database's OID, the server's
+its token, so `jackpot.sign.display` adds what a restore changes (the database's OID, the server's
 start time) to make its identity.
 """
 
@@ -25,7 +25,7 @@ class DatabaseIdentity(models.Model):
 
 
 class CommitProbe(models.Model):
-    """A row per PostgreSQL backend that wrote one, bumped by `jackpot.rows.COMMIT_PROBE`: a
+    """A row per PostgreSQL backend that wrote one, bumped by `jackpot.money.rows.COMMIT_PROBE`: a
     statement that writes WAL, so that its transaction's COMMIT waits for the synchronous
     standby (a transaction that only reads, or only takes a transaction id, writes no commit
     record and waits for nothing). Used only where an answer must be durable before it is given

@@ -1,8 +1,8 @@
 """The transactional outbox and the webhook deliveries it leads to.
 
 An `OutboxMessage` is work that follows a money movement (a big win to announce), written by the
-money's own transaction (`jackpot.outbox.enqueue`: one INSERT) and relayed to Celery after the
-commit. Its life, written by `jackpot.outbox` only:
+money's own transaction (`jackpot.notifications.outbox.enqueue`: one INSERT) and relayed to Celery
+after the commit. Its life, written by `jackpot.notifications.outbox` only:
 
     pending -> done
             -> refused
@@ -13,7 +13,7 @@ commit. Its life, written by `jackpot.outbox` only:
   `claimed_until`); a relay killed mid-task leaves the lease to run out.
 - `done`: its work is finished (every delivery acknowledged); never relayed again.
 - `refused`: no authentic journal event vouches for it as its row stands (`last_error` says
-  why, `done_at` when; `jackpot.outbox_journal`): nothing was signed; never relayed again.
+  why, `done_at` when; `jackpot.audit.outbox_journal`): nothing was signed; never relayed again.
 
 `key` is unique: the same work enqueued twice (a replayed round, a second sweep) is one message.
 

@@ -5,18 +5,18 @@ wins the whole meter, which a hit resets to the seed and only a hit lowers, so n
 0 cents); meter and reserve shares are basis points that add up to at most 10,000 (the house keeps
 the rest); the hot counters never go negative; the status is one of `PoolStatus`.
 
-The status (`jackpot.lifecycle`, compliance 36): `active` takes stakes and pays awards;
+The status (`jackpot.pools.lifecycle`, compliance 36): `active` takes stakes and pays awards;
 `suspended` (a technical fault, one admin) takes no progressive stake and makes nothing payable
 until resumed; `stopped` (decommissioned, two admins) takes no stake ever again, its meter and
 reserve moved out by journal entries. It changes only by a single `UPDATE` under the pool row
-lock (`jackpot.meter.set_status`, `stop_counters`), never from `stopped`.
+lock (`jackpot.money.meter.set_status`, `stop_counters`), never from `stopped`.
 """
 
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
-from tables.rules.paytables import CURRENT as CURRENT_PAYTABLES
+from rules.paytables import CURRENT as CURRENT_PAYTABLES
 
 # The meter and the reserve keep sub-cent precision: a share of `stake_cents * share_bp / 10_000`
 # cents is exactly `stake_cents * share_bp` units, so no fraction of a cent is ever dropped.
@@ -57,7 +57,8 @@ class Pool(models.Model):
         max_length=40, default=CURRENT_PAYTABLES.progressive.version
     )
 
-    # Hot state, written only by jackpot.meter with single-statement updates under the row lock.
+    # Hot state, written only by jackpot.money.meter with single-statement updates under the row
+    # lock.
     meter_units = models.BigIntegerField(default=0, help_text="Meter in 1/10,000 cent.")
     reserve_units = models.BigIntegerField(default=0, help_text="Reserve in 1/10,000 cent.")
     meter_version = models.BigIntegerField(default=0, help_text="Bumped by every meter change.")
@@ -69,7 +70,7 @@ class Pool(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    # The pool's life (jackpot.lifecycle): what it is, why and since when.
+    # The pool's life (jackpot.pools.lifecycle): what it is, why and since when.
     status = models.CharField(
         max_length=10, choices=PoolStatus.choices, default=PoolStatus.ACTIVE, db_default="active"
     )

@@ -18,7 +18,7 @@ Invariants, held by the database:
 - a referral is decided at most once (unique `review`).
 Every row is also an audit event on its pool's chain (`award.reviewed`, `award.referred`,
 `award.referral_decided`), which the journal's verification compares with the rows
-(`jackpot.surveillance_records`).
+(`jackpot.audit.surveillance_records`).
 """
 
 from django.conf import settings

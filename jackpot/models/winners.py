@@ -1,8 +1,8 @@
 """A winner's identity, as the French anti-money-laundering register needs it, encrypted at rest.
 
 An award paid at or above `settings.WINNER_IDENTIFICATION_THRESHOLD_CENTS` is paid only with its
-winner identified (`jackpot.winners`); below it an identity may be given and is kept the same way.
-One row per award (one-to-one), written in the payment's transaction and never changed:
+winner identified (`jackpot.awards.winners`); below it an identity may be given and is kept the same
+way. One row per award (one-to-one), written in the payment's transaction and never changed:
 - `ciphertext` is the identity (name, date of birth, document type and number, nationality) as a
   Fernet token under `settings.WINNER_IDENTITY_KEYS`, keys the database does not hold: a copy of
   the database reveals no identity;
@@ -28,7 +28,9 @@ class WinnerIdentity(models.Model):
     award = models.OneToOneField(
         "jackpot.Award", on_delete=models.PROTECT, related_name="winner_identity"
     )
-    ciphertext = models.TextField(help_text="The identity as a Fernet token (jackpot.winners).")
+    ciphertext = models.TextField(
+        help_text="The identity as a Fernet token (jackpot.awards.winners)."
+    )
     recorded_at = models.DateTimeField()
     recorded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"

@@ -1,7 +1,7 @@
 """Table administration for the club's systems (admins): read a table, open or close it for play;
 propose to link it to a pool, move it or unlink it, and approve (another admin), reject or
 withdraw that proposal. Thin: the refusals (403 `four_eyes`, 409 while the table is open for play
-or has open rounds) are `tables.services`'s and `jackpot.changes`'s.
+or has open rounds) are `tables.services`'s and `jackpot.pools.parameters`'s.
 
 Terminal tokens, for the same systems: list a table's tokens (never the token, its prefix);
 propose one beside the current ones (the rotation: the old one works until revoked, so no terminal
@@ -14,7 +14,7 @@ And the supervisors' void of a stuck round (its terminal crashed, its result nev
 terminal's own void (`tables.rounds.round_void`) run as `user:<name>`, so the refund, the audit
 event and the stored answer are the same, and the terminal's void afterwards is a replay. A
 supervisor's or a manager's, never an account that configures (403 `separation_of_duties`,
-`jackpot.duties`)."""
+`jackpot.staff.duties`)."""
 
 from __future__ import annotations
 
@@ -25,14 +25,15 @@ from rest_framework.views import APIView
 
 from core.errors import NotFound
 from core.wire import read
-from jackpot import changes, duties, second_factor
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.api.awards import StaffView
+from jackpot.approvals import changes
 from jackpot.bodies import ChangeApproval, ChangeRejection, ChangeWithdrawal, ParameterChangeBody
-from jackpot.canonical import fingerprint
 from jackpot.models import ChangeKind, ParameterChange
+from jackpot.money.canonical import fingerprint
 from jackpot.render import change_body
 from jackpot.selectors import pool_get
+from jackpot.staff import duties, second_factor
 from tables.api.views import ROUND_ID_PATH, rendered, replayed_header
 from tables.bodies.administration import (
     TableAnswer,
@@ -345,7 +346,7 @@ class TerminalRevokeView(APIView):
 
 class RoundSupervisorVoidView(StaffView):
     # A refund is a money decision: a supervisor's or a manager's, never an account that
-    # configures (compliance 52, `jackpot.duties`).
+    # configures (compliance 52, `jackpot.staff.duties`).
     permission_classes = [require_roles(*duties.MONEY_ROLES)]
 
     @extend_schema(

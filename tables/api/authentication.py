@@ -24,10 +24,11 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from jackpot import authority, rows
+from core.tokens import hash_token
 from jackpot.api.authentication import bearer_token
 from jackpot.models import Pool
-from jackpot.tokens import hash_token
+from jackpot.money import rows
+from jackpot.staff import authority
 from tables.models import Table, Terminal
 
 
@@ -55,7 +56,7 @@ _POOL = ("name", "currency", "stake_cents", "verification_threshold_cents", "pay
 
 
 #: On PostgreSQL the same statement reads what the journal says of the terminal
-#: (`jackpot.authority.terminal_said`, through the indexes of jackpot 0029): its issue event
+#: (`jackpot.staff.authority.terminal_said`, through the indexes of jackpot 0029): its issue event
 #: (id, hash, table, token hash, and how many there are) and whether an event since revoked
 #: it. A forged revocation only refuses; a forged issue fails its HMAC.
 _ISSUES = "('terminal.bootstrapped', 'terminal.issued')"
@@ -95,9 +96,9 @@ def _terminal_sql(journal: bool) -> str:
 
 def _terminal_by_token(token_hash: str) -> Terminal | None:
     """The live terminal with this token, its table and the table's pool, in one query; 401
-    unless the journal explains it (`jackpot.authority`).
+    unless the journal explains it (`jackpot.staff.authority`).
 
-    Plain SQL (`jackpot.rows`) and only the fields a round uses: it runs on every terminal
+    Plain SQL (`jackpot.money.rows`) and only the fields a round uses: it runs on every terminal
     request, and the ORM's select_related query cost three times as much. On PostgreSQL the
     journal's part rides in the same statement; elsewhere (`make run`'s SQLite) it is one more;
     either once a `JOURNAL_RECHECK_SECONDS` per token and process.
@@ -129,7 +130,7 @@ def _terminal_by_token(token_hash: str) -> Terminal | None:
     if not explained:
         _explained_at.pop(token_hash, None)
         # A row the service's role can write proves nothing: the token acts only as its
-        # issue in the journal says (jackpot.authority).
+        # issue in the journal says (jackpot.staff.authority).
         raise AuthenticationFailed("this terminal token was not issued as the journal says")
     _explained_at[token_hash] = now
     return terminal

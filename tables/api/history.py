@@ -5,7 +5,7 @@ Both read `tables.audit.pool_history` with the same query: a CSV is the chart's 
 columns the fields of the row's model (`tables.bodies.history.HISTORY_ROWS`) in their order, its
 values as the JSON writes them; so the CSV and the chart never differ by a column or a cent. Text
 that a spreadsheet would evaluate (a table named `=HYPERLINK(...)`) is written behind an apostrophe,
-as in the payout log (`jackpot.exports.spreadsheet_safe`).
+as in the payout log (`jackpot.reporting.exports.spreadsheet_safe`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from core.replicas import replica_reads
 from core.throttling import HeavyReadThrottle
 from core.wire import read_query
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
-from jackpot.exports import spreadsheet_safe
+from jackpot.reporting.exports import spreadsheet_safe
 from tables.audit.pool_history import pool_history
 from tables.bodies.history import HISTORY_ROWS, PoolHistory, PoolHistoryCsvQuery, PoolHistoryQuery
 

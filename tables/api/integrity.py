@@ -1,6 +1,6 @@
 """The integrity flags over the API: auditors, supervisors and admins read them
 (tables.audit.integrity stores them; the pool report shows a pool's latest); and a pool's void watch
-(tables.voids): its
+(tables.selectors.voids): its
 voids by table and shift over the window the check tests, which the auditor's page draws."""
 
 from __future__ import annotations

@@ -11,7 +11,10 @@ from rest_framework.views import APIView
 
 from core.openapi import query_parameters
 from core.wire import read_query
+from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
+from jackpot.selectors import pool_get
+from tables.audit.verification import pool_report
 from tables.bodies.reconciliation import ReconciliationBody, ReconciliationPage, ReconciliationQuery
 from tables.selectors.reconciliation import reconciliation_get, reconciliation_page
 
@@ -44,3 +47,16 @@ class ReconciliationView(APIView):
     )
     def get(self, request: Request, reconciliation: int) -> Response:
         return Response(reconciliation_get(reconciliation).model_dump(mode="json"))
+
+
+class PoolReportView(APIView):
+    authentication_classes = STAFF_AUTHENTICATION
+    permission_classes = [require_roles("auditor", "supervisor", "admin")]
+
+    @extend_schema(
+        operation_id="pool_report",
+        responses={200: bodies.PoolReport},
+        summary="A pool's reconciliation: balances, stakes, awards by kind, hits, meter identity",
+    )
+    def get(self, request: Request, pool: int) -> Response:
+        return Response(pool_report(pool_get(pool)).model_dump(mode="json"))

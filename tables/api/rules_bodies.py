@@ -13,6 +13,8 @@ from pydantic import Field
 
 from core.wire import DIGITS, Body, Query
 from jackpot.bodies import ProgressivePaytable, progressive_paytable_of
+from rules.par import SHEET_VERSIONS, ParSheet
+from rules.paytables import Paytable, PaytableSet
 from tables.bodies.seats import (
     DECISION,
     Hand,
@@ -30,8 +32,6 @@ from tables.bodies.vocabulary import (
     FiveCards,
     TwoCards,
 )
-from tables.rules.par import SHEET_VERSIONS, ParSheet
-from tables.rules.paytables import Paytable, PaytableSet
 
 
 class EvaluateBody(Body):

@@ -15,17 +15,17 @@ from rest_framework.views import APIView
 from core.openapi import query_parameters
 from core.throttling import RulesThrottle
 from core.wire import read, read_query
+from rules.cards import parse_cards
+from rules.hands import evaluate
+from rules.par import par_sheets
+from rules.paytables import CURRENT
+from rules.progressive import progressive_return
+from rules.stud import StudBets, settle_stud
+from rules.uth import UthBets, settle_uth
 from tables.api import rules_bodies as bodies
+from tables.bodies.render import hand_body, settlement_body
 from tables.bodies.round_requests import stud_decision_of, uth_decision_of
 from tables.bodies.seats import Settlement
-from tables.render import hand_body, settlement_body
-from tables.rules.cards import parse_cards
-from tables.rules.hands import evaluate
-from tables.rules.par import par_sheets
-from tables.rules.paytables import CURRENT
-from tables.rules.progressive import progressive_return
-from tables.rules.stud import StudBets, settle_stud
-from tables.rules.uth import UthBets, settle_uth
 
 
 class RulesView(APIView):

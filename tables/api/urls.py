@@ -1,8 +1,23 @@
 from django.urls import path
 
-from tables.api import administration, history, integrity, reconciliations, rules_views, views
+from tables.api import (
+    administration,
+    history,
+    integrity,
+    reconciliations,
+    rules_views,
+    verifications,
+    views,
+)
 
 urlpatterns = [
+    path("pools/<int:pool>/report", reconciliations.PoolReportView.as_view(), name="pool-report"),
+    path("journal/verify", verifications.JournalVerifyView.as_view(), name="journal-verify"),
+    path(
+        "journal/verifications/<int:verification>",
+        verifications.JournalVerificationView.as_view(),
+        name="journal-verification",
+    ),
     path("tables/<int:table>", administration.TableView.as_view(), name="table-detail"),
     path(
         "tables/<int:table>/terminals",

@@ -1,6 +1,6 @@
 """The terminal round API: thin views that parse, call a service and render its result.
 
-Each round step's view hashes the body once (`jackpot.canonical.fingerprint`) and derives the
+Each round step's view hashes the body once (`jackpot.money.canonical.fingerprint`) and derives the
 Idempotency-Key's fingerprint from it (`tables.rounds.key_fingerprint`); the service runs the
 whole step, key record included, in its one durable transaction; the view chooses the status
 from the result's type (201 for an open, 200 otherwise) and says whether it is a replay.
@@ -23,7 +23,7 @@ from core.errors import ApiError, NotFound
 from core.openapi import query_parameters
 from core.throttling import WindowThrottle
 from core.wire import read_query
-from jackpot.canonical import fingerprint
+from jackpot.money.canonical import fingerprint
 from tables.api.authentication import (
     IsTableTerminal,
     OpenForPlay,
@@ -113,7 +113,7 @@ class StepCall:
 
     table: Table
     actor: str
-    fingerprint: str  # the body's (`jackpot.canonical.fingerprint`), computed once
+    fingerprint: str  # the body's (`jackpot.money.canonical.fingerprint`), computed once
     key: IdempotencyKey | None
 
 

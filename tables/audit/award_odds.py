@@ -5,7 +5,7 @@ EUR 10 of stakes) are few among a busy table's, and the pool-wide integrity chec
 (``tables.audit.integrity``) counts rounds, over a long window, at a family level: it does not
 see them. Here each table, and each terminal of it, is tested alone over a sliding window (the
 rounds opened in the last AWARD_ODDS_WINDOW_HOURS and settled), kind by kind, against the exact
-odds of the PAR sheet (``tables.rules.progressive.AWARD_DEALS``):
+odds of the PAR sheet (``rules.progressive.AWARD_DEALS``):
 
 - **boxes**: the awards of a fixed kind (jackpot royal, straight flush, four of a kind, full
   house) that the box's own cards made, out of the boxes that staked the progressive, against
@@ -17,7 +17,7 @@ odds of the PAR sheet (``tables.rules.progressive.AWARD_DEALS``):
   boards of the kind (36, 624 and 3,744 of C(52, 5) for straight flush, quads and full house; a
   royal board is the community royal, not tested here). Rounds are independent deals.
 
-A test whose upper tail (``tables.rules.tails.binomial_upper_tail_bound``, an upper bound in
+A test whose upper tail (``rules.tails.binomial_upper_tail_bound``, an upper bound in
 decimal arithmetic rounded up: never a float that underflows) is below AWARD_ODDS_THRESHOLD
 (1e-6) records the significant event SE18 ``integrity.award_odds`` naming the table, the
 terminal (null: the table as a whole), the kind, the count, the boxes (or rounds), the expected
@@ -51,19 +51,19 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from jackpot import ledger, locks
 from jackpot.models import AuditEvent, Award, AwardKind
+from jackpot.money import ledger, locks
+from rules.cards import parse_card
+from rules.hands import Category, evaluate
+from rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
+from rules.tails import binomial_upper_tail_bound
 from tables.models import Round, RoundSeat, RoundState, Table
-from tables.rules.cards import parse_card
-from tables.rules.hands import Category, evaluate
-from tables.rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
-from tables.rules.tails import binomial_upper_tail_bound
 
 logger = logging.getLogger(__name__)
 
 TASK = "tables.check_award_odds"
 ACTOR = "system:award_odds"
-KIND = "integrity.award_odds"  # the significant event SE18 (jackpot.significant)
+KIND = "integrity.award_odds"  # the significant event SE18 (jackpot.notifications.significant)
 BOXES = "boxes"
 BOARDS = "boards"
 

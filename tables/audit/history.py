@@ -51,7 +51,6 @@ from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, When
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone as dj_timezone
 
-from jackpot import locks, rows
 from jackpot.models import (
     Account,
     AccountKind,
@@ -61,6 +60,7 @@ from jackpot.models import (
     AwardStatus,
     Transfer,
 )
+from jackpot.money import locks, rows
 from tables.models import HistoryCursor, HistoryDay, Round, RoundSeat, RoundState
 
 #: The event kinds whose rows the fold reads (the meter's transfers are read for every event).

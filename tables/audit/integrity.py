@@ -6,7 +6,7 @@ in the pool as a whole, each award kind's observed count with what the played st
 expected, and stores an :class:`~tables.models.IntegrityFlag` for each (scope, kind) whose
 count is improbable at family level INTEGRITY_ALPHA (default 0.001).
 
-The test (docs/operations.md, "Integrity flags"; the statistics in ``tables.rules.tails``):
+The test (docs/operations.md, "Integrity flags"; the statistics in ``rules.tails``):
 
 - **The trial is a settled round with at least one progressive stake**, and the count is the
   rounds with at least one award of the kind, because a round's seats share the board and are
@@ -15,7 +15,7 @@ The test (docs/operations.md, "Integrity flags"; the statistics in ``tables.rule
   once. Rounds are independent (each is a fresh shuffle), so the count is a sum of independent
   indicators.
 - **A round's probability** with m staked seats comes from the rules engine's exact per-seat
-  probability p of each kind (``tables.rules.progressive.AWARD_DEALS``): m x p for the jackpot
+  probability p of each kind (``rules.progressive.AWARD_DEALS``): m x p for the jackpot
   royal (at most one per round: the seats' events are disjoint, so this is exact) and for the
   straight flush, quads and full house (the union bound: at least the exact probability, so the
   test stays valid whatever the dependence, at a small cost in power); p for the community royal
@@ -27,7 +27,7 @@ The test (docs/operations.md, "Integrity flags"; the statistics in ``tables.rule
   INTEGRITY_ALPHA.
 - Awards are counted whatever their status, voided ones included: a voided award still shows
   what was dealt. Open and voided rounds are left out (no award was decided).
-- **Voids are watched** (``tables.voids``): each table's voids in each shift of the last
+- **Voids are watched** (``tables.selectors.voids``): each table's voids in each shift of the last
   INTEGRITY_VOID_SHIFTS, and over them all, against the rate of the pool's tables in the same
   shifts; those tests join the same Holm family, so the level INTEGRITY_ALPHA holds for the whole
   check. Their reads are bounded by that window (the index on the rounds' ``opened_at``).
@@ -40,8 +40,8 @@ Invariants: reads only, then one transaction that inserts the new flags (each fl
 the unique constraint over its scope, kind, window start, rounds and observed count, so a task
 run twice over the same rounds stores nothing twice; a void flag's window start is its shift's,
 or the void window's); no money moves; nothing is ever updated. Each new flag is a significant
-event on the admin chain, in the transaction that stores it (`jackpot.significant`: SE10 for a
-void rate, SE11 for an award count), so its webhook and its count follow its commit.
+event on the admin chain, in the transaction that stores it (`jackpot.notifications.significant`:
+SE10 for a void rate, SE11 for an award count), so its webhook and its count follow its commit.
 """
 
 from __future__ import annotations
@@ -59,17 +59,19 @@ from django.db import connection, transaction
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from jackpot import ledger
 from jackpot.models import Award, AwardKind, Pool
+from jackpot.money import ledger
+from rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
+from rules.tails import holm, poisson_upper_tail_bound
 from tables.models import IntegrityFlag, Round, RoundSeat, RoundState
-from tables.rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
-from tables.rules.tails import holm, poisson_upper_tail_bound
-from tables.voids import IN_SHIFT, IN_WINDOW, read_window, void_tests
+from tables.selectors.voids import IN_SHIFT, IN_WINDOW, read_window, void_tests
 
 logger = logging.getLogger(__name__)
 _STATEMENT_TIMEOUT_MS = 300_000
 ACTOR = "system:integrity"
-VOID_RATE = "integrity.void_rate"  # significant events SE10 and SE11 (jackpot.significant)
+VOID_RATE = (
+    "integrity.void_rate"  # significant events SE10 and SE11 (jackpot.notifications.significant)
+)
 AWARD_RATE = "integrity.award_rate"
 
 _P = {award: Fraction(deals, TOTAL_DEALS) for award, deals in AWARD_DEALS.items()}
@@ -96,8 +98,8 @@ def round_probability(kind: AwardKind, staked_seats: int) -> Fraction:
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One (scope, kind) test of a run: a table's (``table`` set) or a pool's as a whole; ``kind``
-    an award kind, or a void signal (``tables.voids``: ``observed`` voids of ``rounds`` decided,
-    ``seats`` the stakes they refunded, ``awards`` 0)."""
+    an award kind, or a void signal (``tables.selectors.voids``: ``observed`` voids of ``rounds``
+    decided, ``seats`` the stakes they refunded, ``awards`` 0)."""
 
     pool_id: int
     table_id: int | None

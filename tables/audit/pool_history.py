@@ -18,7 +18,6 @@ from django.utils import timezone as dj_timezone
 
 from core.codes import ErrorCode
 from core.errors import NotFound
-from jackpot import rows
 from jackpot.models import (
     Award,
     AwardKind,
@@ -27,6 +26,7 @@ from jackpot.models import (
     Transfer,
     TransferCode,
 )
+from jackpot.money import rows
 from tables.audit.history import DayFigures, meter_before, pending_days, stored_days
 from tables.audit.integrity import expected_awards
 from tables.bodies.history import (

@@ -3,7 +3,7 @@ the chains verified, the meter identity checked, a report stored, and an alert o
 
 `reconcile()` runs, in one consistent snapshot (REPEATABLE READ, read only, with the worker's
 5-minute statement timeout):
-1. the journal check (`jackpot.verification`, crossed with the rounds by
+1. the journal check (`jackpot.audit.verification`, crossed with the rounds by
 `tables.audit.verification`):
    the scheduled run is routine, from the newest checkpoint (it costs what was added since: about
    5 minutes of play), the daily run is full, from the first event: every chain's links and
@@ -12,7 +12,8 @@ the chains verified, the meter identity checked, a report stored, and an alert o
    equal to their accounts, the award accounts equal to the awards, the stakes equal to the
    rounds'; with JOURNAL_ANCHOR_DIR set, also every anchored chain head (an anchor file that
    cannot be read, or none in the directory, is a problem too);
-2. per pool, the meter identity as the pool report states it (`jackpot.reports`): seed, resets
+2. per pool, the meter identity as the pool report states it (`jackpot.reporting.reports`): seed,
+resets
    and voided jackpots in, jackpots won and voided jackpots' resets out, plus every stake times
    the stake and meter share, equal to the meter counter to the unit. The identity assumes the
    pool's stake and meter share never changed: for a pool with an applied parameter change of
@@ -29,7 +30,7 @@ shown like a full run asked for over the API). Then one transaction stores the r
 a log line at ERROR. A run that is ok after a failed one writes `reconciliation.recovered`
 (`announce_recovery`). "After a failed one" is the report
 stored just before it: reports are stored under this module's transaction-level advisory lock
-(taken by nothing else, before the `admin` chain's head: jackpot.locks), so two runs finishing
+(taken by nothing else, before the `admin` chain's head: jackpot.money.locks), so two runs finishing
 at once cannot both see the same previous report.
 
 Idempotent: a scheduled run has a `run_key` (the beat task's id for the periodic run, the UTC
@@ -37,7 +38,7 @@ date for the daily one, `tables.tasks`), unique in the table. A run whose key al
 report stores nothing and returns that report; two deliveries racing store one (the second
 insert waits on the unique index, then finds the first).
 
-Nothing here moves money; the report's table is read and append only (jackpot.grants).
+Nothing here moves money; the report's table is read and append only (jackpot.audit.grants).
 """
 
 from __future__ import annotations
@@ -52,10 +53,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from jackpot import ledger, locks, rows
-from jackpot.anchors import Anchor, read_anchors
+from jackpot.audit.anchors import Anchor, read_anchors
+from jackpot.audit.verification import Progress, Report
 from jackpot.models import ChangeStatus, ParameterChange, Pool, VerificationTrigger
-from jackpot.verification import Progress, Report
+from jackpot.money import ledger, locks, rows
 from tables.audit.verification import keep_checkpoint, pool_report, verify_full, verify_routine
 from tables.audit.verification_jobs import begin, record
 from tables.models import Reconciliation
@@ -155,7 +156,7 @@ def _summary(report: Reconciliation) -> dict[str, Any]:
 def raise_alert(report: Reconciliation) -> None:
     """A failed run's alert, inside the transaction that stores its report: the significant event
     SE02 on the `admin` chain (its signed webhook, its count and the security log follow it after
-    the commit: `jackpot.significant`), and a line at ERROR once committed."""
+    the commit: `jackpot.notifications.significant`), and a line at ERROR once committed."""
     payload = {**_summary(report), "problems": report.problems[:ALERT_PROBLEMS]}
     ledger.record(chain=ledger.ADMIN_CHAIN, kind=FAILED, actor=ACTOR, payload=payload)
     first = report.problems[0] if report.problems else "(no problem named)"

@@ -27,7 +27,7 @@ What each run compares, at a cost that does not grow with the journal's age on a
   table and every live terminal (how many the club has, not how old it is), and every terminal
   row made since the checkpoint's highest id. A row edited before the checkpoint and not named
   since (a settled round's result, a revoked terminal) is the next full run's, as
-  `jackpot.verification` says of awards; a settled round's row is also final in the database
+  `jackpot.audit.verification` says of awards; a settled round's row is also final in the database
   (the trigger of migration tables 0009).
 """
 
@@ -40,9 +40,9 @@ from typing import Any
 from django.db.models import Count
 
 from core.replicas import reading
-from jackpot.canonical import loads
-from jackpot.movements import TERMS_FIELDS
-from jackpot.projections import Event
+from jackpot.audit.projections import Event
+from jackpot.money.canonical import loads
+from jackpot.money.movements import TERMS_FIELDS
 from tables.models import Round, RoundState, Table, Terminal
 
 #: Rounds compared per query.
@@ -182,7 +182,7 @@ class Records:
             self.open_rounds.add(pk)
             return
         self.open_rounds.discard(pk)
-        # The walk's times are the chain's text already (`jackpot.verification`).
+        # The walk's times are the chain's text already (`jackpot.audit.verification`).
         said["closed_at"] = event.at if isinstance(event.at, str) else _iso(event.at)
         said["closed_by"] = event.actor
         if kind == "round.settled":

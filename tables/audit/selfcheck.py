@@ -12,8 +12,8 @@ configuration only, unpinned (no approved checksum where one is not required):
    the pools' balances carried forward sum to zero, each meter and reserve counter equals its
    journal account (the meter equals the ledger), the award accounts equal the awards, the
    stakes equal the rounds'; its cost is what was added since that checkpoint, not the
-   journal's age (jackpot.verification says what a routine run covers);
-4. `configuration`: the checksum of what decides money in this build (`jackpot.configuration`)
+   journal's age (jackpot.audit.verification says what a routine run covers);
+4. `configuration`: the checksum of what decides money in this build (`jackpot.pools.configuration`)
    equals the approved one the operator pinned (`settings.JACKPOT_CONFIG_SHA256`). Missing, it
    fails where `settings.SELFCHECK_REQUIRE_PIN` (production) and is only reported elsewhere;
 5. `anchors`: with `settings.JOURNAL_ANCHOR_DIR` set, the directory and every file in it can be
@@ -39,8 +39,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
-from jackpot.configuration import config_checksum
 from jackpot.models import VerificationTrigger
+from jackpot.pools.configuration import config_checksum
 from tables.audit.verification_jobs import run_routine
 
 OK, FAILED, SKIPPED, UNPINNED = "ok", "failed", "skipped", "unpinned"

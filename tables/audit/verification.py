@@ -1,8 +1,8 @@
 """The journal's checks that need the rounds, and the runs: routine (from the newest
 checkpoint) and full (from the first event).
 
-`jackpot.verification` and `jackpot.reports` know the journal alone; the tables sit above the
-progressive and add what only they know, in the same snapshot (`RoundsCheck`):
+`jackpot.audit.verification` and `jackpot.reporting.reports` know the journal alone; the tables sit
+above the progressive and add what only they know, in the same snapshot (`RoundsCheck`):
 - each table's chain may move the money of the pools of record of its table's rounds, and of no
   other; a transfer for a round moves the money of that round's pool of record (a table moved
   to another pool keeps its old rounds' journal where it was);
@@ -20,9 +20,9 @@ its events opened or voided, read by one query.
 
 `verify_routine` (the start-up gate, the scheduled reconciliation) and `verify_full` (the daily
 run, a run asked for over the API, `manage.py verify_journal`) store a checkpoint when they
-pass (`keep_checkpoint`, `jackpot.checkpoints`), unless the newest one already reaches as far.
+pass (`keep_checkpoint`, `jackpot.audit.checkpoints`), unless the newest one already reaches as far.
 The pool report (`pool_report`) adds the pool's stakes count, open rounds, integrity flags and
-the latest reconciliation to `jackpot.reports`.
+the latest reconciliation to `jackpot.reporting.reports`.
 """
 
 from __future__ import annotations
@@ -34,13 +34,15 @@ from typing import Any
 from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
-from jackpot import checkpoints, reports, rows
-from jackpot import verification as journal
-from jackpot.anchors import Anchor
+from jackpot.audit import checkpoints
+from jackpot.audit import verification as journal
+from jackpot.audit.anchors import Anchor
+from jackpot.audit.projections import Event
 from jackpot.bodies import PoolReport
-from jackpot.ledger import table_chain
 from jackpot.models import Pool, Transfer
-from jackpot.projections import Event
+from jackpot.money import rows
+from jackpot.money.ledger import table_chain
+from jackpot.reporting import reports
 from tables.audit.history import history_problems
 from tables.audit.records import Records
 from tables.models import Round, RoundSeat, RoundState, Table
@@ -54,7 +56,7 @@ UNANNOUNCED = "rounds made without a round.opened event"
 
 
 class RoundsCheck:
-    """The tables' side of one walk (`jackpot.verification.Crosscheck`); `carried` is what the
+    """The tables' side of one walk (`jackpot.audit.verification.Crosscheck`); `carried` is what the
     checkpoint it starts from carried (None: from the first event)."""
 
     def __init__(self, carried: dict[str, Any] | None) -> None:
@@ -191,7 +193,7 @@ def keep_checkpoint(report: journal.Report) -> int | None:
 
 
 def pool_report(pool: Pool, found: journal.Report | None = None) -> PoolReport:
-    """The pool's reconciliation (`jackpot.reports`) with the stakes its tables took, its
+    """The pool's reconciliation (`jackpot.reporting.reports`) with the stakes its tables took, its
     rounds still open, its latest integrity flags (`tables.audit.integrity`) and the latest
     scheduled reconciliation's status (`tables.audit.reconciliation`). `found`: the walk of a
     caller's snapshot (the reconciliation's); None: a routine walk in a snapshot of its own (no

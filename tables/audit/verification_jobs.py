@@ -37,9 +37,9 @@ from django.utils import timezone
 
 from core.dispatch import send, send_after_commit
 from core.replicas import replica_reads
-from jackpot import locks
+from jackpot.audit.verification import Progress, Report
 from jackpot.models import AuditChain, Verification, VerificationStatus, VerificationTrigger
-from jackpot.verification import Progress, Report
+from jackpot.money import locks
 from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 
 logger = logging.getLogger(__name__)

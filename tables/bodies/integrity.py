@@ -1,5 +1,5 @@
 """The integrity monitoring's reads: the integrity flags listed, and a pool's void watch (its voids
-by table and by shift, as `tables.voids` reads them).
+by table and by shift, as `tables.selectors.voids` reads them).
 
 Invariant: the void watch's expected figures are shown rounded for reading; the flags carry the
 exact ones.
@@ -39,7 +39,8 @@ class IntegrityFlagPage(Body):
     results: list[IntegrityFlagBody]
 
 
-# --- the void watch (tables.voids) --------------------------------------------------------------
+# --- the void watch (tables.selectors.voids)
+# --------------------------------------------------------------
 
 
 class VoidShift(Body):

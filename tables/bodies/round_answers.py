@@ -2,7 +2,7 @@
 result (the hands, each seat settled, the awards won) and a void.
 
 Built from these models by `tables.rounds.answers` (hands, settlements and decisions by
-`tables.render`) and stored as their JSON, so a replay answers the same bytes.
+`tables.bodies.render`) and stored as their JSON, so a replay answers the same bytes.
 
 Invariant: amounts are whole cents; an award here is only its way to payment's start
 (`jackpot.bodies.AwardBody` follows it from there).

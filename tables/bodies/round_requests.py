@@ -22,6 +22,10 @@ from pydantic import ConfigDict, Field, RootModel
 
 from core.codes import ErrorCode
 from core.wire import Body, NonBlank, Refusal, read
+from rules.cards import Card, ensure_distinct, parse_card
+from rules.errors import RulesError
+from rules.stud import StudBets, StudDecision
+from rules.uth import Street, UthBets, UthDecision
 from tables.bodies.seats import (
     StudBuy,
     StudFold,
@@ -37,10 +41,6 @@ from tables.bodies.seats import (
 )
 from tables.bodies.vocabulary import MAX_REASON, MAXSEATS, SEATS, FiveCards, RoundId, TwoCards
 from tables.models import Game
-from tables.rules.cards import Card, ensure_distinct, parse_card
-from tables.rules.errors import RulesError
-from tables.rules.stud import StudBets, StudDecision
-from tables.rules.uth import Street, UthBets, UthDecision
 
 
 class UthOpen(Body):

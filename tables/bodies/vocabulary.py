@@ -15,9 +15,9 @@ from pydantic import Field
 
 from core.codes import ErrorCode
 from core.wire import Refusal
-from tables.rules.boxes import MAX_BET_CENTS
-from tables.rules.cards import CARD_PATTERN
-from tables.rules.errors import RulesError
+from rules.boxes import MAX_BET_CENTS
+from rules.cards import CARD_PATTERN
+from rules.errors import RulesError
 
 ROUND_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$"
 _ROUND_ID = re.compile(ROUND_ID_PATTERN)

@@ -4,7 +4,7 @@ The payout log and the payment slip print a round's cards and result from its ro
 (`Round.result`), which the application's role may UPDATE (a round is opened, then settled or
 voided). From the moment a round leaves `open` its row never changes again: a trigger refuses
 any UPDATE of a settled or voided round, from the ORM, raw SQL or psql alike (DELETE is not
-granted at all: `jackpot.grants`). Someone who goes around the trigger (the schema's owner) is
+granted at all: `jackpot.audit.grants`). Someone who goes around the trigger (the schema's owner) is
 found by the journal's verification, which compares each round's row with the events that opened
 and closed it (`tables.audit.records`).
 """

@@ -4,12 +4,12 @@ every box and progressive award worked out), void (a misdeal before settlement).
 Read in this order: `opening`, `settlement`, `voiding` (one screen each); `store` (the round's
 own rows), `answers` (the JSON they write: the answer, and the audit payloads built from the
 domain values), `results` (what a step returns), `replay` (answers stored and replayed, so a
-terminal may retry anything). Money is decided by `jackpot.movements` and written by
-`jackpot.ledger`; every rule is the rules engine's (`tables.rules`); locks follow
-`jackpot.locks`.
+terminal may retry anything). Money is decided by `jackpot.money.movements` and written by
+`jackpot.money.ledger`; every rule is the rules engine's (`rules`); locks follow
+`jackpot.money.locks`.
 
 Each step has one entry, `round_open`, `round_settle`, `round_void` (the terminal's and the
-supervisor's void alike): `jackpot.locks.retried`, the one retry policy, around one
+supervisor's void alike): `jackpot.money.locks.retried`, the one retry policy, around one
 `transaction.atomic(durable=True)`, inside which everything happens: the Idempotency-Key's
 record looked up and stored (`replay.idempotent`), the round's rows, the money and its audit
 event. Nothing else opens a transaction on the round path, and a step cannot be called inside

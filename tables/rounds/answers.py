@@ -3,7 +3,7 @@ round's result record.
 
 Each answer is built from the model that declares it (`OpenAnswer`, `ResultAnswer`, `VoidAnswer`
 of `tables.bodies.round_answers`) with `model_construct`, every value coming from the step's
-results (the rules engine's settlements, the progressive's `jackpot.movements` results), and
+results (the rules engine's settlements, the progressive's `jackpot.money.movements` results), and
 dumped once as JSON: the shape is the model's, written nowhere else. The audit payloads
 (`opened_event`, `settled_event`, `voided_event`) and the round's result record (`result_record`)
 are records, not answers: their JSON is hashed into the chain (or re-derived from it,
@@ -19,7 +19,10 @@ from datetime import datetime
 
 from jackpot.bodies import Meter
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
-from jackpot.movements import AwardsGranted, StakesTaken, Terms
+from jackpot.money.movements import AwardsGranted, StakesTaken, Terms
+from rules.stud import StudDecision, StudSettlement
+from rules.uth import UthDecision, UthSettlement
+from tables.bodies.render import decision_body, hand_body, seat_bets_body, settlement_body
 from tables.bodies.round_answers import (
     Contribution,
     OpenAnswer,
@@ -36,11 +39,8 @@ from tables.bodies.seats import (
     UthSeatSettlement,
 )
 from tables.models import Round, RoundState, Table
-from tables.render import decision_body, hand_body, seat_bets_body, settlement_body
 from tables.rounds.results import JsonObject
 from tables.rounds.store import bets_columns
-from tables.rules.stud import StudDecision, StudSettlement
-from tables.rules.uth import UthDecision, UthSettlement
 
 Settlement = UthSettlement | StudSettlement
 
@@ -238,8 +238,8 @@ def settled_event(
     granted: AwardsGranted | None,
 ) -> JsonObject:
     """The `round.settled` payload: the cards and decisions, each seat's net, the awards, each
-    with what it shows of the round as its row records it (`jackpot.movements.Dealt`: the
-    verification compares the row with it, `jackpot.projections.RECORD_FIELDS`)."""
+    with what it shows of the round as its row records it (`jackpot.money.movements.Dealt`: the
+    verification compares the row with it, `jackpot.audit.projections.RECORD_FIELDS`)."""
     return {
         "table": table.pk,
         "pool": found.pool_id,  # the round's pool of record

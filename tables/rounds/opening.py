@@ -1,8 +1,8 @@
 """Open a round: the bets lock, and each progressive stake raises the pool's meter at once.
 
-One transaction: the round and its seats' rows, the stakes taken (`jackpot.movements`), the audit
-event with its transfers and the stored answer. Locks, in `jackpot.locks`'s order: the table's
-row (shared: it cannot change pool or close until the round is written, and no change of its
+One transaction: the round and its seats' rows, the stakes taken (`jackpot.money.movements`), the
+audit event with its transfers and the stored answer. Locks, in `jackpot.money.locks`'s order: the
+table's row (shared: it cannot change pool or close until the round is written, and no change of its
 pool's parameters can be approved: the approval locks it exclusively), the new round row, the
 table's chain head, then the pool row, last, held only for the final write and commit. The round
 belongs to the pool its table feeds now, and records that pool's terms as committed under the
@@ -15,11 +15,11 @@ an open while another round is open at the table is a 409 `round_in_progress` na
 opens racing at one table cannot both pass: the second one's INSERT waits on the first one's
 uncommitted row in the index, and writes nothing once it commits (`ON CONFLICT DO NOTHING`; it
 goes on if the first rolls back). When the INSERT met a round in progress that has closed by the
-time it is looked for, the open is run again whole (`jackpot.locks.StaleConflict`, `retried`):
+time it is looked for, the open is run again whole (`jackpot.money.locks.StaleConflict`, `retried`):
 the table is free now.
 
-`round_open` is the one entry: `jackpot.locks.retried` around one durable transaction, in which
-the Idempotency-Key's record, if the request has one, is looked up first
+`round_open` is the one entry: `jackpot.money.locks.retried` around one durable transaction, in
+which the Idempotency-Key's record, if the request has one, is looked up first
 (`tables.rounds.replay.idempotent`) and written with the open's answer and event, before the pool
 row is taken. The open itself takes no savepoint: what refuses it (the round's unique indexes)
 refuses before it writes anything.
@@ -31,14 +31,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import Conflict
-from jackpot import ledger, locks, movements
-from jackpot.meter import pool_meter
+from jackpot.money import ledger, locks, movements
+from jackpot.money.meter import pool_meter
+from jackpot.sign import display
+from rules.uth import UthBets
 from tables.bodies.round_requests import OpenRequest
 from tables.models import Round, RoundState, Table
 from tables.rounds import answers, store
 from tables.rounds.replay import IdempotencyKey, KeyRecord, idempotent, replayed
 from tables.rounds.results import RoundOpened
-from tables.rules.uth import UthBets
 
 
 @locks.retried
@@ -125,7 +126,7 @@ def _open(
 
     if pool is not None and stakes:
         # Built before the pool row is taken, written with it (movements.take_stakes_recorded).
-        _taken, built = movements.take_stakes_recorded(
+        taken, built = movements.take_stakes_recorded(
             pool=pool,
             round_pk=round_pk,
             stakes=stakes,
@@ -136,6 +137,7 @@ def _open(
             actor=actor,
             entry=entry,
         )
+        display.meter_changed(pool.pk, taken.meter)  # the signs, after commit
         return RoundOpened(built.answer)
     built = entry(None)
     ledger.record(

@@ -44,7 +44,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from core.errors import Conflict
-from jackpot import rows
+from jackpot.money import rows
 from tables.models import IdempotencyRecord, Round, RoundState, Table
 from tables.rounds.results import JsonObject, StepResult
 
@@ -84,13 +84,13 @@ class KeyRecord:
 
 def key_fingerprint(path: str, body_fingerprint: str) -> str:
     """The fingerprint an Idempotency-Key is stored with: the request's path and its body's
-    fingerprint (`jackpot.canonical.fingerprint`, computed once per request), hashed."""
+    fingerprint (`jackpot.money.canonical.fingerprint`, computed once per request), hashed."""
     return hashlib.sha256(f"{path}\n{body_fingerprint}".encode()).hexdigest()
 
 
 def _replay(answer: JsonObject, result: type[R]) -> R:
     """The stored answer, replayed once it is durable: the replay writes the commit probe
-    (`jackpot.rows.COMMIT_PROBE`) in the step's transaction, so its COMMIT waits for the
+    (`jackpot.money.rows.COMMIT_PROBE`) in the step's transaction, so its COMMIT waits for the
     synchronous standby like any write (and a cancelled wait raises, config.database). The
     standby then has the WAL up to it, the stored answer's included. Replays are rare (a
     resend)."""

@@ -3,18 +3,18 @@
 One transaction: the round row locked, every seat settled by the rules engine with the terms the
 round recorded when it opened (its pool's stake, progressive paytable and verification threshold
 then, `store.round_terms`: never the pool's as they are now), the awards granted
-(`jackpot.movements`, each with what it shows of the round: the table's name and game, the
+(`jackpot.money.movements`, each with what it shows of the round: the table's name and game, the
 terminal's round id, its seat's cards, the board and its winning five, so that the progressive
 never reads this app's rows to show it), the audit event with its transfers and the stored
-answer, and the big wins' notifications in the outbox (`jackpot.notifications`). Locks, in
-`jackpot.locks`'s order: the round row, the table's chain head, then the pool row (only when
+answer, and the big wins' notifications in the outbox (`jackpot.notifications.big_wins`). Locks, in
+`jackpot.money.locks`'s order: the round row, the table's chain head, then the pool row (only when
 the round grants awards), last: unless a seat won the jackpot, after the event and the outbox's
 messages are written, for the statement that numbers and writes the awards and the commit
-(`jackpot.movements.grant_awards_recorded`); the outbox's INSERT locks no existing row. The
+(`jackpot.money.movements.grant_awards_recorded`); the outbox's INSERT locks no existing row. The
 round is counted (`jackpot_rounds_settled_total`, core.metrics) once the transaction commits,
 never before.
 
-`round_settle` is the one entry: `jackpot.locks.retried` around one durable transaction, in
+`round_settle` is the one entry: `jackpot.money.locks.retried` around one durable transaction, in
 which the Idempotency-Key's record, if the request has one, is looked up first
 (`tables.rounds.replay.idempotent`) and written with the answer, in the event's statement.
 """
@@ -26,8 +26,14 @@ from django.utils import timezone
 
 from core import metrics
 from core.dispatch import send_after_commit
-from jackpot import ledger, locks, movements
-from jackpot.meter import pool_meter
+from jackpot.money import ledger, locks, movements
+from jackpot.money.meter import pool_meter
+from jackpot.sign import display
+from rules.errors import RulesError
+from rules.paytables import CURRENT
+from rules.progressive import round_awards
+from rules.stud import StudBets, StudDecision, settle_stud
+from rules.uth import UthBets, UthDecision, UthSettlement, settle_uth
 from tables.audit import award_odds
 from tables.bodies.round_requests import ResultRequest
 from tables.models import Game, Round, RoundState, Table
@@ -35,11 +41,6 @@ from tables.rounds import answers, store
 from tables.rounds.answers import Settlement
 from tables.rounds.replay import IdempotencyKey, KeyRecord, already_closed, idempotent
 from tables.rounds.results import RoundSettled
-from tables.rules.errors import RulesError
-from tables.rules.paytables import CURRENT
-from tables.rules.progressive import round_awards
-from tables.rules.stud import StudBets, StudDecision, settle_stud
-from tables.rules.uth import UthBets, UthDecision, UthSettlement, settle_uth
 
 
 @locks.retried
@@ -123,7 +124,9 @@ def _settle(
                 paytables=paytables,
             )
 
-    slot = locks.chain_slot(ledger.table_chain(table.pk))  # before the pool row: jackpot.locks
+    slot = locks.chain_slot(
+        ledger.table_chain(table.pk)
+    )  # before the pool row: jackpot.money.locks
 
     def entry(granted: movements.AwardsGranted | None) -> movements.Entry:
         meter = granted.meter if granted else pool_meter(pool_id=pool.pk) if pool else None
@@ -172,7 +175,7 @@ def _settle(
         send_after_commit(award_odds.TASK, table.pk)
         # The awards, their event and the big wins' notifications, the pool row taken last
         # unless a seat won the jackpot (movements.grant_awards_recorded).
-        _granted, built = movements.grant_awards_recorded(
+        granted, built = movements.grant_awards_recorded(
             pool=pool,
             terms=terms,
             round_pk=found.pk,
@@ -184,6 +187,10 @@ def _settle(
             actor=actor,
             entry=entry,
         )
+        # The signs, after commit: the new awards, and the meter a jackpot reset.
+        display.awards_changed(pool.pk)
+        if granted.hit_meter_version is not None:
+            display.meter_changed(pool.pk, granted.meter)
         return RoundSettled(built.answer)
     built = entry(None)
     ledger.record(

@@ -1,11 +1,11 @@
 """A round's own rows: the round and its seats' bets, written and read with plain SQL.
 
 The bets a round settles or refunds are read from its `RoundSeat` rows, written once when it
-opened and never changed, and the terms it settles with (`jackpot.movements.Terms`) from its own
-row, where its open recorded its pool's as committed under the table's share lock (an approval of
-a change of them locks the pool's tables exclusively first, so none commits until the round is
+opened and never changed, and the terms it settles with (`jackpot.money.movements.Terms`) from its
+own row, where its open recorded its pool's as committed under the table's share lock (an approval
+of a change of them locks the pool's tables exclusively first, so none commits until the round is
 written); the stored answer (`Round.open_response`) is only ever replayed.
-Plain SQL (`jackpot.rows`) because these run on every round: the ORM compiled each statement
+Plain SQL (`jackpot.money.rows`) because these run on every round: the ORM compiled each statement
 anew at a cost above the statement's own (bench/ingest.py).
 """
 
@@ -16,20 +16,20 @@ from datetime import datetime
 from django.db import connection
 
 from core.errors import Conflict, NotFound
-from jackpot import locks, rows
 from jackpot.models import Pool
-from jackpot.movements import TERMS_FIELDS, Terms, pool_terms
+from jackpot.money import locks, rows
+from jackpot.money.movements import TERMS_FIELDS, Terms, pool_terms
+from rules.stud import StudBets
+from rules.uth import UthBets
 from tables.bodies.round_requests import OpenRequest
 from tables.models import Game, Round, RoundSeat, RoundState, Table
-from tables.rules.stud import StudBets
-from tables.rules.uth import UthBets
 
 Bets = UthBets | StudBets
 
 
 def locked_table(table: Table) -> Table | None:
-    """The table's row as committed last, share-locked (`jackpot.locks`): it cannot be moved to
-    another pool, unlinked or closed until the round opening now is written."""
+    """The table's row as committed last, share-locked (`jackpot.money.locks`): it cannot be moved
+    to another pool, unlinked or closed until the round opening now is written."""
     return locks.table_row(Table, table_pk=table.pk, exclusive=False)
 
 

@@ -1,17 +1,18 @@
 """Void an open round (a misdeal): its progressive stakes are refunded in full by the house.
 
-One transaction: the round row locked, the refund (`jackpot.movements`), the audit event and the
-stored answer. Locks: the round row, then the table's chain head (`jackpot.locks`). The meter and
-the reserve keep the shares they got at open, since the meter never goes down but for a hit.
+One transaction: the round row locked, the refund (`jackpot.money.movements`), the audit event and
+the stored answer. Locks: the round row, then the table's chain head (`jackpot.money.locks`). The
+meter and the reserve keep the shares they got at open, since the meter never goes down but for a
+hit.
 
 The terminal voids a misdeal; a supervisor voids a round left open (its terminal crashed, its
 result never came) through the same function, as `user:<name>` with `by_supervisor`: the same
 refund, audit event and stored answer, which any later void of the round replays
 (`tables.rounds.replay.already_closed`).
 
-`round_void` is the one entry, the terminal's and the supervisor's: `jackpot.locks.retried` around
-one durable transaction, in which the Idempotency-Key's record, if the request has one, is looked
-up first (`tables.rounds.replay.idempotent`) and written with the answer, in the event's
+`round_void` is the one entry, the terminal's and the supervisor's: `jackpot.money.locks.retried`
+around one durable transaction, in which the Idempotency-Key's record, if the request has one, is
+looked up first (`tables.rounds.replay.idempotent`) and written with the answer, in the event's
 statement.
 """
 
@@ -20,8 +21,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from jackpot import ledger, locks, movements
-from jackpot.meter import pool_meter
+from jackpot.money import ledger, locks, movements
+from jackpot.money.meter import pool_meter
 from tables.models import Game, RoundState, Table
 from tables.rounds import answers, store
 from tables.rounds.replay import IdempotencyKey, KeyRecord, already_closed, idempotent

@@ -1,9 +1,9 @@
 """Reads of the integrity monitoring: the integrity flags (`tables.audit.integrity`) listed and as
-the pool report shows them, and the void watch (`tables.voids`: the counts the check tests, over its
-window).
+the pool report shows them, and the void watch (`tables.selectors.voids`: the counts the check
+tests, over its window).
 
-Invariant: the void watch reads the window exactly as the check does (`tables.voids.read_window`),
-so what an auditor sees is what was tested.
+Invariant: the void watch reads the window exactly as the check does
+(`tables.selectors.voids.read_window`), so what an auditor sees is what was tested.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tables.bodies.integrity import (
     VoidWatch,
 )
 from tables.models import IntegrityFlag, Table
-from tables.voids import IN_SHIFT, IN_WINDOW, Cell, PoolVoids, read_window
+from tables.selectors.voids import IN_SHIFT, IN_WINDOW, Cell, PoolVoids, read_window
 
 
 def _flag(flag: IntegrityFlag) -> IntegrityFlagBody:
@@ -92,9 +92,9 @@ def _void_cell(cell: Cell, expected: Fraction, flag: int | None) -> VoidCell:
 
 def void_watch(pool_id: int, *, now: datetime | None = None) -> VoidWatch:
     """A pool's voids by table and shift over the void watch's window, as the integrity check
-    reads them (`tables.voids.read_window`: bounded by the window, whatever the journal's age),
-    with the latest flag of each cell and the pool's latest void flags. `pool_not_found` if there
-    is no such pool."""
+    reads them (`tables.selectors.voids.read_window`: bounded by the window, whatever the journal's
+    age), with the latest flag of each cell and the pool's latest void flags. `pool_not_found` if
+    there is no such pool."""
     pool = Pool.objects.filter(pk=pool_id).first()
     if pool is None:
         raise NotFound(ErrorCode.POOL_NOT_FOUND, f"no pool {pool_id}", param="pool")

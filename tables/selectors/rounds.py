@@ -19,11 +19,11 @@ from jackpot.bodies import OpenRounds, StaleRound
 from jackpot.models import (
     Pool,
 )
+from rules.stud import StudBets
+from rules.uth import UthBets
+from tables.bodies.render import seat_bets_body
 from tables.bodies.round_reads import RoundListQuery, RoundPage, RoundSummary
 from tables.models import Game, Round, RoundSeat, RoundState, Table
-from tables.render import seat_bets_body
-from tables.rules.stud import StudBets
-from tables.rules.uth import UthBets
 
 #: The stale rounds a pool report names, oldest first.
 OLDEST_STALE = 10

@@ -19,7 +19,8 @@ from types import ModuleType
 
 import pytest
 
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.api.generated_client import Api, entry, forget, generate, value
 from tests.conftest import make_floor
 from tests.staff import grant_roles

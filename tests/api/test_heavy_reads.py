@@ -17,7 +17,8 @@ from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
 from config import schema
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.conftest import uth_seat
 from tests.staff import grant_roles
 

@@ -278,7 +278,8 @@ def test_oversized_bodies_are_refused_unread(client):
 
 
 def test_a_token_of_the_wrong_kind_is_named(floor, django_user_model):
-    from jackpot.services import role_group, staff_token_issue
+    from jackpot.staff.accounts import staff_token_issue
+    from jackpot.staff.roles import role_group
 
     user = django_user_model.objects.create(username="sup")
     grant_roles(user, role_group("supervisor"))

@@ -12,7 +12,8 @@ import logging
 import pytest
 from django.test import Client
 
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
@@ -57,7 +58,7 @@ STAFF_READ = {
 AUDIT = {**STAFF_READ, "supervisor": 403}
 # An award that does not exist: whoever passes the rights check gets 404, or 400 for the
 # missing note, reason or payment method, which is read first.
-# An admin configures and decides no money (compliance 52, jackpot.duties): 403.
+# An admin configures and decides no money (compliance 52, jackpot.staff.duties): 403.
 SUPERVISE = {**STAFF_READ, "supervisor": 404, "auditor": 403, "admin": 403}
 SUPERVISE_TEXT = {**SUPERVISE, "supervisor": 400}
 # A terminal posting an empty body to its own table passes the rights check and gets 400.
@@ -142,7 +143,7 @@ def test_refusals_are_logged_with_who_and_where(callers, floor, caplog):
 
 
 def test_staff_in_the_browser_use_their_session(client, django_user_model, floor):
-    from jackpot.services import role_group as group
+    from jackpot.staff.roles import role_group as group
 
     user = grant_roles(django_user_model.objects.create(username="ida-browser"), group("auditor"))
     assert client.get("/api/v1/journal").status_code == 401

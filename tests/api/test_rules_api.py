@@ -16,16 +16,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from rules.paytables import CURRENT, PAYTABLES, PROGRESSIVE_PAYTABLES, Paytable, PaytableSet
+from rules.progressive import progressive_return
 from tables.api.rules_bodies import ParAnswer, paytables_of
 from tables.api.urls import urlpatterns
-from tables.rules.paytables import (
-    CURRENT,
-    PAYTABLES,
-    PROGRESSIVE_PAYTABLES,
-    Paytable,
-    PaytableSet,
-)
-from tables.rules.progressive import progressive_return
 
 RULES = "/api/v1/rules"
 
@@ -631,7 +625,7 @@ def test_paytables_of_lists_categories_weakest_first_whatever_the_source_order()
 # --- GET /rules/progressive/return ------------------------------------------------------------
 #
 # Derived here from first principles and the published seven-card counts, independently of
-# tables.rules.progressive: one seat's (hole, board) deals are C(52, 2) x C(50, 5); each 7-card
+# rules.progressive: one seat's (hole, board) deals are C(52, 2) x C(50, 5); each 7-card
 # set is dealt as C(7, 2) = 21 (hole, board) splits; of a royal's 21 splits exactly one has the
 # royal all on the board (the community royal), the other 20 are jackpot royals.
 

@@ -66,9 +66,10 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from jackpot.bodies import ExportRequest
-from jackpot.export_jobs import Built, export_job_build, export_job_create
 from jackpot.models import AuditEvent
-from jackpot.services import role_group, staff_token_issue
+from jackpot.reporting.export_jobs import Built, export_job_build, export_job_create
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.audit.reconciliation import reconcile
 from tables.models import Table
 from tables.services import operator_terminal_issue
@@ -292,8 +293,8 @@ SEMANTIC_REFUSALS = [
     Refusal(409, "idempotency_key_busy", "a request with the same Idempotency-Key is running"),
     Refusal(409, "award_wrong_status", "the award is not in the status this step needs"),
     Refusal(403, "four_eyes", "the approver verified this award himself"),
-    # Surveillance's record of an award (jackpot.surveillance). A generated award id that names
-    # a real award other than the one made for the step meets it in whatever state it is in.
+    # Surveillance's record of an award (jackpot.awards.surveillance). A generated award id that
+    # names a real award other than the one made for the step meets it in whatever state it is in.
     Refusal(
         409,
         "referral_not_open",
@@ -399,7 +400,7 @@ SEMANTIC_REFUSALS = [
     ),
     Refusal(409, "void_requested", "the jackpot's void is requested: the award's state"),
     Refusal(409, "void_not_requested", "no void is requested: the award's state"),
-    # A pool's life (jackpot.lifecycle): its status, which a generated suspension sets.
+    # A pool's life (jackpot.pools.lifecycle): its status, which a generated suspension sets.
     Refusal(409, "pool_suspended", "the pool is suspended: the pool's state, not the body's"),
     Refusal(409, "pool_stopped", "the pool was stopped for good: the pool's state"),
     Refusal(

@@ -22,7 +22,8 @@ from django.http import HttpResponse
 from django.test import Client
 from openapi_spec_validator import validate as validate_spec
 
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.audit.reconciliation import reconcile
 from tests.api.strict import StrictClient, load_openapi, validate_exchange
 from tests.conftest import make_floor, uth_play, uth_seat

@@ -7,11 +7,11 @@ import pytest
 from django.test import Client
 
 from core.codes import ERRORS, ErrorCode
+from rules.errors import RulesCode
 from tables.bodies.round_answers import OpenAnswer, ResultAnswer
 from tables.bodies.round_reads import RoundDetail
 from tables.bodies.round_requests import parse_open
 from tables.models import Game, Round
-from tables.rules.errors import RulesCode
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles
 
@@ -247,7 +247,8 @@ def test_award_queries_are_read_strictly(admin_client_token, query, param):
 
 @pytest.fixture
 def admin_client_token(django_user_model) -> str:
-    from jackpot.services import role_group, staff_token_issue
+    from jackpot.staff.accounts import staff_token_issue
+    from jackpot.staff.roles import role_group
 
     user = django_user_model.objects.create(username="auditor")
     grant_roles(user, role_group("auditor"))

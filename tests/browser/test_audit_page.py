@@ -25,10 +25,10 @@ from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from jackpot.services import role_group
+from jackpot.staff.roles import role_group
 from tables.audit.integrity import check_integrity
 from tables.audit.reconciliation import reconcile
-from tables.voids import shift_of
+from tables.selectors.voids import shift_of
 from tests import pool_story as story
 from tests.conftest import make_floor
 from tests.staff import grant_roles

@@ -16,9 +16,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from jackpot import views
-from jackpot.awards import award_approve, award_verify
+from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import Award, AwardKind
+from jackpot.sign import page as page_module
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
 from tests.live import LiveServer
 from tests.staff import surveilled
@@ -104,7 +104,7 @@ def slow_to_call_it_offline(monkeypatch):
     """The sign as served, but 60 s of silence before it calls the server gone, not 5: on a busy
     machine a poll can go unanswered long enough to take the amount off the screen in the middle
     of a count these tests watch. The tests of going offline keep the sign's own delay."""
-    monkeypatch.setattr(views, "OFFLINE_AFTER_MS", 60_000)
+    monkeypatch.setattr(page_module, "OFFLINE_AFTER_MS", 60_000)
 
 
 def test_the_meter_counts_up_to_each_new_value(
@@ -284,7 +284,7 @@ def test_english_and_nothing_fetched_from_elsewhere(live_service, floor, page, s
 
 
 def test_a_suspended_pool_says_so_instead_of_the_amount(live_service, floor, page, screenshot):
-    from jackpot.lifecycle import pool_resume, pool_suspend
+    from jackpot.pools.lifecycle import pool_resume, pool_suspend
 
     admin = get_user_model().objects.create(username="ana")
     open_sign(page, live_service, floor.pool_id)

@@ -18,10 +18,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from jackpot import winners
-from jackpot.awards import award_approve, award_verify
+from jackpot.awards import winners
+from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import Award
-from jackpot.services import role_group
+from jackpot.staff.roles import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.pages.conftest import PASSWORD, play_hit
 from tests.staff import grant_roles, surveilled

@@ -19,9 +19,9 @@ from django.contrib.auth import get_user_model
 from django_otp.oath import TOTP
 from playwright.sync_api import expect
 
-from jackpot import second_factor
 from jackpot.models import SealedTOTPDevice
-from jackpot.services import role_group
+from jackpot.staff import second_factor
+from jackpot.staff.roles import role_group
 from tests.pages.conftest import PASSWORD
 from tests.staff import enroll, grant_roles
 

@@ -12,9 +12,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from jackpot.awards import award_verify
+from jackpot.awards.workflow import award_verify
 from jackpot.models import Award, SurveillanceReview
-from jackpot.services import role_group
+from jackpot.staff.roles import role_group
 from tests.browser.test_floor import WAIT_MS, pay_with_identity, supervisor
 from tests.conftest import make_floor
 from tests.pages.conftest import PASSWORD, play_hit

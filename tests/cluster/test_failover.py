@@ -43,7 +43,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tables.simulation.deals import plan_round
+from simulator.deals import plan_round
 from tests.cluster.conftest import WEBHOOK_SECRETS
 from tests.cluster.ha import HaTopology
 from tests.cluster.topology import refusals_of, report

@@ -240,7 +240,7 @@ class Topology:
         and on a busy machine the pair's first commits can wait past the service's 200 ms."""
         code = f"""
 import json
-from jackpot.services import pool_create
+from jackpot.pools.creation import pool_create
 from tables.models import Game
 from tables.services import table_create, operator_terminal_issue
 seated = []

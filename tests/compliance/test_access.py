@@ -27,7 +27,8 @@ from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
 from jackpot.models import AuditEvent, Pool, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.api.authentication import TerminalPrincipal
 from tables.api.views import TerminalThrottle
 from tables.models import Round, Table, Terminal

@@ -21,7 +21,8 @@ from django.test import Client
 from django.utils import timezone
 
 from jackpot.models import AuditEvent, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.models import Round
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles, surveilled

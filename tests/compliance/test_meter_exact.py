@@ -20,8 +20,8 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from jackpot import meter
 from jackpot.models import UNITS_PER_CENT, Award, Pool
+from jackpot.money import meter
 from tests.conftest import MANY_CONNECTIONS, assert_journal_ok, make_floor, uth_play, uth_seat
 
 U = UNITS_PER_CENT
@@ -125,8 +125,8 @@ SUB_CENT_POOLS = [
 
 def _contributions(pool: Pool, count: int, per_transaction: int = 250):
     """`count` contributions of one stake each through the counters' own path
-    (`jackpot.meter.add_stakes`, one UPDATE, as a round's open runs it); yields N, the split and
-    the counters after each. Committed every `per_transaction` contributions: 100,000 updates of
+    (`jackpot.money.meter.add_stakes`, one UPDATE, as a round's open runs it); yields N, the split
+    and the counters after each. Committed every `per_transaction` contributions: 100,000 updates of
     one row in one transaction would make PostgreSQL walk every earlier version of the row."""
     now = timezone.now()
     with connection.cursor() as cursor:
@@ -174,7 +174,7 @@ def _check_after(n, seed_cents, stake, bp, totals, split, meter_units, reserve_u
 def test_meter_and_its_carried_remainder_are_the_rate_times_the_total_wagered(
     meter_bp, reserve_bp, seed_cents
 ):
-    """On PostgreSQL, through `jackpot.meter.add_stakes`: every N up to 10,000 (2,000 for the
+    """On PostgreSQL, through `jackpot.money.meter.add_stakes`: every N up to 10,000 (2,000 for the
     other rates; each is a committed UPDATE, so 100,000 would take minutes here)."""
     floor = make_floor(
         1, meter_share_bp=meter_bp, reserve_share_bp=reserve_bp, seed_cents=seed_cents

@@ -26,7 +26,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from jackpot.models import UNITS_PER_CENT, Account, Award, Pool, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.conftest import assert_journal_ok, make_floor
 from tests.staff import grant_roles, surveilled
 from tests.winners import PAY

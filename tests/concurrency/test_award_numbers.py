@@ -1,6 +1,6 @@
 """A round's awards, its event and their notifications are written before the pool row is taken,
 unless a seat won the jackpot: the statement that takes the row takes the award numbers and
-writes the awards (`jackpot.movements.grant_awards_recorded`). On real PostgreSQL connections:
+writes the awards (`jackpot.money.movements.grant_awards_recorded`). On real PostgreSQL connections:
 the row is held for that statement and the COMMIT alone, a number another round took in
 between is never taken twice, and every award still has a number of its own, in commit order.
 """
@@ -14,8 +14,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from core import metrics
-from jackpot import meter
 from jackpot.models import Award, AwardKind, OutboxMessage
+from jackpot.money import meter
 from tests.concurrency.test_lock_order import _in_order, _lock_of
 from tests.conftest import Terminal, assert_journal_ok, make_floor, uth_play, uth_seat
 

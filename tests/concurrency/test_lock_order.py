@@ -1,7 +1,7 @@
-"""The lock order of `jackpot.locks`, checked on the SQL the service really runs.
+"""The lock order of `jackpot.money.locks`, checked on the SQL the service really runs.
 
 Each path's statements are recorded and every statement that takes a row lock is classified;
-the locks must come in `jackpot.locks.Lock`'s order, never back to an earlier one.
+the locks must come in `jackpot.money.locks.Lock`'s order, never back to an earlier one.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from jackpot.awards import award_void, award_void_confirm
-from jackpot.changes import change_approve, change_propose
-from jackpot.locks import Lock
+from jackpot.awards.workflow import award_void, award_void_confirm
 from jackpot.models import Award, AwardKind
+from jackpot.money.locks import Lock
+from jackpot.pools.parameters import change_approve, change_propose
 from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tests.conftest import ROOT, make_floor, uth_play, uth_seat
@@ -45,7 +45,7 @@ def _lock_of(sql: str) -> Lock | None:
             "tables_round": Lock.ROUND,
             "jackpot_award": Lock.AWARD,
             "jackpot_pool": Lock.POOL,
-            # A change's row: only ever after the pool row, or alone (jackpot.locks).
+            # A change's row: only ever after the pool row, or alone (jackpot.money.locks).
             "jackpot_parameterchange": None,
         }[table.group(1)]
     # Alone, or first in a statement that writes with it (an award's numbers and its rows).
@@ -128,7 +128,7 @@ def test_a_path_that_went_back_to_an_earlier_lock_would_be_caught():
 
 
 def test_a_pools_suspension_and_its_stop_take_their_locks_in_the_one_order(django_user_model):
-    from jackpot.lifecycle import pool_stop_approve, pool_stop_propose, pool_suspend
+    from jackpot.pools.lifecycle import pool_stop_approve, pool_stop_propose, pool_suspend
 
     stopped, heir = make_floor(), make_floor()
     ana, bob = (django_user_model.objects.create(username=n) for n in ("ana", "bob"))
@@ -184,8 +184,8 @@ def _asks_for_a_lock(path: Path) -> set[str]:
 
 
 def test_every_row_lock_is_asked_for_by_jackpot_locks():
-    """jackpot.locks is the one place that takes a lock (jackpot.rows builds the locking clause
-    its helpers ask for), so the order it states is the whole story."""
+    """jackpot.money.locks is the one place that takes a lock (jackpot.money.rows builds the locking
+    clause its helpers ask for), so the order it states is the whole story."""
     asking = [
         where
         for package in ("config", "core", "jackpot", "tables")
@@ -195,4 +195,4 @@ def test_every_row_lock_is_asked_for_by_jackpot_locks():
     ]
     assert asking == []
     # The scan itself finds a lock where one is asked for.
-    assert _asks_for_a_lock(ROOT / "jackpot" / "locks.py")
+    assert _asks_for_a_lock(ROOT / "jackpot" / "money" / "locks.py")

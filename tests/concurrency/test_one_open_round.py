@@ -58,7 +58,7 @@ def test_the_second_of_two_racing_opens_waits_for_the_first_and_is_refused():
     meter = Pool.objects.get(pk=floor.pool_id).meter_units
     with ThreadPoolExecutor(max_workers=2) as executor:
         # A third connection holds the pool row: the first open stops there, its round row
-        # written and not committed (jackpot.locks: the round row before the pool row).
+        # written and not committed (jackpot.money.locks: the round row before the pool row).
         with connections["default"].cursor() as holder:
             holder.execute("BEGIN")
             try:

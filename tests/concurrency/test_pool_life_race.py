@@ -1,4 +1,4 @@
-"""A suspension racing a round's stakes on real PostgreSQL connections (jackpot.lifecycle).
+"""A suspension racing a round's stakes on real PostgreSQL connections (jackpot.pools.lifecycle).
 
 The round's open reads its pool's terms without locking the pool row, so a status read there
 would let a stake through a suspension committed in between. The meter's own `UPDATE` takes the
@@ -14,8 +14,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from jackpot.lifecycle import pool_suspend
 from jackpot.models import AuditEvent, Pool, Transfer
+from jackpot.pools.lifecycle import pool_suspend
 from tables.models import Round
 from tests.concurrency.test_one_open_round import _post_open, _waiting_on_a_lock
 from tests.conftest import assert_journal_ok, make_floor

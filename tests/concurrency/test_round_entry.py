@@ -1,4 +1,4 @@
-"""A round step has one entry: one durable transaction, run again by `jackpot.locks.retried`
+"""A round step has one entry: one durable transaction, run again by `jackpot.money.locks.retried`
 alone, with its Idempotency-Key's record looked up and written inside it. On real PostgreSQL
 connections: what the retry loops that used to sit in the view's path handled is still handled
 (a round in progress that closed meanwhile; a key taken by a racing request), and a step cannot

@@ -1,5 +1,5 @@
 """Transactions PostgreSQL rolls back for a deadlock or a serialization failure are run again,
-a bounded number of times, on the round and award paths (`jackpot.locks.retried`): the failure
+a bounded number of times, on the round and award paths (`jackpot.money.locks.retried`): the failure
 is injected into the transaction's last write, after its stakes and locks were taken."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import pytest
 from django.db import OperationalError
 from django.test import Client
 
-from jackpot import ledger, locks
 from jackpot.models import AuditEvent, Award, AwardKind, Pool, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.money import ledger, locks
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.models import Round
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles

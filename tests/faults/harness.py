@@ -50,7 +50,7 @@ from typing import Any
 
 import psycopg
 
-from tables.simulation.deals import RoundPlan, plan_round
+from simulator.deals import RoundPlan, plan_round
 from tests.ports import free_port
 from tests.test_production import BIN, HOST, ROOT
 

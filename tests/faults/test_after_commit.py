@@ -3,7 +3,7 @@
 Found by the backend drill (test_kill_database.py): a round's open was answered 503
 `progressive_closed` ("Nothing was recorded") and the terminal's resend got the stored answer
 back (`Idempotent-Replayed: true`): the open had committed. The connection was lost between the
-COMMIT and the sign's publish, which runs after commit (`jackpot.display`) and reads PostgreSQL
+COMMIT and the sign's publish, which runs after commit (`jackpot.sign.display`) and reads PostgreSQL
 (the database's identity, once per connection); its error went up through the request and
 became the 503. A publish to the signs' cache is not the money: it must never turn a committed
 answer into a refusal (the beat's refresh and the next reader repair the cache).
@@ -22,7 +22,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from jackpot import display
+from jackpot.sign import display
 from tests.conftest import make_floor, uth_play, uth_seat
 
 pytestmark = pytest.mark.faults

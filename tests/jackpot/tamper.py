@@ -12,9 +12,9 @@ from typing import Any
 from django.core.management import call_command
 from django.db import connection
 
-from jackpot.canonical import canonical_json, chain_hash
-from jackpot.ledger import event_content, journal_key
 from jackpot.models import AuditEvent, Transfer
+from jackpot.money.canonical import canonical_json, chain_hash
+from jackpot.money.ledger import event_content, journal_key
 from tests.conftest import Floor, make_floor, uth_play, uth_seat
 
 Link = Callable[[str, Any], str]

@@ -1,6 +1,6 @@
 """The accounts a transfer names are this database's (issue 11, item 11).
 
-`jackpot.ledger` keeps the account ids it has read. A long-running process whose database is
+`jackpot.money.ledger` keeps the account ids it has read. A long-running process whose database is
 dropped and made anew (or restored) must not go on writing transfers with the ids of the
 database it had before: in the new one the same pool id can have other account ids, and the
 old ids can be another pool's accounts, which the foreign keys would not catch.

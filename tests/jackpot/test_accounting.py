@@ -1,4 +1,4 @@
-"""The chart of transfers in code (`jackpot.accounting.ROUTES`) is the one docs/accounting.md
+"""The chart of transfers in code (`jackpot.money.accounting.ROUTES`) is the one docs/accounting.md
 prints, and the ledger writes nothing it does not route."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.db import IntegrityError, transaction
 
-from jackpot import ledger
-from jackpot.accounting import ROUTES, Posting
 from jackpot.models import AccountKind, Transfer, TransferCode
+from jackpot.money import ledger
+from jackpot.money.accounting import ROUTES, Posting
 from tests.conftest import make_floor
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "accounting.md"

@@ -9,9 +9,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from core.errors import Conflict
-from jackpot.changes import change_approve, change_propose, pool_create_approve
 from jackpot.models import AuditEvent, ParameterChange, Pool
-from jackpot.staff import operator_grant
+from jackpot.pools.parameters import change_approve, change_propose, pool_create_approve
+from jackpot.staff.accounts import operator_grant
 from tables.models import Table, Terminal
 from tables.pools import POOL_TABLES
 from tables.services import table_move_approve, table_move_propose, table_update

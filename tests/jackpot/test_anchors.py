@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from jackpot.models import AuditChain, AuditEvent, DatabaseIdentity
-from jackpot.staff import password_reset
+from jackpot.staff.accounts import password_reset
 from tests.jackpot.tamper import keyed_link, play_rounds, rehash_chain, superuser_sql, verify
 
 pytestmark = pytest.mark.django_db

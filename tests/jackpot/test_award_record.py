@@ -11,10 +11,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from jackpot import display, exports, register, selectors
+from jackpot import selectors
 from jackpot.bodies import AwardFilters
 from jackpot.models import Award, AwardKind
-from jackpot.services import role_group
+from jackpot.reporting import exports, register
+from jackpot.sign import display
+from jackpot.staff.roles import role_group
 from tables.models import Table
 from tables.services import table_update
 from tests.conftest import make_floor, uth_play, uth_seat
@@ -52,7 +54,7 @@ def _shown(award: Award, pool_id: int) -> dict[str, object]:
     now = timezone.now()
     return {
         "slip": selectors.payment_slip(award.pk).award.model_dump(mode="json"),
-        "list": [a.pk for a in selectors.awards_filtered(AwardFilters(table=award.table_pk))],
+        "list": [a.pk for a in exports.awards_filtered(AwardFilters(table=award.table_pk))],
         "register": [
             row.cells()[:9]
             for row in register.register_rows(

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from jackpot import checkpoints, rows, verification
-from jackpot.anchors import chain_keys as anchor_chain_keys
-from jackpot.anchors import read_anchors, write_anchor
-from jackpot.awards import award_pay
+from jackpot.audit import checkpoints, verification
+from jackpot.audit.anchors import chain_keys as anchor_chain_keys
+from jackpot.audit.anchors import read_anchors, write_anchor
+from jackpot.awards.workflow import award_pay
 from jackpot.models import (
     AuditChain,
     AuditEvent,
@@ -24,7 +24,8 @@ from jackpot.models import (
     PaymentMethod,
     Transfer,
 )
-from jackpot.services import role_group
+from jackpot.money import rows
+from jackpot.staff.roles import role_group
 from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 from tests.jackpot.tamper import play_rounds, superuser_sql
 from tests.staff import grant_roles

@@ -26,8 +26,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from jackpot import grants
-from jackpot.services import role_group, staff_token_issue
+from jackpot.audit import grants
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.conftest import Floor, make_floor
 from tests.staff import grant_roles
 
@@ -50,7 +51,7 @@ def app_role(transactional_db) -> Iterator[str]:
         call_command("grant_app_role", role, stdout=out)
         assert (
             out.getvalue().splitlines()[-1]
-            == f"OK: {role} has exactly the privileges of jackpot.grants"
+            == f"OK: {role} has exactly the privileges of jackpot.audit.grants"
         )
         yield role
     finally:

@@ -9,8 +9,8 @@ import pytest
 from django.db.models import F
 from django.test import override_settings
 
-from jackpot import display
 from jackpot.models import DatabaseIdentity, Pool
+from jackpot.sign import display
 from tests.conftest import uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db

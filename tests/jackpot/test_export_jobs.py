@@ -21,13 +21,13 @@ from django.utils import timezone
 
 from core import dispatch
 from core.circuit import redis_circuit
-from jackpot import export_jobs
 from jackpot.bodies import AwardFilters
-from jackpot.export_jobs import Built, export_job_build, export_jobs_sweep
-from jackpot.exports import award_rows
 from jackpot.models import Award, AwardKind, AwardStatus, ExportJob, ExportStatus, Pool
-from jackpot.selectors import awards_filtered
-from jackpot.services import role_group, staff_token_issue
+from jackpot.reporting import export_jobs
+from jackpot.reporting.export_jobs import Built, export_job_build, export_jobs_sweep
+from jackpot.reporting.exports import award_rows, awards_filtered
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.models import Round, RoundState
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
@@ -270,7 +270,7 @@ def test_redis_down_at_the_post_the_sweeper_sends_it_and_the_file_expires(
 
 def _queued_job(user, **filters) -> ExportJob:
     from jackpot.bodies import ExportRequest
-    from jackpot.export_jobs import export_job_create
+    from jackpot.reporting.export_jobs import export_job_create
 
     return export_job_create(user=user, filters=ExportRequest.model_validate(filters))
 

@@ -12,7 +12,8 @@ from django.test import Client
 from django.utils import timezone
 
 from jackpot.models import AuditEvent
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles, surveilled
 
@@ -80,7 +81,7 @@ def test_export_rows_digest_and_event_hashes(played, django_user_model):
 
 
 def test_export_names_who_paid_and_when(played, django_user_model):
-    from jackpot.awards import award_approve, award_verify
+    from jackpot.awards.workflow import award_approve, award_verify
     from jackpot.models import Award
     from tests.winners import pay_identified
 

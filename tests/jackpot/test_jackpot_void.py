@@ -13,7 +13,8 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent, Award, Pool, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles, surveilled
 

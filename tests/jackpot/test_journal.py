@@ -11,7 +11,8 @@ from django.db import DatabaseError, connection, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.audit.verification_jobs import verification_run
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, transaction
 
-from jackpot import ledger
-from jackpot.awards import award_approve, award_verify, award_void, award_void_cancel
-from jackpot.changes import change_approve, change_propose
+from jackpot.awards.workflow import award_approve, award_verify, award_void, award_void_cancel
 from jackpot.models import AuditEvent, Award, Pool, Transfer
-from jackpot.services import role_group
+from jackpot.money import ledger
+from jackpot.pools.parameters import change_approve, change_propose
+from jackpot.staff.roles import role_group
 from tables.models import Table
 from tables.pools import POOL_TABLES
 from tables.services import table_update

@@ -1,5 +1,5 @@
-"""The period-end liability (`GET /api/v1/pools/{pool}/liability`, `jackpot.liability`): its
-figures against the journal to the cent, the same whenever asked, the same from a checkpoint or
+"""The period-end liability (`GET /api/v1/pools/{pool}/liability`, `jackpot.reporting.liability`):
+its figures against the journal to the cent, the same whenever asked, the same from a checkpoint or
 from the first event, as JSON, CSV and PDF, for whom, and its refusals.
 
 The story (the default pool: stake 500 cents, exactly 100 cents a stake to the meter and 40 to
@@ -33,7 +33,8 @@ from django.core.management import CommandError, call_command
 from django.db.models import Sum
 from django.test import Client
 
-from jackpot import checkpoints
+from floor import audit
+from jackpot.audit import checkpoints
 from jackpot.models import (
     UNITS_PER_CENT,
     Account,
@@ -45,7 +46,6 @@ from jackpot.models import (
     Transfer,
 )
 from tables.audit.verification import keep_checkpoint, verify_full
-from tables.pages import audit
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
 from tests.staff import api_clients, surveilled
@@ -226,7 +226,7 @@ def test_from_a_checkpoint_or_from_the_first_event_the_same(django_user_model, m
     with time_machine.travel(_paris(12, 1, 12), tick=True):
         from_checkpoint = story.liability(at=AT.isoformat())
         monkeypatch.setattr(
-            "jackpot.liability.checkpoints.at_or_before",
+            "jackpot.reporting.liability.checkpoints.at_or_before",
             lambda instant: checkpoints.Loaded(None, None),
         )
         from_first = story.liability(at=AT.isoformat())
@@ -251,7 +251,7 @@ def test_from_a_checkpoint_nothing_before_it_is_read_again(story, monkeypatch):
     )
     from_checkpoint = story.liability(at=AT.isoformat())
     monkeypatch.setattr(
-        "jackpot.liability.checkpoints.at_or_before",
+        "jackpot.reporting.liability.checkpoints.at_or_before",
         lambda instant: checkpoints.Loaded(None, None),
     )
     from_first = story.liability(at=AT.isoformat())

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.test import Client
 
 from core.circuit import redis_circuit
-from jackpot import outbox, webhooks
+from jackpot.audit.outbox_journal import vouched
 from jackpot.models import (
     Award,
     AwardKind,
@@ -26,8 +26,9 @@ from jackpot.models import (
     OutboxStatus,
     WebhookDelivery,
 )
-from jackpot.outbox_journal import vouched
-from jackpot.services import role_group, staff_token_issue
+from jackpot.notifications import outbox, webhooks
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.jackpot.webhook_receiver import Receiver
 from tests.staff import grant_roles
@@ -268,7 +269,7 @@ def test_the_relay_claims_retries_with_backoff_and_never_resends_a_delivered_one
     settings.WEBHOOK_RECEIVERS = receiver.settings("/cage", "/surveillance")
     settings.WEBHOOK_BACKOFF_SECONDS = 60
     receiver.fail("/cage", 1)
-    # A real jackpot's message: the journal's event vouches for it (jackpot.outbox_journal).
+    # A real jackpot's message: the journal's event vouches for it (jackpot.audit.outbox_journal).
     _play_a_jackpot(make_floor(uth_tables=1))
     message_id = OutboxMessage.objects.get().pk
 

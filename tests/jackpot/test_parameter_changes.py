@@ -12,7 +12,8 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent, ParameterChange, Pool
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.models import Table
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles

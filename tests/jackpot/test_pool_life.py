@@ -11,7 +11,8 @@ import pytest
 from django.test import Client
 
 from jackpot.models import AuditEvent, Award, ParameterChange, Pool, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.models import Round, Table
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
@@ -396,7 +397,7 @@ def test_the_pool_page_and_the_sign_page_say_the_status_in_french_and_english(fl
     auditor = signed_in(person("aude", "auditor"))
     page = auditor.get(f"/audit/pools/{floor.pool_id}/").content.decode()
     assert 'data-status="active"' in page and "État\u00a0: actif" in page
-    from jackpot.lifecycle import pool_suspend
+    from jackpot.pools.lifecycle import pool_suspend
 
     pool_suspend(pool_id=floor.pool_id, reason="panne du compteur", user=person("ana", "admin"))
     page = auditor.get(f"/audit/pools/{floor.pool_id}/").content.decode()
@@ -416,7 +417,7 @@ def test_the_pool_page_and_the_sign_page_say_the_status_in_french_and_english(fl
 def test_a_cached_meter_of_another_status_is_never_served(staff, floor: Floor):
     """A meter part signed under the committed version but saying `suspended` for an active pool
     (a leaked key, a publisher's bug) is a forgery: the sign gets the database's status."""
-    from jackpot import display
+    from jackpot.sign import display
 
     truth = _meter(floor.pool_id)
     assert truth["status"] == "active"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from jackpot.awards import award_void
+from jackpot.awards.workflow import award_void
 from jackpot.models import Award
 from tests.conftest import uth_play, uth_seat
 

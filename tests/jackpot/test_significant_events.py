@@ -1,7 +1,7 @@
-"""Significant events (jackpot.significant, tables.watch; docs/operations.md "Significant events"):
-each recorded on the journal under its stable code, listed by `GET /api/v1/events`, counted in
-/metrics and sent by the signed webhook `significant_event`, once per event and only once its
-transaction commits."""
+"""Significant events (jackpot.notifications.significant, tables.watch; docs/operations.md
+"Significant events"): each recorded on the journal under its stable code, listed by `GET
+/api/v1/events`, counted in /metrics and sent by the signed webhook `significant_event`, once per
+event and only once its transaction commits."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from django.test import Client
 from django.utils import timezone
 
 from core import metrics
-from jackpot import ledger, lifecycle, significant
-from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, OutboxMessage
+from jackpot.money import ledger
+from jackpot.notifications import significant
+from jackpot.pools import lifecycle
+from jackpot.pools.parameters import change_approve, change_propose
 from tables.models import Round
 from tables.pools import POOL_TABLES
 from tables.services import table_update

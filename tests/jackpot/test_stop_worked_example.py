@@ -17,7 +17,8 @@ import pytest
 from django.test import Client
 
 from jackpot.models import Pool, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
 

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent, Award, Pool, ReferralDecision, SurveillanceReview
-from jackpot.services import role_group
+from jackpot.staff.roles import role_group
 from tables.models import Table
 from tests.conftest import assert_journal_ok, uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql, verify

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from core.circuit import redis_client
-from jackpot import display
 from jackpot.models import Pool
+from jackpot.sign import display
 from tests.conftest import make_floor, uth_seat
 from tests.workers import wait_for
 
@@ -61,6 +61,6 @@ def test_a_refresh_never_puts_an_older_figure_over_a_newer_one():
     held = redis_client().hgetall(key)
     assert int(held[b"awards:version"]) == award_version
     # Not overwritten by the older committed figure; the reader's own check refuses a version
-    # above the committed one (jackpot.display), so the refresh drops it instead.
+    # above the committed one (jackpot.sign.display), so the refresh drops it instead.
     assert b"meter" not in held or int(held[b"meter:version"]) == meter_version + 1
     assert display.refresh(999_999) is False

@@ -12,7 +12,8 @@ from django.test import Client
 from django.utils import timezone
 
 from jackpot.models import AuditEvent, Checkpoint, Verification, VerificationStatus
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.audit.reconciliation import reconcile
 from tables.audit.verification_jobs import heartbeat, verification_run
 from tests.jackpot.tamper import play_rounds

@@ -22,7 +22,7 @@ from django.test import Client
 from django.utils import timezone
 from pypdf import PdfReader
 
-from jackpot import winners
+from jackpot.awards import winners
 from jackpot.models import (
     AuditEvent,
     Award,

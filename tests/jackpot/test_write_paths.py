@@ -8,15 +8,10 @@ from typing import Any
 
 import pytest
 
-from jackpot import ledger
-from jackpot.awards import (
-    award_approve,
-    award_verify,
-    award_void,
-    award_void_confirm,
-)
+from jackpot.awards.workflow import award_approve, award_verify, award_void, award_void_confirm
 from jackpot.models import AuditChain, AuditEvent, Award, AwardKind, Transfer
-from jackpot.services import role_group
+from jackpot.money import ledger
+from jackpot.staff.roles import role_group
 from tables.models import Round
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles, surveilled
@@ -164,7 +159,7 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
     django_user_model, monkeypatch
 ):
     """A round's open writes its event before the statement that takes the pool row when the
-    counters it read still hold then (jackpot.movements.take_stakes_recorded), and after it
+    counters it read still hold then (jackpot.money.movements.take_stakes_recorded), and after it
     when another table moved them in between (the first write rolled back): the same rows
     either way."""
     from django.db import connection
@@ -191,7 +186,7 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
 def _guesses_go_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every guess at the pool's counters wrong from now on, as if another table's stakes always
     committed between the read and the UPDATE."""
-    from jackpot import meter
+    from jackpot.money import meter
 
     expected = meter.expected_stakes
 
@@ -223,8 +218,8 @@ def test_a_pool_suspended_between_the_read_and_the_update_refuses_the_round_whol
     before it is rolled back, and the open is the 409 a suspended pool gives: nothing stays."""
     from django.utils import timezone
 
-    from jackpot import meter
     from jackpot.models import Pool
+    from jackpot.money import meter
     from tables.models import Round
 
     floor = make_floor()
@@ -258,9 +253,9 @@ def test_a_gated_record_checks_the_foreign_keys_before_its_gate_not_at_the_commi
     from django.db import IntegrityError, connection, transaction
     from django.test.utils import CaptureQueriesContext
 
-    from jackpot.accounting import Posting
-    from jackpot.locks import chain_slot
     from jackpot.models import TransferCode
+    from jackpot.money.accounting import Posting
+    from jackpot.money.locks import chain_slot
 
     floor = make_floor()
     missing_round = Round.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
@@ -292,8 +287,8 @@ def test_a_guess_at_counters_another_table_moved_leaves_the_pool_row_unlocked():
     from django.db import OperationalError, connection, connections, transaction
     from django.utils import timezone
 
-    from jackpot import meter
     from jackpot.models import Pool
+    from jackpot.money import meter
 
     floor = make_floor()
     pool = Pool.objects.get(pk=floor.pool_id)
@@ -335,7 +330,7 @@ def test_a_pool_whose_guesses_go_wrong_is_taken_first_and_guessed_at_now_and_the
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from jackpot import movements
+    from jackpot.money import movements
 
     monkeypatch.setattr(movements, "GUESSES", movements.GuessOdds())
     floor = make_floor(1)

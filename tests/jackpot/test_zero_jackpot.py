@@ -15,10 +15,10 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from core.errors import ApiError
-from jackpot import meter
-from jackpot.changes import change_propose
 from jackpot.models import Award, Pool, Transfer
-from jackpot.services import PoolChangeRefused, pool_create
+from jackpot.money import meter
+from jackpot.pools.creation import PoolChangeRefused, pool_create
+from jackpot.pools.parameters import change_propose
 from tables.audit.verification import verify_full
 from tables.models import Round, RoundState, Table
 from tests.conftest import make_floor, uth_play, uth_seat
@@ -93,7 +93,7 @@ def test_a_zero_jackpot_is_refused_loudly_and_nothing_is_written(client, caplog)
     assert (Transfer.objects.count(), Award.objects.count()) == (transfers, awards)
     assert Round.objects.get(round_id="r-3").state == RoundState.OPEN
     # The books balance; the one thing the journal check finds is this test's own edit of the
-    # seed behind the journal's back (jackpot.projections).
+    # seed behind the journal's back (jackpot.audit.projections).
     report = verify_full()
     assert [problem.split(" (chain")[0] for problem in report.problems] == [
         f"pool {floor.pool_id}: seed_cents is 0, the journal says 1"

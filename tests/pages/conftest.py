@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jackpot.awards import award_approve, award_verify
-from jackpot.services import role_group
+from jackpot.awards.workflow import award_approve, award_verify
+from jackpot.staff.roles import role_group
 from tests.conftest import uth_play, uth_seat
 from tests.staff import grant_roles, surveilled
 from tests.winners import pay_identified

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tables.pages.amounts import (
+from floor.amounts import (
     MAX_CENTS,
     amount_in_figures,
     amount_in_words,
@@ -115,7 +115,7 @@ def test_figures():
 def test_the_docstrings_examples_hold():
     import doctest
 
-    from tables.pages import amounts
+    from floor import amounts
 
     result = doctest.testmod(amounts)
     assert result.attempted >= 8 and result.failed == 0

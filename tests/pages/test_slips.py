@@ -8,9 +8,9 @@ import re
 import pypdf
 import pytest
 
+from floor.slips import slip_pdf_bytes, slip_rows
 from jackpot.models import AuditEvent, Award, Transfer, TransferCode
 from jackpot.selectors import NoSlip, payment_slip
-from tables.pages.slips import slip_pdf_bytes, slip_rows
 from tests.pages.conftest import play_hit, signed_in
 from tests.winners import DOCUMENT, NAME
 

@@ -1,6 +1,6 @@
 """An independent, deliberately slow poker hand evaluator, used only as the tests' oracle.
 
-It shares no code with ``tables.rules``: it reads card *text* ('As', 'Td') itself and values a
+It shares no code with ``rules``: it reads card *text* ('As', 'Td') itself and values a
 five-card hand as a tuple ``(category, tiebreak...)`` built from rank counts, the textbook way,
 so that Python's tuple comparison orders hands exactly as the rules do. A hand of 6 or 7 cards
 is worth the best of its five-card subsets, found by trying them all.

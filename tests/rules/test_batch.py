@@ -9,11 +9,11 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from tables.rules import _tables, batch, enumeration
-from tables.rules.batch import categories_batch, rank5_batch, rank7_batch
-from tables.rules.cards import DECK
-from tables.rules.enumeration import combinations_array, seven_card_category_counts
-from tables.rules.hands import Category, category_of, rank7, rank_of
+from rules import _tables, batch, enumeration
+from rules.batch import categories_batch, rank5_batch, rank7_batch
+from rules.cards import DECK
+from rules.enumeration import combinations_array, seven_card_category_counts
+from rules.hands import Category, category_of, rank7, rank_of
 
 SEVEN_CARD_COUNTS = {
     Category.ROYAL_FLUSH: 4_324,

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from tables.rules import cards as cards_module
-from tables.rules import errors as errors_module
-from tables.rules.cards import (
+from rules import cards as cards_module
+from rules import errors as errors_module
+from rules.cards import (
     CARD_PATTERN,
     DECK,
     Card,
@@ -19,7 +19,7 @@ from tables.rules.cards import (
     parse_card,
     parse_cards,
 )
-from tables.rules.errors import RulesError
+from rules.errors import RulesError
 
 SYNTAX = "expected a rank 2-9, T, J, Q, K or A followed by a suit c, d, h or s"
 

@@ -13,9 +13,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from rules import enumeration
+from rules.hands import Category
 from tables.management.commands.enumerate_hands import PUBLISHED_FIVE, PUBLISHED_SEVEN, Command
-from tables.rules import enumeration
-from tables.rules.hands import Category
 
 FIVE_ROWS = [
     ("royal flush", "4"),

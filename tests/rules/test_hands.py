@@ -17,20 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from tables.rules import hands as hands_module
-from tables.rules.batch import categories_batch, rank5_batch, rank7_batch
-from tables.rules.cards import DECK, Card, parse_card, parse_cards
-from tables.rules.enumeration import combinations_array, five_card_category_counts
-from tables.rules.errors import RulesError
-from tables.rules.hands import (
-    RANK_COUNT,
-    Category,
-    HandValue,
-    category_of,
-    evaluate,
-    rank7,
-    rank_of,
-)
+from rules import hands as hands_module
+from rules.batch import categories_batch, rank5_batch, rank7_batch
+from rules.cards import DECK, Card, parse_card, parse_cards
+from rules.enumeration import combinations_array, five_card_category_counts
+from rules.errors import RulesError
+from rules.hands import RANK_COUNT, Category, HandValue, category_of, evaluate, rank7, rank_of
 from tests.rules import reference
 
 # One process builds this module's fixtures (tests/conftest.py).
@@ -344,8 +336,8 @@ def test_rank_scale_end_points() -> None:
 def test_first_use_from_several_threads_builds_once() -> None:
     script = (
         "import threading\n"
-        "import tables.rules.hands as hands\n"
-        "import tables.rules._tables as tables\n"
+        "import rules.hands as hands\n"
+        "import rules._tables as tables\n"
         "results = []\n"
         "def work():\n"
         "    results.append(hands.rank7(51, 47, 43, 39, 35, 0, 1))\n"

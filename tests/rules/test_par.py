@@ -16,15 +16,15 @@ from math import comb
 import numpy as np
 import pytest
 
-from tables.rules.batch import categories_batch, rank5_batch
-from tables.rules.enumeration import (
+from rules.batch import categories_batch, rank5_batch
+from rules.enumeration import (
     combinations_array,
     five_card_category_counts,
     seven_card_category_counts,
 )
-from tables.rules.errors import RulesError
-from tables.rules.hands import Category
-from tables.rules.par import (
+from rules.errors import RulesError
+from rules.hands import Category
+from rules.par import (
     STUD_BONUS_BEATEN,
     par_sheets,
     percent,
@@ -33,14 +33,8 @@ from tables.rules.par import (
     stud_bonus_sheet,
     trips_sheet,
 )
-from tables.rules.paytables import (
-    CURRENT,
-    PAYTABLES,
-    Payout,
-    Paytable,
-    ProgressiveSchedule,
-)
-from tables.rules.progressive import ProgressiveAward, progressive_return
+from rules.paytables import CURRENT, PAYTABLES, Payout, Paytable, ProgressiveSchedule
+from rules.progressive import ProgressiveAward, progressive_return
 
 # One process builds this module's fixtures (tests/conftest.py).
 pytestmark = pytest.mark.xdist_group("tests/rules/test_par.py")

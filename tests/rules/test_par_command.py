@@ -11,9 +11,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from rules import par
 from tables.api.rules_bodies import par_answer
 from tables.management.commands import par_sheet
-from tables.rules import par
 
 
 def run(*args: str) -> str:

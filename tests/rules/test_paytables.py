@@ -9,10 +9,10 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from tables.rules.boxes import MAX_BET_CENTS, Box, BoxName, check_stake_cents
-from tables.rules.errors import RulesError
-from tables.rules.hands import Category
-from tables.rules.paytables import (
+from rules.boxes import MAX_BET_CENTS, Box, BoxName, check_stake_cents
+from rules.errors import RulesError
+from rules.hands import Category
+from rules.paytables import (
     CURRENT,
     PAYTABLES,
     PROGRESSIVE_PAYTABLES,
@@ -236,7 +236,7 @@ def test_box_cannot_lose_more_than_its_stake() -> None:
 
 @pytest.mark.parametrize("module", ["paytables", "boxes", "progressive", "uth", "stud"])
 def test_docstring_examples(module: str) -> None:
-    imported = importlib.import_module(f"tables.rules.{module}")
+    imported = importlib.import_module(f"rules.{module}")
     failures, attempted = doctest.testmod(imported, optionflags=doctest.ELLIPSIS)
     assert attempted > 0
     assert failures == 0

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tables.rules.cards import DECK, Card, Rank, Suit, parse_cards
-from tables.rules.errors import RulesError
-from tables.rules.hands import Category, evaluate
-from tables.rules.paytables import CURRENT, ProgressiveSchedule
-from tables.rules.progressive import (
+from rules.cards import DECK, Card, Rank, Suit, parse_cards
+from rules.errors import RulesError
+from rules.hands import Category, evaluate
+from rules.paytables import CURRENT, ProgressiveSchedule
+from rules.progressive import (
     AWARD_DEALS,
     SEVEN_CARD_COUNTS,
     TOTAL_DEALS,

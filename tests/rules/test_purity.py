@@ -1,4 +1,4 @@
-"""The rules engine stays pure: no Django, no I/O, in every module under tables/rules/."""
+"""The rules engine stays pure: no Django, no I/O, in every module under rules/."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-RULES = ROOT / "tables" / "rules"
+RULES = ROOT / "rules"
 MODULE_FILES = sorted(RULES.rglob("*.py"))
 
 FORBIDDEN_MODULES = {
@@ -39,7 +39,7 @@ def module_name(path: Path) -> str:
 
 def test_the_walk_finds_the_engine() -> None:
     names = {module_name(path) for path in MODULE_FILES}
-    assert {"tables.rules", "tables.rules.cards", "tables.rules.hands"} <= names
+    assert {"rules", "rules.cards", "rules.hands"} <= names
 
 
 @pytest.mark.parametrize("path", MODULE_FILES, ids=lambda path: path.name)
@@ -84,7 +84,7 @@ def test_importing_does_not_load_django(path: Path) -> None:
 def test_importing_hands_builds_nothing_and_skips_numpy() -> None:
     script = (
         "import sys\n"
-        "import tables.rules.hands as hands\n"
+        "import rules.hands as hands\n"
         "print('numpy' in sys.modules, bool(hands._CARD_KEY))\n"
         "hands.rank7(51, 47, 43, 39, 35, 0, 1)\n"
         "print(bool(hands._CARD_KEY))\n"

@@ -6,17 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tables.rules.boxes import MAX_BET_CENTS, BoxName, Outcome
-from tables.rules.cards import DECK, Card, Suit, parse_card, parse_cards
-from tables.rules.errors import RulesError
-from tables.rules.hands import Category
-from tables.rules.stud import (
-    StudAction,
-    StudBets,
-    StudDecision,
-    StudSettlement,
-    settle_stud,
-)
+from rules.boxes import MAX_BET_CENTS, BoxName, Outcome
+from rules.cards import DECK, Card, Suit, parse_card, parse_cards
+from rules.errors import RulesError
+from rules.hands import Category
+from rules.stud import StudAction, StudBets, StudDecision, StudSettlement, settle_stud
 
 RAISE = StudDecision.raise_bet()
 FOLD = StudDecision.fold()

@@ -10,8 +10,8 @@ from fractions import Fraction
 
 import pytest
 
-from tables.rules import tails
-from tables.rules.tails import holm, poisson_upper_tail_bound
+from rules import tails
+from rules.tails import holm, poisson_upper_tail_bound
 
 
 def poisson_binomial_tail(probabilities: list[Fraction], at_least: int) -> Fraction:

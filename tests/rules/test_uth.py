@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tables.rules.boxes import MAX_BET_CENTS, Box, BoxName, Outcome
-from tables.rules.cards import DECK, Card, Suit, parse_cards
-from tables.rules.errors import RulesError
-from tables.rules.hands import Category
-from tables.rules.progressive import ProgressiveAward
-from tables.rules.uth import (
+from rules.boxes import MAX_BET_CENTS, Box, BoxName, Outcome
+from rules.cards import DECK, Card, Suit, parse_cards
+from rules.errors import RulesError
+from rules.hands import Category
+from rules.progressive import ProgressiveAward
+from rules.uth import (
     SeatProgressive,
     Street,
     UthAction,

@@ -15,11 +15,11 @@ from django.db import connection
 from django.test import Client
 
 from core.errors import ApiError
-from jackpot import authority, staff
-from jackpot.awards import award_verify
+from core.tokens import hash_token, issue_token
+from jackpot.awards.workflow import award_verify
 from jackpot.models import AuditEvent, Award, ParameterChange, SealedTOTPDevice, StaffToken
-from jackpot.services import role_group
-from jackpot.tokens import hash_token, issue_token
+from jackpot.staff import accounts, authority
+from jackpot.staff.roles import role_group
 from tables.models import Round, Table, Terminal
 from tables.services import operator_terminal_issue, terminal_revoke
 from tests.conftest import uth_seat
@@ -75,7 +75,7 @@ def test_an_account_inserted_by_sql_acts_with_no_power_and_no_edit_certifies_it(
     # One admin's harmless edit (a first name) would write an event showing the rows as they
     # are: refused, so no event certifies powers no event gave.
     with pytest.raises(ApiError) as edit:
-        staff.staff_update(subject=ghost, values={"first_name": "Casper"}, actor="user:root")
+        accounts.staff_update(subject=ghost, values={"first_name": "Casper"}, actor="user:root")
     assert edit.value.code == "account_unexplained"
     page = session_of(root).post(
         f"/admin/auth/user/{ghost.pk}/change/",
@@ -95,7 +95,7 @@ def test_an_account_inserted_by_sql_acts_with_no_power_and_no_edit_certifies_it(
     assert not authority.explained(User.objects.get(pk=ghost.pk))
 
     # Deactivating it takes every power away: the event shows an account with none.
-    staff.staff_update(subject=ghost, values={"is_active": False}, actor="user:root")
+    accounts.staff_update(subject=ghost, values={"is_active": False}, actor="user:root")
     ghost = User.objects.get(pk=ghost.pk)
     assert authority.row_powers(ghost) == {
         "is_active": False,
@@ -119,11 +119,11 @@ def test_a_role_added_by_sql_takes_every_power_of_the_account_away(root):
     # Two admins set her powers again: the approval writes every power from the journal's
     # values and the change's, never the rows it found.
     bob = person("bob", "admin")
-    change = staff.staff_access_propose(
+    change = accounts.staff_access_propose(
         subject=ana, values={"roles": ["supervisor", "auditor"]}, reason="audits too", user=root
     )
     assert change.before == {"roles": ["supervisor"]}
-    staff.staff_change_approve(change_id=change.pk, user=bob)
+    accounts.staff_change_approve(change_id=change.pk, user=bob)
     assert client.get("/api/v1/journal").status_code == 200
 
 
@@ -150,7 +150,7 @@ def test_a_proposal_inserted_or_edited_by_sql_is_not_approved(root):
     assert events() == before
 
     # A real proposal whose row is edited afterwards: the approval checks it against its event.
-    real = staff.staff_access_propose(
+    real = accounts.staff_access_propose(
         subject=person("cat", "auditor"), values={"roles": ["supervisor"]}, reason="r", user=bob
     )
     sql(
@@ -161,7 +161,7 @@ def test_a_proposal_inserted_or_edited_by_sql_is_not_approved(root):
     )
     before = events()
     with pytest.raises(ApiError) as refused:
-        staff.staff_change_approve(change_id=real.pk, user=root)
+        accounts.staff_change_approve(change_id=real.pk, user=root)
     assert refused.value.code == "change_unexplained"
     assert events() == before
     assert list(User.objects.get(username="cat").groups.values_list("name", flat=True)) == [

@@ -21,7 +21,7 @@ from django.test import Client
 from django_otp.oath import TOTP
 
 from core.errors import ApiError, Forbidden
-from jackpot import second_factor, significant
+from jackpot.approvals import presence
 from jackpot.models import (
     ActivationCode,
     AuditEvent,
@@ -29,7 +29,9 @@ from jackpot.models import (
     SealedTOTPDevice,
     StaffSecurity,
 )
-from jackpot.staff import (
+from jackpot.notifications import significant
+from jackpot.staff import second_factor
+from jackpot.staff.accounts import (
     password_reset,
     second_factor_reset_propose,
     staff_change_approve,
@@ -62,7 +64,8 @@ def key_of(setup: dict[str, str]) -> bytes:
 
 
 def significant_told() -> list[dict]:
-    """The significant events' webhooks enqueued so far (`jackpot.significant.follow`)."""
+    """The significant events' webhooks enqueued so far
+    (`jackpot.notifications.significant.follow`)."""
     messages = OutboxMessage.objects.filter(topic="significant_event").order_by("pk")
     return [message.payload for message in messages]
 
@@ -198,7 +201,7 @@ def test_one_admin_who_resets_a_password_cannot_complete_the_first_sign_in():
     proposal = staff_create_propose(
         values={"username": "eve", "roles": ["supervisor"]}, reason="new colleague", user=root
     )
-    staff_change_approve(change_id=proposal.pk, user=ops, presence=second_factor.Presence(ops.pk))
+    staff_change_approve(change_id=proposal.pk, user=ops, presence=presence.Presence(ops.pk))
     eve = User.objects.get(username="eve")
     temporary = password_reset(subject=eve, user=root)
 
@@ -252,7 +255,7 @@ def test_one_admin_who_resets_a_password_cannot_complete_the_first_sign_in():
 
     # Her second factor reset by two admins: the old code does not let her enroll again.
     reset = second_factor_reset_propose(subject=eve, reason="lost phone", user=root)
-    staff_change_approve(change_id=reset.pk, user=ops, presence=second_factor.Presence(ops.pk))
+    staff_change_approve(change_id=reset.pk, user=ops, presence=presence.Presence(ops.pk))
     again = Client()
     assert password_step(again, "eve", chosen)["Location"] == STEP
     refused = step(again, step="enroll", activation=activation)
@@ -280,7 +283,7 @@ def test_enrollment_reset_and_recovery_codes_are_significant_events(
     with django_capture_on_commit_callbacks(execute=True):
         second_factor.recovery_codes_issue(ana)
         reset = second_factor_reset_propose(subject=ana, reason="lost phone", user=root)
-        staff_change_approve(change_id=reset.pk, user=ops, presence=second_factor.Presence(ops.pk))
+        staff_change_approve(change_id=reset.pk, user=ops, presence=presence.Presence(ops.pk))
     assert not second_factor.journal_enrolled(ana)
     with pytest.raises(ApiError):  # root has a second factor: no activation code for him
         second_factor.activation_issue(subject=root, user=ops)

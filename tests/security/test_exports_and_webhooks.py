@@ -29,14 +29,16 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from jackpot import outbox, webhooks
-from jackpot.awards import award_verify
+from jackpot.audit.outbox_journal import vouched
+from jackpot.awards.workflow import award_verify
 from jackpot.bodies import ExportRequest
-from jackpot.export_jobs import Built, export_job_build, export_job_create
-from jackpot.exports import spreadsheet_safe
 from jackpot.models import AuditEvent, Award, AwardKind, OutboxMessage, Transfer, WebhookDelivery
-from jackpot.outbox_journal import vouched
-from jackpot.services import pool_create, role_group, staff_token_issue
+from jackpot.notifications import outbox, webhooks
+from jackpot.pools.creation import pool_create
+from jackpot.reporting.export_jobs import Built, export_job_build, export_job_create
+from jackpot.reporting.exports import spreadsheet_safe
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.models import Game
 from tables.services import operator_terminal_issue, table_create
 from tests.conftest import Terminal, uth_play, uth_seat
@@ -223,7 +225,7 @@ def test_a_delivery_replayed_to_another_receiver_or_as_another_delivery_is_refus
     receiver, settings, hostile_floor
 ):
     settings.WEBHOOK_RECEIVERS = receiver.settings()
-    # The jackpot's real message: its journal event vouches for it (jackpot.outbox_journal).
+    # The jackpot's real message: its journal event vouches for it (jackpot.audit.outbox_journal).
     message_id = OutboxMessage.objects.get(topic=outbox.JACKPOT_HIT).pk
     assert outbox.relay(message_id, vouched) == outbox.Relayed.DONE
     (cage,), (surveillance,) = receiver.at("/cage"), receiver.at("/surveillance")

@@ -13,7 +13,7 @@ from django.test import Client
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from jackpot.models import AuditEvent, Award, ParameterChange, Pool, StaffSecurity, StaffToken
-from jackpot.services import staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
 from tests.staff import PASSWORD, person, signed_in
 
 pytestmark = pytest.mark.django_db
@@ -126,7 +126,7 @@ def test_groups_and_second_factor_devices_have_no_page_in_the_admin(root):
 
 
 def test_the_operator_makes_only_the_first_two_admins():
-    from jackpot.staff import BootstrapRefused, bootstrap_admin
+    from jackpot.staff.accounts import BootstrapRefused, bootstrap_admin
 
     first = bootstrap_admin(username="ops1", actor="system:bootstrap_admin")
     bootstrap_admin(username="ops2", actor="system:bootstrap_admin")

@@ -12,9 +12,9 @@ from django.contrib.auth import get_user_model
 from django.db import DatabaseError, transaction
 
 from jackpot.models import AuditEvent, StaffToken, Transfer
-from jackpot.services import role_group, staff_token_issue
-from jackpot.staff import roles_of
-from jackpot.staff_records import record_accounts
+from jackpot.staff.accounts import roles_of, staff_token_issue
+from jackpot.staff.records import record_accounts
+from jackpot.staff.roles import role_group
 from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 from tables.models import Round, RoundState, Table, Terminal
 from tables.services import operator_terminal_issue, table_update

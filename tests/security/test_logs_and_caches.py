@@ -3,7 +3,7 @@
 - The security log names the client, not the proxy, and never an address the client wrote: the
   same reading as the throttles (`core.throttling.client_address`), REMOTE_ADDR with
   NUM_PROXIES at 0, the entry nginx appended to X-Forwarded-For with NUM_PROXIES at 1.
-- Whoever can write to Redis cannot put a figure on the signs (`jackpot.display`): a part that
+- Whoever can write to Redis cannot put a figure on the signs (`jackpot.sign.display`): a part that
   fails its signature, an older part signed for another version, another pool's part, a meter
   below the seed are all refused; the sign shows PostgreSQL's figure, the entry is replaced, the
   security log and the forged counter say so, and nothing in the database moved.
@@ -18,8 +18,8 @@ import pytest
 from django.test import Client
 
 from core.metrics import REGISTRY
-from jackpot import display
 from jackpot.models import AuditEvent, Pool, Transfer
+from jackpot.sign import display
 from tests.conftest import make_floor, uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db

@@ -2,8 +2,8 @@
 name that person held when the event was written, not by every name anyone ever held.
 
 The insider holds SQL as the service's role and one admin account, which renames staff as the
-admin may (`jackpot.staff.staff_update`, a `staff.changed` event each). Each attack edits a row
-so that it names, in today's names, what the journal said in the names of its day, and the
+admin may (`jackpot.staff.accounts.staff_update`, a `staff.changed` event each). Each attack edits a
+row so that it names, in today's names, what the journal said in the names of its day, and the
 verification (full, and routine from a checkpoint that carries the names' history) reports it;
 the same renames done without the edit verify.
 """
@@ -14,11 +14,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from jackpot import ledger
-from jackpot.awards import award_approve, award_verify
+from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import AuditEvent, Award, AwardStatus, StaffToken, SurveillanceReview
-from jackpot.services import role_group, staff_token_issue
-from jackpot.staff import snapshot, staff_update
+from jackpot.money import ledger
+from jackpot.staff.accounts import snapshot, staff_token_issue, staff_update
+from jackpot.staff.roles import role_group
 from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 from tests.jackpot.tamper import play_rounds, superuser_sql
 from tests.staff import person, surveilled

@@ -19,8 +19,10 @@ from collections.abc import Iterator
 import pytest
 from django.db import connection
 
-from jackpot import outbox, outbox_journal, tasks, webhooks
+from jackpot import tasks
+from jackpot.audit import outbox_journal
 from jackpot.models import AuditEvent, Award, AwardKind, OutboxMessage, WebhookDelivery
+from jackpot.notifications import outbox, webhooks
 from tables.services import table_update
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.jackpot.webhook_receiver import Receiver

@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from jackpot.models import AuditEvent, ParameterChange, Pool, Transfer
-from jackpot.services import staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
 from tables.models import Table
 from tests.conftest import make_floor, uth_seat
 from tests.staff import person, signed_in

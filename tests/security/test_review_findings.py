@@ -22,9 +22,10 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 
 from core.errors import Conflict
-from jackpot import locks, staff
 from jackpot.models import AuditEvent, Award, ReferralDecision
-from jackpot.services import role_group
+from jackpot.money import locks
+from jackpot.staff import accounts
+from jackpot.staff.roles import role_group
 from tables.models import Round, Table
 from tables.services import table_update
 from tests.concurrency.test_one_open_round import _waiting_on_a_lock
@@ -232,7 +233,7 @@ def test_a_nul_in_an_admin_form_or_action_is_a_400():
 def _deactivate(root: User, subject: User):
     """The account's form in the admin, saved with `is_active` unticked and nothing else
     changed."""
-    form: dict[str, object] = {"username": subject.username, "roles": staff.roles_of(subject)}
+    form: dict[str, object] = {"username": subject.username, "roles": accounts.roles_of(subject)}
     form |= {flag: "on" for flag in ("is_staff", "is_superuser") if getattr(subject, flag)}
     return signed_in(root).post(f"/admin/auth/user/{subject.pk}/change/", form, follow=True)
 
@@ -262,21 +263,21 @@ def test_one_admin_cannot_deactivate_the_other_admins():
     assert page.status_code == 200
     assert "at least 2 active admins" in text and "was changed successfully" not in text, text
     with pytest.raises(Conflict) as refused:
-        staff.staff_update(subject=bob, values={"is_active": False}, actor="user:root")
+        accounts.staff_update(subject=bob, values={"is_active": False}, actor="user:root")
     assert (refused.value.status_code, refused.value.code) == (409, "too_few_admins")
     # Nor himself.
     with pytest.raises(Conflict):
-        staff.staff_update(subject=root, values={"is_active": False}, actor="user:root")
+        accounts.staff_update(subject=root, values={"is_active": False}, actor="user:root")
     assert _active_admins() == {"root", "bob"}
     assert _events() == events
     # A rename of an admin still goes through.
-    staff.staff_update(subject=bob, values={"first_name": "Bob"}, actor="user:root")
+    accounts.staff_update(subject=bob, values={"first_name": "Bob"}, actor="user:root")
     assert _active_admins() == {"root", "bob"}
 
 
 def _deactivate_in_thread(subject: User) -> str:
     try:
-        staff.staff_update(subject=subject, values={"is_active": False}, actor="user:root")
+        accounts.staff_update(subject=subject, values={"is_active": False}, actor="user:root")
         return "done"
     except Conflict as refused:
         return refused.code

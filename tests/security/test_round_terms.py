@@ -17,11 +17,12 @@ from django.db import connection
 from django.test import Client
 
 from jackpot.models import AuditEvent, Award, ParameterChange, Pool
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
+from rules import paytables
+from rules.paytables import CURRENT, ProgressiveSchedule
 from tables.audit.verification import verify_full
 from tables.models import Round, RoundState, Table
-from tables.rules import paytables
-from tables.rules.paytables import CURRENT, ProgressiveSchedule
 from tests.conftest import Floor, uth_play, uth_seat
 from tests.staff import grant_roles
 

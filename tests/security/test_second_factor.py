@@ -20,11 +20,12 @@ from django_otp.oath import TOTP
 from django_otp.plugins.otp_static.models import StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from jackpot import second_factor
-from jackpot.awards import award_approve, award_verify
+from jackpot.approvals import presence
+from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import AuditEvent, Award, SealedTOTPDevice, StaffSecurity, StaffToken
-from jackpot.services import role_group
-from jackpot.staff import password_reset
+from jackpot.staff import second_factor
+from jackpot.staff.accounts import password_reset
+from jackpot.staff.roles import role_group
 from tests.pages.conftest import play_hit
 from tests.staff import enroll, grant_roles, surveilled
 from tests.winners import PAY
@@ -140,7 +141,7 @@ def test_a_password_alone_cannot_verify_approve_or_pay(floor):
     assert refused.json()["error"]["code"] == "second_factor_required"
     assert Award.objects.get(pk=jackpot["id"]).status == "verified"
     # (the approval's own fresh code is tests/security/test_authority.py's)
-    award_approve(award_id=jackpot["id"], user=bob, presence=second_factor.Presence(bob.pk))
+    award_approve(award_id=jackpot["id"], user=bob, presence=presence.Presence(bob.pk))
     refused = password_only(bob).post(f"/api/v1/awards/{jackpot['id']}/pay")
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "second_factor_required")
     assert Award.objects.get(pk=jackpot["id"]).status == "approved"
@@ -303,7 +304,8 @@ def test_an_admin_who_knows_a_colleagues_temporary_password_cannot_pass_their_se
     # bob signs in at both doors (is_staff), so he holds no money role, and root verifies
     # nothing (compliance 52): a supervisor verified the jackpot bob's session would approve.
     bob = person("bob", "auditor", is_staff=True)
-    # An admin's reset (jackpot.staff): a temporary password root knows; bob must change it.
+    # An admin's reset (jackpot.staff.accounts): a temporary password root knows; bob must change
+    # it.
     temporary = password_reset(subject=bob, user=root)
     jackpot, _ = play_hit(floor.uth[0])
     award_verify(award_id=jackpot["id"], user=person("ana", "supervisor"), note="video")

@@ -16,8 +16,7 @@ from django.contrib.auth.models import Group, User
 from django.db import IntegrityError, connection, transaction
 
 from core.errors import ApiError, Forbidden
-from jackpot import ledger, staff
-from jackpot.awards import (
+from jackpot.awards.workflow import (
     award_pay,
     award_referral_decide,
     award_verify,
@@ -33,7 +32,9 @@ from jackpot.models import (
     ReferralOutcome,
     Transfer,
 )
-from jackpot.services import role_group
+from jackpot.money import ledger
+from jackpot.staff import accounts
+from jackpot.staff.roles import role_group
 from tests.conftest import uth_play, uth_seat
 from tests.jackpot.tamper import superuser_sql
 from tests.staff import person, referred, signed_in, surveilled, token_client
@@ -72,12 +73,12 @@ def mixed(name: str, role: str, *roles: str, **flags: bool) -> User:
         superuser_sql(f"UPDATE auth_user SET {flag} = %s WHERE id = %s", [value, user.pk])
     user = User.objects.get(pk=user.pk)
     # The grant from before is on the journal, as it was then: the account is what the journal
-    # gave it (jackpot.authority), and still refused, as one that configures.
+    # gave it (jackpot.staff.authority), and still refused, as one that configures.
     ledger.record(
         chain=ledger.ADMIN_CHAIN,
         kind="staff.changed",
         actor="test",
-        payload={"user": name, "before": {}, "after": staff.snapshot(user)},
+        payload={"user": name, "before": {}, "after": accounts.snapshot(user)},
     )
     return user
 
@@ -302,10 +303,10 @@ def test_a_money_role_for_an_admin_is_refused_at_proposal_and_by_the_database():
         (ana, {"is_superuser": True}),
     ]:
         with pytest.raises(ApiError) as refused:
-            staff.staff_access_propose(subject=subject, values=values, reason="r", user=root)
+            accounts.staff_access_propose(subject=subject, values=values, reason="r", user=root)
         assert (refused.value.code, refused.value.status_code) == ("invalid_change", 400)
     with pytest.raises(ApiError) as refused:
-        staff.staff_create_propose(
+        accounts.staff_create_propose(
             values={"username": "eve", "roles": ["supervisor"], "is_staff": True},
             reason="r",
             user=root,
@@ -321,16 +322,16 @@ def test_a_money_role_for_an_admin_is_refused_at_proposal_and_by_the_database():
 
     # Two proposals, each clean alone, that together would mix: the second approval refuses.
     carl = person("carl", "auditor")
-    money = staff.staff_access_propose(
+    money = accounts.staff_access_propose(
         subject=carl, values={"roles": ["auditor", "manager"]}, reason="r", user=root
     )
-    power = staff.staff_access_propose(
+    power = accounts.staff_access_propose(
         subject=carl, values={"is_staff": True}, reason="r", user=root
     )
-    staff.staff_change_approve(change_id=money.pk, user=bob)
+    accounts.staff_change_approve(change_id=money.pk, user=bob)
     events = AuditEvent.objects.count()
     with pytest.raises(ApiError) as refused:
-        staff.staff_change_approve(change_id=power.pk, user=bob)
+        accounts.staff_change_approve(change_id=power.pk, user=bob)
     assert refused.value.code == "invalid_change"
     carl.refresh_from_db()
     assert not carl.is_staff and AuditEvent.objects.count() == events

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from core.sessions import SEEN_AT, SEEN_EVERY_SECONDS, SIGNED_IN_AT, SessionStore, row_key
 from jackpot.models import AuditEvent, Award, StaffToken
-from jackpot.services import staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
 from tables.audit.verification import verify_full
 from tests.pages.conftest import play_hit
 from tests.security.test_second_factor import (

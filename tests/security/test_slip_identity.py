@@ -18,7 +18,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
-from jackpot.awards import award_approve, award_verify
+from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import AuditEvent, WinnerIdentity
 from tests.pages.conftest import play_hit
 from tests.staff import person, signed_in, surveilled

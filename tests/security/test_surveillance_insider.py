@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from jackpot.awards import award_approve, award_referral_decide, award_review, award_verify
+from jackpot.awards.workflow import award_approve, award_referral_decide, award_review, award_verify
 from jackpot.models import (
     AuditEvent,
     Award,

@@ -24,7 +24,7 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
-from jackpot.anchors import write_anchor
+from jackpot.audit.anchors import write_anchor
 from jackpot.models import AuditEvent, Transfer
 from tables.audit import selfcheck
 from tests.conftest import uth_seat

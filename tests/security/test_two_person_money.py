@@ -16,10 +16,10 @@ from django.test import Client
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from core.errors import Forbidden
-from jackpot import staff
-from jackpot.changes import pool_create_approve
 from jackpot.models import AuditEvent, ParameterChange, Pool
-from jackpot.services import staff_token_issue
+from jackpot.pools.parameters import pool_create_approve
+from jackpot.staff import accounts
+from jackpot.staff.accounts import staff_token_issue
 from tables.models import Table
 from tables.services import table_update
 from tests.staff import person, signed_in
@@ -74,11 +74,11 @@ def test_one_admin_cannot_grant_himself_a_role_nor_make_a_superuser(root, bob):
     # The proposer cannot approve it, nor can its subject, superuser or admin.
     assert "cannot also approve it" in approve_in_admin(root, change)
     promoted = person("carl", "admin", is_staff=True)
-    own = staff.staff_access_propose(
+    own = accounts.staff_access_propose(
         subject=promoted, values={"is_superuser": True}, reason="me", user=bob
     )
     with pytest.raises(Forbidden, match="their own account"):
-        staff.staff_change_approve(change_id=own.pk, user=promoted)
+        accounts.staff_change_approve(change_id=own.pk, user=promoted)
     promoted.refresh_from_db()
     ana.refresh_from_db()
     assert not promoted.is_superuser and (roles(ana), ana.is_superuser) == (["auditor"], False)
@@ -211,7 +211,7 @@ def test_the_database_refuses_an_applied_change_approved_by_its_proposer_or_subj
     root, bob, approver
 ):
     ana = person("ana", "supervisor")
-    change = staff.staff_access_propose(
+    change = accounts.staff_access_propose(
         subject=ana, values={"roles": ["admin"]}, reason="x", user=root
     )
     decider = root if approver == "proposer" else ana

@@ -19,11 +19,12 @@ import time_machine
 from django.test import Client
 
 from jackpot.models import AuditEvent, Transfer, TransferCode
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
+from simulator.deals import plan_round
 from tables.audit.integrity import check_integrity
 from tables.models import IntegrityFlag, Round, RoundSeat, RoundState
 from tables.models import Terminal as TerminalRow
-from tables.simulation.deals import plan_round
 from tests.conftest import Terminal, make_floor
 from tests.staff import grant_roles
 
@@ -99,7 +100,8 @@ def test_a_terminal_voiding_30_percent_of_its_rounds_raises_the_void_alarm(djang
     assert flagged == {rigged.table_id}
 
     # The check moved nothing: the same meter, balances and stakes, no transfer, no round; its
-    # only journal rows are the two alarms (the significant event SE10, jackpot.significant).
+    # only journal rows are the two alarms (the significant event SE10,
+    # jackpot.notifications.significant).
     after = staff.get(f"/api/v1/pools/{floor.pool_id}/report").json()
     for figure in ("meter_cents", "reserve_cents", "house_cents", "balances", "stakes"):
         assert after[figure] == before[figure], figure

@@ -17,6 +17,11 @@ import pytest
 
 from core.errors import ApiError
 from core.wire import Body, read
+from rules.boxes import MAX_BET_CENTS
+from rules.cards import parse_card
+from rules.errors import RulesError
+from rules.stud import StudBets, StudDecision
+from rules.uth import Street, UthBets, UthDecision
 from tables.bodies.round_requests import parse_result, stud_decision_of, uth_decision_of
 from tables.bodies.seats import (
     DECISION,
@@ -27,11 +32,6 @@ from tables.bodies.seats import (
 )
 from tables.bodies.vocabulary import BET, FiveCards, TwoCards
 from tables.models import Game
-from tables.rules.boxes import MAX_BET_CENTS
-from tables.rules.cards import parse_card
-from tables.rules.errors import RulesError
-from tables.rules.stud import StudBets, StudDecision
-from tables.rules.uth import Street, UthBets, UthDecision
 
 
 class UthPlay(Body):

@@ -14,10 +14,10 @@ import pytest
 import time_machine
 from django.db import connection, transaction
 
-from jackpot import locks
-from jackpot.awards import award_void, award_void_confirm
+from jackpot.awards.workflow import award_void, award_void_confirm
 from jackpot.models import Account, AccountKind, Award, Transfer
-from jackpot.services import role_group
+from jackpot.money import locks
+from jackpot.staff.roles import role_group
 from tables import tasks
 from tables.audit.history import fold_history, history_problems
 from tables.audit.integrity import expected_awards

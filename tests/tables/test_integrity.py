@@ -17,14 +17,15 @@ from django.test import Client
 
 from core.dispatch import send
 from jackpot.models import AuditEvent, Award, AwardKind
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
+from rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
+from simulator.deals import plan_round
 from tables.audit.integrity import check_integrity, round_probability
 from tables.bodies.round_requests import parse_open, parse_result
 from tables.models import Game, IntegrityFlag, RoundSeat, Table
 from tables.rounds.opening import round_open
 from tables.rounds.settlement import round_settle
-from tables.rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
-from tables.simulation.deals import plan_round
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles
 from tests.workers import wait_for
@@ -106,7 +107,7 @@ def test_a_planted_run_of_quads_is_flagged_at_its_table_only(django_user_model):
     # Once only: the same rounds checked again store nothing new.
     assert check_integrity() == []
     assert IntegrityFlag.objects.filter(table_id=rigged.table_id).count() == 1
-    # Each flag is the significant event SE11 once (jackpot.significant).
+    # Each flag is the significant event SE11 once (jackpot.notifications.significant).
     alarms = AuditEvent.objects.filter(kind="integrity.award_rate")
     assert sorted(a.payload["flag"] for a in alarms) == sorted(f.pk for f in stored)
 

@@ -1,6 +1,6 @@
-"""The void watch (tables.voids) among the integrity signals: shifts as the club day's thirds, a
-table voiding far more than the pool's other tables in a shift flagged for that shift and for
-the window (once), the others not; a table with too few rounds left out; the counts and flags
+"""The void watch (tables.selectors.voids) among the integrity signals: shifts as the club day's
+thirds, a table voiding far more than the pool's other tables in a shift flagged for that shift and
+for the window (once), the others not; a table with too few rounds left out; the counts and flags
 over the API; the reads bounded by the window and its index.
 
 Rounds go through the round service in process (`round_open`, then `round_settle` with the
@@ -20,7 +20,9 @@ from django.db import connection, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
+from simulator.deals import plan_round
 from tables.audit.integrity import check_integrity
 from tables.bodies.integrity import VoidWatch
 from tables.bodies.round_requests import parse_open, parse_result
@@ -28,8 +30,7 @@ from tables.models import Game, IntegrityFlag, RoundState, Table
 from tables.rounds.opening import round_open
 from tables.rounds.settlement import round_settle
 from tables.rounds.voiding import round_void
-from tables.simulation.deals import plan_round
-from tables.voids import Shift, read_window, shift_of, window_reads, window_shifts
+from tables.selectors.voids import Shift, read_window, shift_of, window_reads, window_shifts
 from tests.conftest import make_floor
 from tests.staff import grant_roles
 
@@ -131,7 +132,8 @@ def test_a_table_voiding_far_more_than_the_others_is_flagged_in_its_shift_and_wi
     # Once only: the same rounds checked again store nothing new.
     assert check_integrity(now=now) == []
     assert IntegrityFlag.objects.count() == 2
-    # Each flag is the significant event SE10 once, naming its table and pool (jackpot.significant).
+    # Each flag is the significant event SE10 once, naming its table and pool
+    # (jackpot.notifications.significant).
     alarms = AuditEvent.objects.filter(kind="integrity.void_rate").order_by("pk")
     assert sorted(a.payload["flag"] for a in alarms) == sorted(f.pk for f in stored)
     assert {(a.payload["table"], a.payload["pool"]) for a in alarms} == {(rigged, floor.pool_id)}

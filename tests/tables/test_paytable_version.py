@@ -8,8 +8,8 @@ from types import MappingProxyType
 import pytest
 
 from jackpot.models import Award, Pool
-from tables.rules import paytables
-from tables.rules.paytables import CURRENT, ProgressiveSchedule
+from rules import paytables
+from rules.paytables import CURRENT, ProgressiveSchedule
 from tests.conftest import make_floor, uth_play, uth_seat
 
 pytestmark = pytest.mark.django_db

@@ -12,13 +12,14 @@ from fractions import Fraction
 import pytest
 from django.test import Client
 
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
+from rules.par import progressive_sheet
+from rules.paytables import CURRENT
 from tables.audit.history import fold_history
 from tables.audit.pool_history import pool_history
 from tables.audit.reconciliation import reconcile
 from tables.bodies.history import PoolHistory, PoolHistoryQuery
-from tables.rules.par import progressive_sheet
-from tables.rules.paytables import CURRENT
 from tests import pool_story as story
 from tests.staff import grant_roles
 

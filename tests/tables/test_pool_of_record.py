@@ -10,8 +10,9 @@ from django.test import Client
 
 from core.errors import Conflict
 from jackpot.models import AuditEvent, Award, Pool, Transfer
-from jackpot.services import pool_create, role_group, staff_token_issue
-from jackpot.staff import operator_grant
+from jackpot.pools.creation import pool_create
+from jackpot.staff.accounts import operator_grant, staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.audit.verification import verify_full
 from tables.bodies.round_requests import parse_open
 from tables.models import Game, Round, Table

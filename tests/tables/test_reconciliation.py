@@ -21,11 +21,13 @@ from django.db import transaction
 from django.test import Client
 
 from core.dispatch import send
-from jackpot import ledger, significant
-from jackpot.anchors import write_anchor
-from jackpot.changes import change_approve, change_propose
+from jackpot.audit.anchors import write_anchor
 from jackpot.models import AuditEvent, OutboxMessage, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.money import ledger
+from jackpot.notifications import significant
+from jackpot.pools.parameters import change_approve, change_propose
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.audit import reconciliation
 from tables.audit.reconciliation import reconcile
 from tables.models import Reconciliation, Table

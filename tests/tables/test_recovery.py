@@ -15,7 +15,8 @@ from django.utils import timezone
 
 from jackpot.bodies import PoolReport
 from jackpot.models import AuditEvent, Pool, Transfer
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.bodies.round_answers import VoidAnswer
 from tables.bodies.round_reads import RoundPage
 from tables.models import Round, Table

@@ -21,9 +21,9 @@ import pytest
 from django.apps import apps as django_apps
 from django.db import connection
 
-from jackpot.canonical import canonical_json
+from jackpot.audit.projections import RECORD_FIELDS
 from jackpot.models import AuditEvent, Award, AwardKind
-from jackpot.projections import RECORD_FIELDS
+from jackpot.money.canonical import canonical_json
 from tables.models import Round, Table
 from tables.rounds import answers
 from tests.conftest import assert_journal_ok, uth_play, uth_seat

@@ -10,13 +10,13 @@ import pytest
 from django.apps import apps
 from django.db import IntegrityError, connection, transaction
 
-from jackpot.changes import change_approve, change_propose
 from jackpot.models import AuditEvent, Pool
+from jackpot.pools.parameters import change_approve, change_propose
+from rules.paytables import CURRENT
 from tables.bodies.round_requests import parse_open
 from tables.models import Game, Round, Table
 from tables.pools import POOL_TABLES
 from tables.rounds import round_open
-from tables.rules.paytables import CURRENT
 from tables.services import table_update
 from tests.conftest import Floor, uth_play, uth_seat
 

@@ -28,18 +28,18 @@ from django.db import connection
 from django.db.models import Count, Sum
 
 from jackpot.models import Award, AwardStatus, Pool
+from rules.cards import parse_card
+from rules.progressive import ProgressiveAward, progressive_award
+from rules.uth import Street, UthDecision
+from simulator import floor as floor_module
+from simulator import terminal as terminal_module
+from simulator.deals import deal_fair, deal_royal, plan_round
+from simulator.floor import FloorPlan, eur, load_floor, share_rounds
+from simulator.run import Pacer, run_floor
+from simulator.strategy import decide
+from simulator.terminal import RequestRefused, ServiceGone, TerminalClient, read_pools
 from tables.bodies.vocabulary import ROUND_ID_PATTERN
 from tables.models import Round, RoundSeat, RoundState
-from tables.rules.cards import parse_card
-from tables.rules.progressive import ProgressiveAward, progressive_award
-from tables.rules.uth import Street, UthDecision
-from tables.simulation import floor as floor_module
-from tables.simulation import terminal as terminal_module
-from tables.simulation.deals import deal_fair, deal_royal, plan_round
-from tables.simulation.floor import FloorPlan, eur, load_floor, share_rounds
-from tables.simulation.run import Pacer, run_floor
-from tables.simulation.strategy import decide
-from tables.simulation.terminal import RequestRefused, ServiceGone, TerminalClient, read_pools
 from tests.conftest import assert_journal_ok
 from tests.ports import free_port
 

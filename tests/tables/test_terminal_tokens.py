@@ -9,7 +9,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from jackpot.models import AuditEvent
-from jackpot.services import role_group, staff_token_issue
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tests.conftest import Terminal, assert_journal_ok, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles, person, token_client
 

@@ -11,9 +11,10 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from jackpot import verification as journal
-from jackpot.ledger import table_chain
-from jackpot.services import role_group, staff_token_issue
+from jackpot.audit import verification as journal
+from jackpot.money.ledger import table_chain
+from jackpot.staff.accounts import staff_token_issue
+from jackpot.staff.roles import role_group
 from tables.audit.verification_jobs import verification_run
 from tables.models import Round, RoundSeat, Table
 from tests.conftest import uth_seat

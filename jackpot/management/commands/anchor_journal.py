@@ -3,7 +3,7 @@
 The file (`journal-anchor-<UTC time>.json`, with `<file>.sha256` beside it) holds each chain's
 last sequence and hash, the UTC time and the database's identity; an existing file is never
 overwritten. Copy DIR to storage outside the database's reach; `verify_journal --anchors DIR`
-checks the live chains against every anchor (jackpot.anchors).
+checks the live chains against every anchor (jackpot.audit.anchors).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from core.replicas import replica_reads
-from jackpot.anchors import write_anchor
+from jackpot.audit.anchors import write_anchor
 
 
 class Command(BaseCommand):

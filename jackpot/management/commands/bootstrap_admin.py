@@ -1,9 +1,9 @@
 """bootstrap_admin USERNAME: the operator makes one of a fresh install's first two admins.
 
 A two-person change needs two admins, and a fresh install has none: the operator, who holds the
-database, makes them (`jackpot.staff.bootstrap_admin`), each with a temporary password printed
-once, to be changed at the first sign-in (with the second factor enrolled then), and the
-activation code that enrollment needs (`jackpot.second_factor.activation_issue`, issued by the
+database, makes them (`jackpot.staff.accounts.bootstrap_admin`), each with a temporary password
+printed once, to be changed at the first sign-in (with the second factor enrolled then), and the
+activation code that enrollment needs (`jackpot.staff.second_factor.activation_issue`, issued by the
 operator: no admin exists yet to issue it; every later one comes from a second admin). Refused
 (exit 1) once two active admins exist: every later admin is proposed by one admin and
 approved by another. Audited as `staff.bootstrapped` on the `admin` chain.
@@ -17,8 +17,13 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from jackpot.second_factor import ACTIVATION_HOURS, activation_issue, enrolled, journal_enrolled
-from jackpot.staff import BootstrapRefused, bootstrap_admin
+from jackpot.staff.accounts import BootstrapRefused, bootstrap_admin
+from jackpot.staff.second_factor import (
+    ACTIVATION_HOURS,
+    activation_issue,
+    enrolled,
+    journal_enrolled,
+)
 
 
 class Command(BaseCommand):

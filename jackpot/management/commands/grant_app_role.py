@@ -1,8 +1,8 @@
 """grant_app_role ROLE: give the application's PostgreSQL role exactly its privileges.
 
 Run as the database's owner (DATABASE_URL of the owner) after every `migrate`: the privileges are
-declared in `jackpot.grants` and applied to every table and sequence the schema has now, in one
-transaction, then checked. `--check` only checks (exit status 1 and the differences). Refuses a
+declared in `jackpot.audit.grants` and applied to every table and sequence the schema has now, in
+one transaction, then checked. `--check` only checks (exit status 1 and the differences). Refuses a
 role that owns objects of the schema, is a superuser, or inherits the owner's role.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from jackpot import grants
+from jackpot.audit import grants
 
 
 class Command(BaseCommand):
@@ -39,5 +39,7 @@ class Command(BaseCommand):
         if problems:
             for problem in problems:
                 self.stderr.write(problem)
-            raise CommandError(f"{role}: {len(problems)} privileges differ from jackpot.grants")
-        self.stdout.write(f"OK: {role} has exactly the privileges of jackpot.grants")
+            raise CommandError(
+                f"{role}: {len(problems)} privileges differ from jackpot.audit.grants"
+            )
+        self.stdout.write(f"OK: {role} has exactly the privileges of jackpot.audit.grants")

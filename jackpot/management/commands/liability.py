@@ -1,9 +1,9 @@
 """liability: a pool's period-end liability for the accountant's month-end script.
 
 `manage.py liability --pool N [--at ISO] [--from ISO] [--format json|csv]` prints the statement
-`GET /api/v1/pools/{pool}/liability` answers, read the same way (`jackpot.liability`, on the
-standby when one serves), as the same JSON or CSV (`jackpot.statements`). A bad parameter is the
-API's refusal, as a CommandError naming it (exit status 1).
+`GET /api/v1/pools/{pool}/liability` answers, read the same way (`jackpot.reporting.liability`, on
+the standby when one serves), as the same JSON or CSV (`jackpot.reporting.statements`). A bad
+parameter is the API's refusal, as a CommandError naming it (exit status 1).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from django.utils import timezone
 from core.errors import ApiError
 from core.replicas import replica_reads
 from core.wire import read_query
-from jackpot.liability import liability_statement
 from jackpot.liability_bodies import LiabilityQuery
-from jackpot.statements import liability_csv
+from jackpot.reporting.liability import liability_statement
+from jackpot.reporting.statements import liability_csv
 
 
 class Command(BaseCommand):

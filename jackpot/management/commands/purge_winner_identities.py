@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from jackpot.winners import purge_expired
+from jackpot.awards.winners import purge_expired
 
 
 class Command(BaseCommand):

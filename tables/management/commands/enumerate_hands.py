@@ -1,7 +1,7 @@
 """enumerate_hands: count every poker hand by category and check the counts against the books.
 
 ``python manage.py enumerate_hands`` evaluates all C(52, 7) = 133,784,560 seven-card hands (their
-best five) with :func:`tables.rules.enumeration.seven_card_category_counts`; ``--five`` counts the
+best five) with :func:`rules.enumeration.seven_card_category_counts`; ``--five`` counts the
 C(52, 5) = 2,598,960 five-card hands instead (well under a second). It prints one row per
 category, strongest first, with the published figure, the total and the time taken (the
 evaluator's lookup tables are built on first use, inside the timed call), and exits with status 1
@@ -18,8 +18,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from tables.rules import enumeration
-from tables.rules.hands import Category
+from rules import enumeration
+from rules.hands import Category
 
 # The standard figures (any combinatorics reference). The tests keep their own copy on purpose:
 # an oracle should not come from the code it checks.

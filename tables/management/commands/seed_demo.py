@@ -5,13 +5,13 @@ previous demo tokens and issues new ones for each terminal and staff account.
 
 The demo is the operator's (who holds the database): it makes its pool, links its tables and gives
 its people their roles at once, and issues each demo person's own token. On a real floor each of
-those is a two-person change (`jackpot.changes`, `jackpot.staff`); the demo has two admins so that
-one can approve what the other proposes. No one is a superuser: the admin role opens the admin.
-The admins configure and decide no money; the supervisors and the manager decide it and configure
-nothing (`jackpot.duties`).
+those is a two-person change (`jackpot.pools.parameters`, `jackpot.staff.accounts`); the demo has
+two admins so that one can approve what the other proposes. No one is a superuser: the admin role
+opens the admin. The admins configure and decide no money; the supervisors and the manager decide it
+and configure nothing (`jackpot.staff.duties`).
 Where the second factor is required (`STAFF_SECOND_FACTOR_REQUIRED=1`; off in `make run`), each
 person without one also gets the activation code its enrollment needs, issued by the operator as
-for a fresh install's first admins (`jackpot.second_factor.activation_issue`).
+for a fresh install's first admins (`jackpot.staff.second_factor.activation_issue`).
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from jackpot import second_factor
+from jackpot.approvals import presence
 from jackpot.models import Pool
-from jackpot.services import pool_create, staff_token_issue
-from jackpot.staff import operator_grant
+from jackpot.pools.creation import pool_create
+from jackpot.staff import second_factor
+from jackpot.staff.accounts import operator_grant, staff_token_issue
 from tables.models import Game, Table
 from tables.services import operator_terminal_issue, table_create
 
@@ -103,7 +104,7 @@ class Command(BaseCommand):
         user.save(update_fields=["password"])
         person: dict[str, Any] = {"username": username, "role": role, "password": password}
         person["token"] = staff_token_issue(user=user, revoke_others=True, actor=ACTOR)
-        if second_factor.required() and not (
+        if presence.required() and not (
             second_factor.enrolled(user) or second_factor.journal_enrolled(user)
         ):
             person["activation"] = second_factor.activation_issue(subject=user, user=None)

@@ -5,7 +5,7 @@ rounds in all, shared among the first N pool-linked tables of the demo floor fil
 --json``; tokens are stored hashed, so that file is where they are read), one thread per table,
 through the real API as terminals would. It shows a progress bar on stderr (a plain line every
 5% or 10 s when stderr is not a terminal, e.g. a log file) and ends with a summary on stdout,
-also after Ctrl-C. The logic is in :mod:`tables.simulation`; this command only parses, reports
+also after Ctrl-C. The logic is in :mod:`simulator`; this command only parses, reports
 and prints. It never touches the database: it works against any server.
 
 Exit status: 0 when every round was posted, 1 when a table stopped on an error or the service
@@ -28,10 +28,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 
-from tables.simulation.floor import FloorFileError, FloorPlan, eur, load_floor
-from tables.simulation.run import run_floor
-from tables.simulation.tally import Progress
-from tables.simulation.terminal import (
+from simulator.floor import FloorFileError, FloorPlan, eur, load_floor
+from simulator.run import run_floor
+from simulator.tally import Progress
+from simulator.terminal import (
     PoolState,
     RequestRefused,
     ServiceGone,

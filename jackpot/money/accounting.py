@@ -1,0 +1,100 @@
+"""The chart of transfers: which accounts each transfer code moves money between.
+
+This table is the one place that names a debit and a credit. Writers say *why* money moves (a
+`Posting`: a code, an amount, the round and award it belongs to, and whether the award waits
+for verification); `jackpot.money.ledger` turns each posting into a transfer between the two
+accounts the table gives. `docs/accounting.md` prints the same table, and a test keeps the two
+equal.
+
+Invariants: every code but `correction` has exactly one debit; the credit is fixed, except for
+the awards that wait for a supervisor (`fixed_award`, `envy`), whose credit is `awards_pending`
+instead of `payable`; debit and credit always differ. `correction` has no route: no code writes
+it yet, and `jackpot.money.ledger` refuses a posting without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from jackpot.models import AccountKind, TransferCode
+
+_STAKES, _METER, _RESERVE, _HOUSE = (
+    AccountKind.STAKES,
+    AccountKind.METER,
+    AccountKind.RESERVE,
+    AccountKind.HOUSE,
+)
+_PENDING, _PAYABLE, _PAID = AccountKind.AWARDS_PENDING, AccountKind.PAYABLE, AccountKind.PAID
+_ORPHAN, _MOVED = AccountKind.ORPHAN, AccountKind.MOVED
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a transfer code moves money: `debit` -> `credit`, or -> `pending_credit` for an
+    award that waits for verification (None: the code never waits)."""
+
+    debit: AccountKind
+    credit: AccountKind
+    pending_credit: AccountKind | None = None
+
+
+ROUTES: Mapping[TransferCode, Route] = MappingProxyType(
+    {
+        TransferCode.POOL_SEED: Route(_HOUSE, _METER),
+        TransferCode.CONTRIBUTION_METER: Route(_STAKES, _METER),
+        TransferCode.CONTRIBUTION_RESERVE: Route(_STAKES, _RESERVE),
+        TransferCode.CONTRIBUTION_HOUSE: Route(_STAKES, _HOUSE),
+        TransferCode.SUB_CENT_CARRY: Route(_HOUSE, _RESERVE),
+        TransferCode.VOID_REFUND: Route(_HOUSE, _STAKES),
+        TransferCode.JACKPOT_HIT: Route(_METER, _PENDING),
+        TransferCode.RESET_RESERVE: Route(_RESERVE, _METER),
+        TransferCode.RESET_HOUSE: Route(_HOUSE, _METER),
+        TransferCode.FIXED_AWARD: Route(_HOUSE, _PAYABLE, pending_credit=_PENDING),
+        TransferCode.ENVY: Route(_HOUSE, _PAYABLE, pending_credit=_PENDING),
+        TransferCode.AWARD_APPROVED: Route(_PENDING, _PAYABLE),
+        TransferCode.AWARD_PAID: Route(_PAYABLE, _PAID),
+        TransferCode.AWARD_VOID_METER: Route(_PENDING, _METER),
+        TransferCode.AWARD_VOID_HOUSE: Route(_PENDING, _HOUSE),
+        # An award approved at once, voided with the award it follows (jackpot.awards.workflow).
+        TransferCode.AWARD_VOID_PAYABLE: Route(_PAYABLE, _HOUSE),
+        TransferCode.VOID_RESET_RESERVE: Route(_METER, _RESERVE),
+        TransferCode.VOID_RESET_HOUSE: Route(_METER, _HOUSE),
+        # A pool stopped for good (jackpot.pools.lifecycle): its meter and reserve go to its own
+        # orphan account, or out through its `moved` account into another pool's `moved`, meter and
+        # reserve (the two `moved` accounts sum to zero across the two pools).
+        TransferCode.STOP_METER_ORPHAN: Route(_METER, _ORPHAN),
+        TransferCode.STOP_RESERVE_ORPHAN: Route(_RESERVE, _ORPHAN),
+        TransferCode.STOP_METER_OUT: Route(_METER, _MOVED),
+        TransferCode.STOP_RESERVE_OUT: Route(_RESERVE, _MOVED),
+        TransferCode.STOP_METER_IN: Route(_MOVED, _METER),
+        TransferCode.STOP_RESERVE_IN: Route(_MOVED, _RESERVE),
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """A transfer to write: `amount_cents` under `code`, routed by `ROUTES`.
+
+    `pending` is True for an award posted to wait for verification. A zero amount is dropped by
+    the ledger (a reset the reserve covered whole writes no `reset_house`).
+    """
+
+    code: TransferCode
+    amount_cents: int
+    round_pk: int | None = None
+    award_pk: int | None = None
+    pending: bool = False
+
+    def accounts(self) -> tuple[AccountKind, AccountKind]:
+        """(debit, credit) of this posting; ValueError for a code or a wait it cannot have."""
+        route = ROUTES.get(self.code)
+        if route is None:
+            raise ValueError(f"transfer code {self.code} has no route: nothing may write it")
+        if not self.pending:
+            return route.debit, route.credit
+        if route.pending_credit is None:
+            raise ValueError(f"transfer code {self.code} never waits for verification")
+        return route.debit, route.pending_credit

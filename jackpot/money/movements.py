@@ -1,0 +1,701 @@
+"""The progressive's money movements: the one place that decides what moves where, and why.
+
+Every operation the progressive knows is here: seed a new pool, take a round's stakes, grant a
+round's awards (winning and resetting the jackpot on a royal), refund a voided round, and the
+award workflow's approve, pay and void (a voided jackpot undoes its hit: the jackpot back on the
+meter, the reset back to the reserve and the house). Each changes the pool's counters where it
+must (through `jackpot.money.meter`, which takes the pool row lock) and returns a typed result whose
+`postings` the caller records with `jackpot.money.ledger.record` in the same transaction, under its
+own audit event.
+Callers (the round lifecycle, `jackpot.awards.workflow`, `jackpot.pools.creation`) never name an
+account or a transfer code: the codes are chosen here and routed by
+`jackpot.money.accounting.ROUTES`.
+
+Invariants:
+- a stake's cents all go somewhere named: the meter and the reserve get the whole cents their
+  counters crossed, the house the rest (one cent less, as `sub_cent_carry`, when the counters
+  crossed a cent more than the stakes brought; see docs/accounting.md);
+- a round is settled with the terms it opened with (`Terms`: the stake, the progressive
+  paytable's version and the verification threshold its pool had then, which the round records),
+  never with the pool's as they are at settlement: a change of the pool's parameters, approved or
+  written behind the service's back, reaches only the rounds opened after it;
+- a jackpot always waits for verification; a fixed award or envy waits when it is at or above the
+  round's verification threshold, and is approved at once otherwise;
+- an envy follows its round's jackpot (`Award.follows`, written with it): it is paid only once
+  that one is approved, and voided with it (`jackpot.awards.workflow`), an approved one's money back
+  from `payable` (`award_void_payable`);
+- an award records what it shows of its round (`Dealt`: the table's key, name and game, the
+  terminal's round id, its seat's cards, the board, its winning five) in the INSERT that grants
+  it, so that nothing in the progressive reads the tables' rows to show it; the round's
+  `round.settled` event carries the same, and the columns never change (a trigger);
+- award numbers follow the commit order (taken under the pool row lock), within a round in seat
+  order, each seat's own award before its envy; the awards are written by the statement that
+  takes their numbers, and, but for a jackpot's, after their event (`grant_awards_recorded`);
+- the metrics count a change only after commit (`_count_after_commit`, core.metrics): a
+  rolled-back transaction counts nothing. The signs are told by the step that called, once it
+  has the result (`jackpot.sign.display`): the money never calls the sign;
+- a round's stakes and its event are written together, by the statement that takes the pool row
+  (`take_stakes_recorded`): what the event says of the stakes (the split, the meter after, the
+  meter version) is built from the counters read just before and written only if the UPDATE
+  returns exactly them, else built again from what it returned. Either way the event holds the
+  values the UPDATE returned: the hash chain cannot tell the two apart. A wrong guess leaves
+  the row unlocked (its UPDATE names the version read), and a pool whose guesses have mostly
+  been wrong lately is taken first (`GuessOdds`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from typing import Any, NoReturn
+
+from django.db import transaction
+
+from core import metrics
+from core.errors import Conflict
+from jackpot.bodies import Meter
+from jackpot.models import (
+    AuditEvent,
+    Award,
+    AwardKind,
+    AwardStatus,
+    Pool,
+    PoolStatus,
+    Transfer,
+    TransferCode,
+)
+from jackpot.money import ledger, meter, rows
+from jackpot.money.accounting import Posting
+from jackpot.money.locks import ChainSlot
+from jackpot.money.meter import meter_body, pool_meter
+from jackpot.notifications import big_wins
+from rules.paytables import CURRENT, PaytableSet, get_progressive_paytable
+from rules.progressive import ENVY, OwedAward, ProgressiveAward, fixed_award_cents
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """What a round of a pool is settled with: the pool's progressive stake, paytable version
+    (what its sign promised) and verification threshold when the round opened."""
+
+    stake_cents: int
+    paytable_version: str
+    verification_threshold_cents: int
+
+
+#: The pool's fields its terms are read from (`pool_terms`).
+TERMS_FIELDS = ("stake_cents", "paytable_version", "verification_threshold_cents")
+
+
+def pool_terms(pool: Pool) -> Terms:
+    """`pool`'s terms as it holds them: what a round opening now records."""
+    return Terms(pool.stake_cents, pool.paytable_version, pool.verification_threshold_cents)
+
+
+def paytables(terms: Terms) -> PaytableSet:
+    """The paytables a round is settled and awarded with: its terms' progressive version, the
+    box tables in force."""
+    paytable = get_progressive_paytable(terms.paytable_version)
+    if paytable.jackpot_percent_bp != 10_000:
+        # domain.md: a jackpot royal wins the whole meter, which then resets to the seed. A
+        # table paying a share would need rules for the rest that domain.md does not give.
+        raise RuntimeError(f"paytable {paytable.version} does not pay the meter")
+    if paytable is CURRENT.progressive:
+        return CURRENT
+    return PaytableSet(progressive=paytable)
+
+
+def _meter_changed(
+    pool: Pool, meter_cents: int, meter_version: int, now: datetime, status: str
+) -> Meter:
+    """The meter after a change, as the answer (and, after commit, the sign) shows it."""
+    return meter_body(
+        pool_id=pool.pk,
+        currency=pool.currency,
+        meter_cents=meter_cents,
+        meter_version=meter_version,
+        as_of=now,
+        status=status,
+    )
+
+
+def refuse_unless_active(pool_id: int, *, param: str | None, doing: str) -> None:
+    """409 `pool_suspended` (naming the suspension: its reason and since when) or `pool_stopped`
+    when the pool is not active, as its row reads now (`jackpot.pools.lifecycle`); `doing` says what
+    was refused."""
+    found = Pool.objects.filter(pk=pool_id).values_list("status", "status_reason", "status_since")
+    row = found.first()
+    if row is None or row[0] == PoolStatus.ACTIVE:
+        return
+    status, reason, since = row
+    when = since.isoformat() if since is not None else "?"
+    if status == PoolStatus.SUSPENDED:
+        raise Conflict(
+            "pool_suspended",
+            f"pool {pool_id} is suspended since {when} ({reason}): {doing}; nothing was written. "
+            "It plays on without the progressive until an admin resumes it",
+            param=param,
+        )
+    raise Conflict(
+        "pool_stopped",
+        f"pool {pool_id} was stopped for good on {when} ({reason}): {doing}; nothing was written",
+        param=param,
+    )
+
+
+def _count_after_commit(count: Callable[[], None]) -> None:
+    """Count a movement once its transaction commits; a metric that fails never fails the
+    committed request (`robust`)."""
+    transaction.on_commit(count, robust=True)
+
+
+def _count_stakes(pool_id: int, stakes: int, stake_cents: int) -> None:
+    pool = str(pool_id)
+    metrics.STAKES.labels(pool).inc(stakes)
+    metrics.STAKES_CENTS.labels(pool).inc(stakes * stake_cents)
+
+
+def _count_awards(pool_id: int, awards: Sequence[tuple[str, int]]) -> None:
+    pool = str(pool_id)
+    for kind, amount_cents in awards:
+        metrics.AWARDS.labels(pool, kind).inc()
+        metrics.AWARDS_CENTS.labels(pool, kind).inc(amount_cents)
+        if kind == AwardKind.ROYAL_FLUSH:
+            metrics.JACKPOT_HITS.labels(pool).inc()
+
+
+def seed_pool(*, seed_cents: int) -> tuple[Posting, ...]:
+    """A new pool's first meter, funded by the house."""
+    return (Posting(TransferCode.POOL_SEED, seed_cents),)
+
+
+@dataclass(frozen=True, slots=True)
+class StakesTaken:
+    """A round's progressive stakes split into whole cents: meter + reserve + house = stakes."""
+
+    stakes: int
+    stake_cents: int
+    meter_cents: int
+    reserve_cents: int
+    house_cents: (
+        int  # negative (-1 at most) when the sub-cent remainders the house held make a cent
+    )
+    meter: Meter  # the meter after
+    meter_version: int
+    postings: tuple[Posting, ...]
+
+
+def _refuse_stakes(pool: Pool, stake_cents: int) -> NoReturn:
+    """The pool's row refused the stakes: 409 `pool_suspended` or `pool_stopped` when it is not
+    active, else `stake_changed`."""
+    refuse_unless_active(pool.pk, param="seats", doing="it takes no progressive stake")
+    raise Conflict(
+        "stake_changed",
+        f"pool {pool.pk}'s progressive stake is no longer {stake_cents} cents; nothing was "
+        "taken: read the pool and post the round again",
+        param="seats",
+    )
+
+
+def _stakes_taken(
+    pool: Pool, round_pk: int, stakes: int, stake_cents: int, split: meter.Split, now: datetime
+) -> StakesTaken:
+    """Where each cent of a contribution's `split` goes, and the meter after (no side effect:
+    `_announce_stakes` tells the signs and the metrics once the split is the one written)."""
+    postings = [Posting(TransferCode.CONTRIBUTION_METER, split.meter_cents, round_pk)]
+    if split.house_cents >= 0:
+        postings += [
+            Posting(TransferCode.CONTRIBUTION_RESERVE, split.reserve_cents, round_pk),
+            Posting(TransferCode.CONTRIBUTION_HOUSE, split.house_cents, round_pk),
+        ]
+    else:
+        # The reserve crossed one more cent than the stakes had left: that cent is the sub-cent
+        # remainders the house held so far, released now.
+        carry = -split.house_cents
+        postings += [
+            Posting(TransferCode.CONTRIBUTION_RESERVE, split.reserve_cents - carry, round_pk),
+            Posting(TransferCode.SUB_CENT_CARRY, carry, round_pk),
+        ]
+    body = meter_body(
+        pool_id=pool.pk,
+        currency=pool.currency,
+        meter_cents=split.meter_after_cents,
+        meter_version=split.meter_version,
+        as_of=now,
+        status="active",
+    )
+    return StakesTaken(
+        stakes=stakes,
+        stake_cents=stake_cents,
+        meter_cents=split.meter_cents,
+        reserve_cents=split.reserve_cents,
+        house_cents=split.house_cents,
+        meter=body,
+        meter_version=split.meter_version,
+        postings=tuple(postings),
+    )
+
+
+def _announce_stakes(pool: Pool, taken: StakesTaken) -> None:
+    """The metrics count the stakes after commit."""
+    stakes, stake_cents = taken.stakes, taken.stake_cents
+    _count_after_commit(lambda: _count_stakes(pool.pk, stakes, stake_cents))
+
+
+def take_stakes(
+    *, pool: Pool, round_pk: int, stakes: int, stake_cents: int, now: datetime
+) -> StakesTaken:
+    """Raise the meter and the reserve by `stakes` stakes of `stake_cents`, the stake the round
+    was validated and recorded with (the pool row lock, held to commit), and say where each cent
+    went. A 409 `stake_changed` when the pool's stake changed since, `pool_suspended` or
+    `pool_stopped` when the pool is no longer active (the row's own check, under its lock):
+    nothing is taken."""
+    split = meter.add_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents, now=now)
+    if split is None:
+        _refuse_stakes(pool, stake_cents)
+    taken = _stakes_taken(pool, round_pk, stakes, stake_cents, split, now)
+    _announce_stakes(pool, taken)
+    return taken
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What a step records with the stakes it took (`take_stakes_recorded`): its event's
+    payload, the rows written with it (`ledger.record`'s `also`) and its answer."""
+
+    payload: dict[str, Any]
+    also: tuple[rows.RowWrite, ...]
+    answer: dict[str, object]
+
+
+class GuessOdds:
+    """Whether `take_stakes_recorded` (`GUESSES`: a guess at the counters) or
+    `grant_awards_recorded` (`AWARD_GUESSES`: at the award numbers) builds its event before the
+    pool row or after it, per pool, from how its last guesses in this process fared.
+
+    A wrong guess costs more than it saves: its event is built and written for nothing, and the
+    open waits for the pool row twice. On a pool where most guesses are wrong (many tables
+    opening at once) every open then waits longer, the row's queue grows, and waits reach the
+    lock timeout (50 terminals on one process's threads: 77 s and 1,020 refusals for 10,000
+    stakes with every open guessing, 55 s and 590 to 667 with this; docs/benchmarks.md). So each
+    pool's share of wrong guesses is followed (a moving average over about the last `WINDOW`),
+    and a pool with more than `MAX_WRONG` wrong goes to the row first, guessing once in `PROBE`
+    opens to notice the contention has passed.
+
+    It decides the order of the work, never what is written: both ways write the same rows. Kept
+    per process, without a lock: a race between two threads only loses a sample.
+    """
+
+    WINDOW = 8
+    MAX_WRONG = 0.5
+    PROBE = 8
+
+    def __init__(self) -> None:
+        self._wrong: dict[int, float] = {}
+        self._skipped: dict[int, int] = {}
+
+    def worth_it(self, pool_id: int) -> bool:
+        if self._wrong.get(pool_id, 0.0) <= self.MAX_WRONG:
+            return True
+        skipped = self._skipped.get(pool_id, 0) + 1
+        self._skipped[pool_id] = 0 if skipped >= self.PROBE else skipped
+        return skipped >= self.PROBE
+
+    def fared(self, pool_id: int, *, right: bool) -> None:
+        wrong = self._wrong.get(pool_id, 0.0)
+        self._wrong[pool_id] = wrong + ((0.0 if right else 1.0) - wrong) / self.WINDOW
+
+
+GUESSES = GuessOdds()
+AWARD_GUESSES = GuessOdds()  # grant_awards_recorded's guesses at the award numbers
+
+
+def _recorded(
+    built: Entry,
+    postings: Sequence[Posting],
+    gate: ledger.Gate | None,
+    pool: Pool,
+    chain: ChainSlot,
+    kind: str,
+    actor: str,
+    now: datetime,
+) -> AuditEvent | None:
+    """The step's event (`built`) with `postings` on `chain`: behind `gate`, or as
+    `ledger.record` writes it when there is none (the pool row already held)."""
+    write = ledger.record if gate is None else partial(ledger.record_gated, gate)
+    return write(
+        chain=chain,
+        kind=kind,
+        actor=actor,
+        pool_id=pool.pk,
+        occurred_at=now,
+        postings=postings,
+        payload=built.payload,
+        also=built.also,
+    )
+
+
+def take_stakes_recorded(
+    *,
+    pool: Pool,
+    round_pk: int,
+    stakes: int,
+    stake_cents: int,
+    now: datetime,
+    chain: ChainSlot,
+    kind: str,
+    actor: str,
+    entry: Callable[[StakesTaken], Entry],
+) -> tuple[StakesTaken, Entry]:
+    """`take_stakes`, then `ledger.record` of the event `entry` builds from the stakes taken
+    (its postings the stakes'), with the pool row taken last: held for its UPDATE and the commit.
+
+    The stakes' split, the event, its hash and its answer depend on the counters the pool's
+    UPDATE returns. So they are built first from the counters as read now (without a lock:
+    `meter.expected_stakes`) and written, and the UPDATE runs after them, keeping them only if it
+    returns exactly those counters (`ledger.Gate`): nothing is computed or written under the
+    lock. If another table moved the pool in between, they are rolled back with the UPDATE, and
+    the stakes are taken and the event recorded as `take_stakes` and `record` do, the row held
+    from the start: the same values either way, so the same rows and the same hash (only how
+    long the lock is held differs). A refusal (a stale stake, a pool not active) is
+    `take_stakes`'.
+    """
+    expected = (
+        meter.expected_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents)
+        if GUESSES.worth_it(pool.pk)
+        else None
+    )
+    if expected is not None:
+        guess = meter.split_of(expected, stakes=stakes, stake_cents=stake_cents)
+        taken = _stakes_taken(pool, round_pk, stakes, stake_cents, guess, now)
+        built = entry(taken)
+        sql, params = meter.stakes_update(
+            pool_id=pool.pk,
+            stakes=stakes,
+            stake_cents=stake_cents,
+            now=now,
+            at_version=expected[-1] - 1,  # the version read: the counters the guess is from
+        )
+        gate = ledger.Gate(sql, params, expected)
+        event = _recorded(built, taken.postings, gate, pool, chain, kind, actor, now)
+        GUESSES.fared(pool.pk, right=event is not None)
+        if event is not None:
+            _announce_stakes(pool, taken)
+            return taken, built
+        _count_after_commit(lambda: metrics.POOL_ROW_RETAKEN.labels(str(pool.pk)).inc())
+    # Refused as read, or moved by another table since: the row first, then the event.
+    taken = take_stakes(
+        pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=stake_cents, now=now
+    )
+    built = entry(taken)
+    _recorded(built, taken.postings, None, pool, chain, kind, actor, now)
+    return taken, built
+
+
+@dataclass(frozen=True, slots=True)
+class SeatHand:
+    """A seat's hole cards as the terminal dealt them, and the best five its settlement was
+    judged on (the rules engine's)."""
+
+    cards: tuple[str, ...]
+    best_five: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Dealt:
+    """What a round's awards show of it, recorded on each award at its grant: the table's key,
+    name and game, the terminal's round id (`round_name`), the board and each seat's hand."""
+
+    table_pk: int
+    table_name: str
+    game: str
+    round_name: str
+    board: tuple[str, ...]
+    hands: Mapping[int, SeatHand]
+
+
+@dataclass(frozen=True, slots=True)
+class AwardsGranted:
+    """A round's awards as created (amounts, statuses and numbers decided), their postings, and
+    the meter after (reset when a seat won the jackpot: then `hit_meter_version` is its version)."""
+
+    awards: tuple[Award, ...]
+    postings: tuple[Posting, ...]
+    meter: Meter
+    hit_meter_version: int | None
+
+
+def grant_awards(
+    *,
+    pool: Pool,
+    terms: Terms,
+    round_pk: int,
+    dealt: Dealt,
+    owed: Sequence[OwedAward],
+    now: datetime,
+) -> AwardsGranted:
+    """Create the awards a round owes (`rules.progressive.round_awards`), winning the
+    jackpot for a royal: each fixed award and envy from the round's `terms` (its paytable,
+    waiting for a supervisor from its threshold), each with what it shows of the round
+    (`dealt`: the table, the round id, its seat's cards, the board and the five cards that make
+    it, none for an envy). Takes the pool row lock (award numbers) first, held to commit.
+
+    A jackpot is never dropped: a royal on a meter under one cent raises `meter.ZeroJackpot`
+    before the hit moves any counter, and the caller's transaction writes nothing. Only a fixed
+    line a paytable sets at 0 cents is left out (it is no award)."""
+    numbers = meter.next_award_numbers(pool_id=pool.pk, count=len(owed))
+    hit: meter.JackpotTaken | None = None
+    if any(item.kind == ProgressiveAward.ROYAL_FLUSH for item in owed):
+        hit = meter.take_jackpot(pool_id=pool.pk, now=now)
+    awards = _awards(pool, terms, round_pk, dealt, owed, now, numbers, hit)
+    # An envy names the royal it follows (a CHECK): the royal is written first, for its id.
+    leading = [award for award in awards if award.kind != AwardKind.ENVY]
+    Award.objects.bulk_create(leading)
+    royal = next((award for award in leading if award.kind == AwardKind.ROYAL_FLUSH), None)
+    followers = [award for award in awards if award.kind == AwardKind.ENVY]
+    for award in followers:
+        assert royal is not None  # no envy without a jackpot (rules.progressive)
+        award.follows = royal
+    Award.objects.bulk_create(followers)
+    postings = _granted(pool, round_pk, awards, hit)
+    if hit is None:
+        return AwardsGranted(tuple(awards), postings, pool_meter(pool_id=pool.pk), None)
+    # A round opened before a suspension settles on its terms (compliance 48): its hit is won,
+    # and the sign keeps saying the pool is suspended (read under the row lock the hit holds).
+    status = Pool.objects.filter(pk=pool.pk).values_list("status", flat=True).get()
+    body = _meter_changed(pool, hit.meter_after_cents, hit.meter_version, now, status)
+    return AwardsGranted(tuple(awards), postings, body, hit.meter_version)
+
+
+def grant_awards_recorded(
+    *,
+    pool: Pool,
+    terms: Terms,
+    round_pk: int,
+    dealt: Dealt,
+    owed: Sequence[OwedAward],
+    now: datetime,
+    chain: ChainSlot,
+    kind: str,
+    actor: str,
+    entry: Callable[[AwardsGranted], Entry],
+) -> tuple[AwardsGranted, Entry]:
+    """`grant_awards`, then `ledger.record` of the event `entry` builds from the awards (its
+    postings the awards'), then the big wins' notifications (`jackpot.notifications.big_wins`), with
+    the pool row taken last when no seat won the jackpot: held for the award numbers' UPDATE and
+    the commit.
+
+    The numbers are in the awards' rows, the event and its hash, so they are guessed first (the
+    ones after the pool's last, read without a lock: `meter.last_award_number`), with the
+    awards' ids (`rows.next_ids`), and the event, its transfers and the notifications are
+    written with them. The awards themselves are written by the statement that takes the
+    numbers (`meter.award_numbers_update`), only if it took exactly those (`ledger.Gate`), so
+    every award, on either path, is written under the pool row: a guess never waits on another
+    round's award, nor another round on a guess's. Else the event and the rest are rolled back
+    to a savepoint taken before them, and the awards are granted as `grant_awards` does, the
+    row held from the start: the same rows either way. A jackpot moves the meter, whose amount
+    the award needs: a round with a royal takes the row first, as on SQLite (one writer).
+    """
+    royal = any(item.kind == ProgressiveAward.ROYAL_FLUSH for item in owed)
+    if not royal and ledger.in_one_statement() and AWARD_GUESSES.worth_it(pool.pk):
+        after = meter.last_award_number(pool_id=pool.pk)
+        numbers = range(after + 1, after + len(owed) + 1)
+        awards = _awards(pool, terms, round_pk, dealt, owed, now, numbers, None)
+        for award, pk in zip(awards, rows.next_ids(Award, len(awards)), strict=True):
+            award.pk = pk
+        savepoint = transaction.savepoint()
+        postings = _granted(pool, round_pk, awards, None)
+        granted = AwardsGranted(tuple(awards), postings, pool_meter(pool_id=pool.pk), None)
+        built = entry(granted)
+        _notify(pool, dealt, awards)
+        numbered, params = meter.award_numbers_update(pool_id=pool.pk, count=len(owed), after=after)
+        fields = Award._meta.concrete_fields
+        written, values = rows.insert_from(
+            Award, [{f.attname: getattr(a, f.attname) for f in fields} for a in awards], "numbered"
+        )
+        gate = ledger.Gate(
+            f"WITH numbered AS ({numbered}), awarded AS ({written})"
+            " SELECT last_award_number FROM numbered",
+            [*params, *values],
+            (numbers[-1],),
+            deferred=True,
+        )
+        event = _recorded(built, granted.postings, gate, pool, chain, kind, actor, now)
+        AWARD_GUESSES.fared(pool.pk, right=event is not None)
+        if event is not None:
+            for award in awards:
+                award._state.adding = False  # written, as bulk_create leaves them
+            return granted, built
+        # Numbered by another round meanwhile: nothing of this attempt stays, nor its
+        # after-commit work (Django drops what was registered since the savepoint).
+        transaction.savepoint_rollback(savepoint)
+        _count_after_commit(lambda: metrics.POOL_ROW_RETAKEN.labels(str(pool.pk)).inc())
+    granted = grant_awards(
+        pool=pool, terms=terms, round_pk=round_pk, dealt=dealt, owed=owed, now=now
+    )
+    built = entry(granted)
+    _recorded(built, granted.postings, None, pool, chain, kind, actor, now)
+    _notify(pool, dealt, granted.awards)
+    return granted, built
+
+
+def _awards(
+    pool: Pool,
+    terms: Terms,
+    round_pk: int,
+    dealt: Dealt,
+    owed: Sequence[OwedAward],
+    now: datetime,
+    numbers: range,
+    hit: meter.JackpotTaken | None,
+) -> list[Award]:
+    """The award rows a round owes, numbered in `numbers` in the order owed (a jackpot's amount
+    from its `hit`); a zero-cent fixed paytable line is no award (its number stays unused)."""
+    paytable = paytables(terms).progressive
+    awards: list[Award] = []
+    for item, number in zip(owed, numbers, strict=True):
+        jackpot = item.kind == ProgressiveAward.ROYAL_FLUSH
+        if jackpot:
+            assert hit is not None  # one royal a round (rules.progressive.round_awards)
+            amount = hit.amount_cents
+        elif item.kind == ENVY:
+            amount = paytable.envy_cents
+        else:
+            amount = fixed_award_cents(ProgressiveAward(item.kind), paytable) or 0
+        pending = jackpot or amount >= terms.verification_threshold_cents
+        hand = dealt.hands[item.seat]
+        awards.append(
+            Award(
+                pool=pool,
+                round_id=round_pk,
+                seat=item.seat,
+                kind=AwardKind(item.kind),
+                amount_cents=amount,
+                status=AwardStatus.PENDING if pending else AwardStatus.APPROVED,
+                number=number,
+                created_at=now,
+                table_pk=dealt.table_pk,
+                table_name=dealt.table_name,
+                game=dealt.game,
+                round_name=dealt.round_name,
+                hole_cards=list(hand.cards),
+                board=list(dealt.board),
+                # An envy is won by another seat's cards: its own make nothing.
+                winning_five=[] if item.kind == ENVY else list(hand.best_five),
+            )
+        )
+    # A jackpot is never 0 (meter.ZeroJackpot).
+    return [a for a in awards if a.amount_cents > 0 or a.kind == AwardKind.ROYAL_FLUSH]
+
+
+def _granted(
+    pool: Pool, round_pk: int, awards: Sequence[Award], hit: meter.JackpotTaken | None
+) -> tuple[Posting, ...]:
+    """The written awards' postings; the metrics count them after commit."""
+    counted = [(str(award.kind), award.amount_cents) for award in awards]
+    _count_after_commit(lambda: _count_awards(pool.pk, counted))
+    postings: list[Posting] = []
+    for award in awards:
+        pending = award.status == AwardStatus.PENDING
+        ids = (round_pk, award.pk)
+        if award.kind == AwardKind.ROYAL_FLUSH:
+            assert hit is not None
+            postings += [
+                Posting(TransferCode.JACKPOT_HIT, award.amount_cents, *ids),  # always waits
+                Posting(TransferCode.RESET_RESERVE, hit.reset_from_reserve_cents, *ids),
+                Posting(TransferCode.RESET_HOUSE, hit.reset_from_house_cents, *ids),
+            ]
+        else:
+            code = TransferCode.ENVY if award.kind == AwardKind.ENVY else TransferCode.FIXED_AWARD
+            postings.append(Posting(code, award.amount_cents, *ids, pending))
+    return tuple(postings)
+
+
+def _notify(pool: Pool, dealt: Dealt, awards: Sequence[Award]) -> None:
+    """The big wins' notifications, committed (or rolled back) with the awards: an INSERT into
+    the outbox each, relayed after the commit (jackpot.notifications.outbox); none for a round
+    without one."""
+    big_wins.big_wins_enqueue(
+        awards=awards, table_id=dealt.table_pk, round_id=dealt.round_name, currency=pool.currency
+    )
+
+
+def refund_stakes(*, round_pk: int, refund_cents: int) -> tuple[Posting, ...]:
+    """A voided round's progressive stakes, refunded in full by the house. The meter and the
+    reserve keep their shares: the meter never goes down but for a hit."""
+    return (Posting(TransferCode.VOID_REFUND, refund_cents, round_pk),)
+
+
+def approve_award(award: Award) -> tuple[Posting, ...]:
+    """A verified award becomes payable to the player."""
+    return (Posting(TransferCode.AWARD_APPROVED, award.amount_cents, award.round_id, award.pk),)
+
+
+def pay_award(award: Award) -> tuple[Posting, ...]:
+    """The player has been paid."""
+    return (Posting(TransferCode.AWARD_PAID, award.amount_cents, award.round_id, award.pk),)
+
+
+@dataclass(frozen=True, slots=True)
+class AwardVoided:
+    """A voided award's postings; for a jackpot, the meter it went back onto and the reset it
+    gave back (to the reserve, to the house)."""
+
+    postings: tuple[Posting, ...]
+    meter_after_cents: int | None = None
+    meter_version: int | None = None
+    reset_reserve_cents: int = 0
+    reset_house_cents: int = 0
+
+
+def _hit_reset(award: Award) -> tuple[int, int]:
+    """What the hit of jackpot `award` took to reset the meter, as its own transfers recorded it:
+    (from the reserve, from the house). A zero part was never written, so it reads as zero."""
+    written = dict(
+        Transfer.objects.filter(
+            pool_id=award.pool_id,
+            award_id=award.pk,
+            code__in=(TransferCode.RESET_RESERVE, TransferCode.RESET_HOUSE),
+        ).values_list("code", "amount_cents")
+    )
+    return written.get(TransferCode.RESET_RESERVE, 0), written.get(TransferCode.RESET_HOUSE, 0)
+
+
+def void_award(award: Award, *, now: datetime) -> AwardVoided:
+    """Void an award awaiting payment. A fixed award or envy goes back to the house (an envy
+    approved at once, voided with the jackpot it follows, from `payable`). A jackpot
+    puts the link back where it would be had the hit never happened (domain.md): the jackpot back
+    on the meter (`award_void_meter`), and the reset the hit paid back where it came from
+    (`void_reset_reserve`, `void_reset_house`, the hit's own `reset_*` amounts), each a transfer
+    referencing the award; the counters move in one statement under the pool row lock. A 409
+    `meter_would_go_negative`, nothing written, when the meter cannot give the reset back."""
+    if award.kind != AwardKind.ROYAL_FLUSH:
+        approved = award.status == AwardStatus.APPROVED
+        code = TransferCode.AWARD_VOID_PAYABLE if approved else TransferCode.AWARD_VOID_HOUSE
+        return AwardVoided((Posting(code, award.amount_cents, award.round_id, award.pk),))
+    from_reserve, from_house = _hit_reset(award)
+    moved = meter.void_jackpot(
+        pool_id=award.pool_id,
+        jackpot_cents=award.amount_cents,
+        reset_reserve_cents=from_reserve,
+        reset_house_cents=from_house,
+        now=now,
+    )
+    if moved is None:
+        raise Conflict(
+            "meter_would_go_negative",
+            f"voiding award {award.pk} would take its reset ({from_reserve + from_house} cents) "
+            f"back from a meter holding less than that less its {award.amount_cents} cents: "
+            "nothing was changed; see docs/accounting.md (voiding a jackpot)",
+            param="award",
+        )
+    meter_cents, version = moved
+    ids = (award.round_id, award.pk)
+    postings = (
+        Posting(TransferCode.AWARD_VOID_METER, award.amount_cents, *ids),
+        Posting(TransferCode.VOID_RESET_RESERVE, from_reserve, *ids),
+        Posting(TransferCode.VOID_RESET_HOUSE, from_house, *ids),
+    )
+    return AwardVoided(postings, meter_cents, version, from_reserve, from_house)

@@ -1,0 +1,335 @@
+"""A progressive's life: suspended (a technical fault), resumed, stopped for good (compliance 36).
+
+French practice (arrêté of 14 May 2007, art. 56-3-2): a progressive stopped involuntarily lets
+play go on without increments. So:
+
+    suspend  (one admin: a fault needs speed)   active    -> suspended  `pool.suspended`
+    resume   (one admin)                        suspended -> active     `pool.resumed`
+    stop     (a two-person change `pool.stop`)  active or suspended -> stopped  `pool.stopped`
+                                                (and `pool.liability_received` on the heir's chain)
+
+each an audit event on the pool's chain, in the transaction that changes the pool row (one
+`UPDATE` under its lock: `jackpot.money.meter.set_status`, `stop_counters`), and in the security
+log.
+
+Invariants:
+- while a pool is not active, no progressive stake is taken: the meter's own `UPDATE` checks the
+  status under the pool row lock (`jackpot.money.meter.add_stakes`), and the round is refused whole,
+  409 `pool_suspended` (naming the suspension: reason, since when) or `pool_stopped`; a round
+  without a progressive stake opens and settles as ever;
+- nothing of a pool that is not active is claimable: an award is neither approved nor paid, a
+  jackpot's void not confirmed (`jackpot.awards.workflow`, checked under the pool row lock);
+- a round opened before the suspension settles on its terms (compliance 48): its awards are
+  granted, a jackpot hit wins and resets the meter, but none is payable until the resumption;
+- suspending and resuming move no figure: only the status, its reason and time, and the meter's
+  version (the signs show the status with the meter);
+- a stop is approved only by another admin than its proposer (403 `four_eyes`), with every table
+  of the pool closed for play and none of its rounds open (409 `pool_tables_open`,
+  `pool_round_open`, as a parameter change), and every award of the pool paid or void (409
+  `pool_awards_unpaid`): an award is a debt to a seat that has its own two-person steps (verify,
+  approve, pay, void, a jackpot's void back on the meter), which only its own pool's accounts
+  route; the club settles each award first, so the awards' accounts are empty at the stop and
+  the liability that moves is the meter and the reserve (docs/accounting.md, "Suspending and
+  stopping a pool");
+- on approval, in one transaction, the meter's and the reserve's whole cents leave the pool by
+  transfers that reference the change in their event: to its `orphan` account
+  (`stop_meter_orphan`, `stop_reserve_orphan`), or out through its `moved` account
+  (`stop_meter_out`, `stop_reserve_out`) into another active pool's `moved`, meter and reserve
+  (`stop_meter_in`, `stop_reserve_in`). The sub-cent remainders stay on the counters (the house
+  holds them in the journal already), so every account still equals its counter rounded down;
+- a stopped pool is never suspended, resumed, changed or stopped again (409 `pool_stopped`).
+
+Locks (`jackpot.money.locks`): suspend and resume take the pool row then its chain; a stop's
+approval takes the stopped pool's tables (exclusive, in id order), the two pool rows in id order,
+the change's row, then the stopped pool's chain and the heir's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import ApiError, Conflict, NotFound
+from jackpot.approvals import changes
+from jackpot.approvals.presence import Presence
+from jackpot.models import (
+    AwardStatus,
+    ChangeKind,
+    ParameterChange,
+    Pool,
+    PoolStatus,
+    TransferCode,
+)
+from jackpot.money import ledger, locks, meter
+from jackpot.money.accounting import Posting
+from jackpot.money.meter import pool_meter
+from jackpot.pools import at_rest, parameters
+from jackpot.sign import display
+
+#: The awards a stop waits for: not yet paid, not void.
+UNPAID = (AwardStatus.PENDING, AwardStatus.VERIFIED, AwardStatus.APPROVED)
+
+
+def _actor(user: User) -> str:
+    return f"user:{user.get_username()}"
+
+
+def _refused(pool_id: int, *, doing: str) -> Conflict | NotFound:
+    """Why `doing` cannot be done to the pool as its row reads now."""
+    pool = Pool.objects.filter(pk=pool_id).first()
+    if pool is None:
+        return NotFound("pool_not_found", f"no pool {pool_id}", param="pool")
+    since = pool.status_since.isoformat() if pool.status_since else "?"
+    if pool.status == PoolStatus.STOPPED:
+        return Conflict(
+            "pool_stopped",
+            f"pool {pool_id} was stopped for good on {since}: it is never {doing} again",
+            param="pool",
+        )
+    if pool.status == PoolStatus.SUSPENDED:
+        return Conflict(
+            "pool_suspended",
+            f"pool {pool_id} is already suspended since {since} ({pool.status_reason})",
+            param="pool",
+        )
+    return Conflict(
+        "pool_not_suspended", f"pool {pool_id} is active: only a suspended pool is resumed"
+    )
+
+
+def _set(pool_id: int, *, to: PoolStatus, allowed: PoolStatus, reason: str, user: User) -> Pool:
+    with transaction.atomic():
+        now = timezone.now()
+        version = meter.set_status(
+            pool_id=pool_id, status=to, reason=reason, now=now, allowed=(allowed,)
+        )
+        if version is None:
+            raise _refused(pool_id, doing="suspended" if to == PoolStatus.SUSPENDED else "resumed")
+        ledger.record(
+            chain=ledger.pool_chain(pool_id),
+            kind="pool.suspended" if to == PoolStatus.SUSPENDED else "pool.resumed",
+            actor=_actor(user),
+            occurred_at=now,
+            payload={"pool": pool_id, "status": to.value, "reason": reason},
+        )
+        display.meter_changed(pool_id, pool_meter(pool_id=pool_id))
+        return Pool.objects.get(pk=pool_id)
+
+
+@locks.retried
+def pool_suspend(*, pool_id: int, reason: str, user: User) -> Pool:
+    """An admin suspends an active pool (a technical fault): no progressive stake, nothing
+    payable, the sign says so; 409 `pool_suspended` if it already is, `pool_stopped`."""
+    return _set(
+        pool_id, to=PoolStatus.SUSPENDED, allowed=PoolStatus.ACTIVE, reason=reason, user=user
+    )
+
+
+@locks.retried
+def pool_resume(*, pool_id: int, reason: str, user: User) -> Pool:
+    """An admin resumes a suspended pool: stakes and payments again, no figure changed; 409
+    `pool_not_suspended` for an active pool, `pool_stopped` for a stopped one."""
+    return _set(
+        pool_id, to=PoolStatus.ACTIVE, allowed=PoolStatus.SUSPENDED, reason=reason, user=user
+    )
+
+
+def _heir(pool: Pool, to_pool: int | None, *, error: type[ApiError] | type[Conflict]) -> Pool:
+    """The pool a stop moves `pool`'s liability to: another active pool of its currency."""
+    heir = Pool.objects.filter(pk=to_pool).first() if to_pool is not None else None
+    problem = None
+    if heir is None:
+        problem = f"no pool {to_pool}"
+    elif heir.pk == pool.pk:
+        problem = "a pool is not stopped into itself"
+    elif heir.status != PoolStatus.ACTIVE:
+        problem = f"pool {heir.pk} is {heir.status}: only an active pool takes a liability"
+    elif heir.currency != pool.currency:
+        problem = f"pool {heir.pk} counts in {heir.currency}, pool {pool.pk} in {pool.currency}"
+    if problem is None:
+        assert heir is not None
+        return heir
+    if error is Conflict:
+        raise Conflict("change_stale", f"the stop's disposition no longer holds: {problem}")
+    raise ApiError("invalid_disposition", problem, param="to_pool")
+
+
+def pool_stop_propose(
+    *, pool_id: int, to: str, to_pool: int | None, reason: str, user: User
+) -> ParameterChange:
+    """File the proposal to stop `pool_id` for good, naming its disposition: `to` `pool` (another
+    active pool, `to_pool`) or `orphan`. Nothing changes until another admin approves."""
+    pool = Pool.objects.filter(pk=pool_id).first()
+    if pool is None:
+        raise NotFound("pool_not_found", f"no pool {pool_id}", param="pool")
+    if pool.status == PoolStatus.STOPPED:
+        raise _refused(pool_id, doing="stopped")
+    if to == "orphan":
+        if to_pool is not None:
+            raise ApiError(
+                "invalid_disposition",
+                "a stop to the orphan account names no pool: leave to_pool out",
+                param="to_pool",
+            )
+    else:
+        to_pool = _heir(pool, to_pool, error=ApiError).pk
+    return changes.propose(
+        kind=ChangeKind.POOL_STOP,
+        pool=pool,
+        changes={"to": to, "to_pool": to_pool},
+        before={"status": pool.status},
+        reason=reason,
+        user=user,
+    )
+
+
+def _stop_postings(stopped: meter.Stopped, *, orphan: bool) -> tuple[Posting, ...]:
+    if orphan:
+        return (
+            Posting(TransferCode.STOP_METER_ORPHAN, stopped.meter_cents),
+            Posting(TransferCode.STOP_RESERVE_ORPHAN, stopped.reserve_cents),
+        )
+    return (
+        Posting(TransferCode.STOP_METER_OUT, stopped.meter_cents),
+        Posting(TransferCode.STOP_RESERVE_OUT, stopped.reserve_cents),
+    )
+
+
+@locks.retried
+def pool_stop_approve(
+    *,
+    pool_id: int,
+    change_id: int,
+    user: User,
+    pool_tables: at_rest.PoolTables | None = None,
+    note: str = "",
+    presence: Presence | None = None,
+) -> ParameterChange:
+    """A second admin approves a stop: the pool is stopped now and its meter and reserve move to
+    their disposition, each by transfers whose event names the change."""
+    with transaction.atomic():
+        pool_tables = pool_tables or at_rest.registered()
+        tables = pool_tables.lock(pool_id)  # Lock.TABLE: none opens until the commit
+        # The heir's row is locked with the pool's, in id order (Lock.POOL); the proposal names
+        # it and is read again, locked, below.
+        named = (
+            ParameterChange.objects.filter(pk=change_id, pool_id=pool_id, kind=ChangeKind.POOL_STOP)
+            .values_list("changes", flat=True)
+            .first()
+        )
+        heir_id = (named or {}).get("to_pool")
+        pools = {
+            pool.pk: pool for pool in locks.pool_rows([pool_id] + ([heir_id] if heir_id else []))
+        }
+        if pool_id not in pools:
+            raise NotFound("pool_not_found", f"no pool {pool_id}", param="pool")
+        pool = pools[pool_id]
+        change = changes.proposed(change_id, kinds=(ChangeKind.POOL_STOP,), pool_id=pool_id)
+        changes.four_eyes(change, user, presence=presence)
+        if pool.status == PoolStatus.STOPPED:
+            raise _refused(pool_id, doing="stopped")
+        at_rest.refuse_unless_at_rest(pool_id, tables, pool_tables, doing="stop is approved")
+        unpaid = list(
+            pool.awards.filter(status__in=UNPAID).order_by("number").values_list("pk", "status")
+        )
+        if unpaid:
+            listed = ", ".join(f"award {pk} ({status})" for pk, status in unpaid[:10])
+            raise Conflict(
+                "pool_awards_unpaid",
+                f"pool {pool_id} is stopped only once each of its awards is paid or void; unpaid "
+                f"now: {listed}. Settle them (approve and pay, or void), then approve again",
+                param="change",
+            )
+        orphan = change.changes.get("to") == "orphan"
+        heir = None if orphan else _heir(pool, heir_id, error=Conflict)
+        now = timezone.now()
+        stopped = meter.stop_counters(pool_id=pool_id, reason=change.reason, now=now)
+        assert stopped is not None  # the row is locked and was not stopped
+        facts = changes.applied(change, user, note, now)
+        moved: dict[str, Any] = {
+            "meter_cents": stopped.meter_cents,
+            "reserve_cents": stopped.reserve_cents,
+        }
+        # Every pool row is written before the first chain's head is taken (jackpot.money.locks).
+        received = None
+        if heir is not None:
+            received = meter.receive(
+                pool_id=heir.pk,
+                meter_cents=stopped.meter_cents,
+                reserve_cents=stopped.reserve_cents,
+                now=now,
+            )
+            assert received is not None  # locked above, active
+        disposition: dict[str, Any] = (
+            {"to": "orphan"} if heir is None else {"to": "pool", "to_pool": heir.pk}
+        )
+        ledger.record(
+            chain=ledger.pool_chain(pool_id),
+            kind="pool.stopped",
+            actor=_actor(user),
+            pool_id=pool_id,
+            occurred_at=now,
+            postings=_stop_postings(stopped, orphan=heir is None),
+            payload={
+                "pool": pool_id,
+                "status": PoolStatus.STOPPED.value,
+                "reason": change.reason,
+                "disposition": disposition,
+                "moved": moved,
+                **facts,
+            },
+        )
+        display.meter_changed(pool_id, pool_meter(pool_id=pool_id))
+        if heir is not None:
+            assert received is not None
+            ledger.record(
+                chain=ledger.pool_chain(heir.pk),
+                kind="pool.liability_received",
+                actor=_actor(user),
+                pool_id=heir.pk,
+                occurred_at=now,
+                postings=(
+                    Posting(TransferCode.STOP_METER_IN, stopped.meter_cents),
+                    Posting(TransferCode.STOP_RESERVE_IN, stopped.reserve_cents),
+                ),
+                payload={
+                    "pool": heir.pk,
+                    "from_pool": pool_id,
+                    "change": change.pk,
+                    "moved": moved,
+                    "meter_after_cents": received[0],
+                },
+            )
+            display.meter_changed(heir.pk, pool_meter(pool_id=heir.pk))
+        return change
+
+
+def pool_change_approve(
+    *,
+    pool_id: int,
+    change_id: int,
+    user: User,
+    pool_tables: at_rest.PoolTables | None = None,
+    note: str = "",
+    presence: Presence | None = None,
+) -> ParameterChange:
+    """Approve any two-person change of a pool (`POST .../changes/{change}/approve`): its stop
+    here, its parameters by `jackpot.pools.parameters.change_approve` (which answers for a missing
+    one)."""
+    kind = ParameterChange.objects.filter(pk=change_id, pool_id=pool_id).values_list(
+        "kind", flat=True
+    )
+    approve = (
+        pool_stop_approve if kind.first() == ChangeKind.POOL_STOP else parameters.change_approve
+    )
+    return approve(
+        pool_id=pool_id,
+        change_id=change_id,
+        user=user,
+        pool_tables=pool_tables,
+        note=note,
+        presence=presence,
+    )

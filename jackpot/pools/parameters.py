@@ -1,0 +1,305 @@
+"""Two-person changes: one admin proposes, a different one approves; and a pool's parameters.
+
+Compliance 16, 17, 36, 40, 47 (and issue 11 item 5, issue 20 items 1 and 4). Whatever one admin
+must not do alone is a `ParameterChange` of a kind (`ChangeKind`): a pool's parameters, a new pool
+(here), a table linked to a pool or moved (`tables.services`), a staff account created, its roles
+or flags, its second factor reset (`jackpot.staff.accounts`). This module is the machinery they
+share: `propose`, `proposed` (the row, locked, still undecided), `four_eyes`, `applied` (the
+decision and the facts every applied event carries), `change_reject` and `change_withdraw`. Each
+kind's own module checks and applies it, in the same transaction, with its own audit event. A
+proposal is an audit event `<pool|table|staff>.change_proposed`, a rejection `.change_rejected`, a
+withdrawal `.change_withdrawn`; a pool's parameters on the pool's chain, every other kind on the
+`admin` chain; all are in the security log (`jackpot.money.ledger.SECURITY_KINDS`). The approver is
+neither the proposer nor the change's subject (403 `four_eyes`, and the row's CHECK
+`change_four_eyes`).
+
+What a pool pays and takes (stake, meter and reserve shares, seed, paytable), its name, its
+verification threshold and whether surveillance confirms a jackpot before its approval
+(`surveillance_required`) are changed only here:
+
+    propose   (an admin)                      -> proposed   `pool.change_proposed`
+    approve   (another admin)   proposed      -> applied    `pool.changed` (before, after, both)
+    reject    (any admin)       proposed      -> rejected   `pool.change_rejected`
+    withdraw  (the proposer)    proposed      -> withdrawn  `pool.change_withdrawn`
+
+each an audit event on the pool's chain in the transaction that writes the `ParameterChange`
+row, and in the security log (`jackpot.money.ledger.SECURITY_KINDS`).
+
+Invariants:
+- the approver is not the proposer (403 `four_eyes`, and the row's CHECK `change_four_eyes`);
+- a change is applied only while none of the pool's tables is open for play, whatever the field
+  (409 `pool_tables_open`): raising the verification threshold while tables play would let awards
+  through unverified, lowering the stake would refuse rounds in flight. The pool's tables are
+  locked (`Lock.TABLE`, exclusive, in id order) before the pool row, so no table opens between the
+  check and the commit. The tables' rows are the tables' to read: the approval's caller hands in
+  `PoolTables` (`jackpot.pools.at_rest`, the tables app's), which locks them and names the open
+  rounds;
+- nor while a round of the pool is open, even at a closed table (409 `pool_round_open`, naming
+  each by table and round id): a round settles with the terms it recorded when it opened
+  (`tables.models.Round`), and none of the pool's stays open across a change. With the tables
+  closed and locked, no round of the pool opens between the check and the commit;
+- a change is applied only to the pool it was proposed against: every field it changes must still
+  hold the value recorded in `before` (409 `change_stale` otherwise: propose again), and the values
+  are checked again against the pool as it now is;
+- a proposal is decided once: its status leaves `proposed` under the pool row lock (approval) or
+  its own row lock (reject, withdraw), and any second decision is a 409 `change_wrong_status`.
+
+Locks: approval takes the pool's table rows, the pool row, the change's row, then the pool's chain
+(`jackpot.money.locks`); reject and withdraw the change's row then its chain; a proposal only its
+chain.
+
+A new pool is a proposal too (`pool_create_propose`, kind `pool.create`, on the `admin` chain):
+another admin's approval creates it (`pool.created` on its own chain, with both people). Its first
+table, like any table linked to a pool, is another two-person change (`table.move`), so nothing one
+admin set alone ever takes a stake or pays an award.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import ApiError, Conflict, NotFound
+from jackpot.approvals.changes import applied, four_eyes, propose, proposed
+from jackpot.approvals.presence import Presence
+from jackpot.models import ChangeKind, ParameterChange, Pool, PoolStatus
+from jackpot.money import ledger, locks
+from jackpot.pools import at_rest
+from jackpot.pools.creation import PoolChangeRefused, check_seed, pool_insert
+from rules.errors import RulesError
+from rules.paytables import get_progressive_paytable
+
+#: Every parameter of a pool a change may set. The counters (meter, reserve, versions) are never
+#: parameters: they move only by `jackpot.money.meter`.
+POOL_FIELDS = (
+    "name",
+    "stake_cents",
+    "meter_share_bp",
+    "reserve_share_bp",
+    "seed_cents",
+    "verification_threshold_cents",
+    "paytable_version",
+    "surveillance_required",
+)
+#: A new pool's parameters (its paytable and its surveillance are the model's defaults; a change
+#: sets others).
+CREATE_FIELDS = tuple(
+    field for field in POOL_FIELDS if field not in ("paytable_version", "surveillance_required")
+)
+#: What a pool's parameter was before an event recorded it: the value migration jackpot 0018
+#: gave the pools that existed then (their `pool.created` events do not name it).
+FIELD_DEFAULTS: dict[str, object] = {"surveillance_required": True}
+_COUNTERS = [
+    "meter_units",
+    "reserve_units",
+    "meter_version",
+    "meter_changed_at",
+    "hit_count",
+    "last_award_number",
+    "award_version",
+]
+
+
+def _actor(user: User) -> str:
+    return f"user:{user.get_username()}"
+
+
+def _pool(pool_id: int, *, lock: bool = False) -> Pool:
+    found = locks.pool_row(pool_id) if lock else Pool.objects.filter(pk=pool_id).first()
+    if found is None:
+        raise NotFound("pool_not_found", f"no pool {pool_id}", param="pool")
+    return found
+
+
+def check_change(pool: Pool, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields `changes` really changes on `pool`, each valid with the others, or a 400:
+    `invalid_change` naming the field (`changes.<field>`), `no_change` when nothing differs."""
+    unknown = sorted(set(changes) - set(POOL_FIELDS))
+    if unknown:
+        raise ApiError(
+            "invalid_change",
+            f"these fields are not a pool's parameters: {', '.join(unknown)}",
+            param=f"changes.{unknown[0]}",
+        )
+    changed = {field: value for field, value in changes.items() if getattr(pool, field) != value}
+    if not changed:
+        raise ApiError(
+            "no_change",
+            f"pool {pool.pk} already has these values: nothing to change",
+            param="changes",
+        )
+    if "seed_cents" in changed and type(changed["seed_cents"]) is int:
+        try:
+            check_seed(changed["seed_cents"])
+        except PoolChangeRefused as refused:
+            raise ApiError("invalid_change", str(refused), param="changes.seed_cents") from None
+    if "paytable_version" in changed:
+        try:
+            paytable = get_progressive_paytable(str(changed["paytable_version"]))
+        except RulesError as unknown_table:
+            raise ApiError(
+                "invalid_change", unknown_table.message, param="changes.paytable_version"
+            ) from None
+        if paytable.jackpot_percent_bp != 10_000:
+            raise ApiError(
+                "invalid_change",
+                f"paytable {paytable.version} does not pay the whole meter",
+                param="changes.paytable_version",
+            )
+    candidate = Pool(**{f.attname: getattr(pool, f.attname) for f in Pool._meta.concrete_fields})
+    candidate._state.adding = False  # the pool itself, not a new one (its name is its own)
+    for field, value in changed.items():
+        setattr(candidate, field, value)
+    try:  # the model's own rules: field bounds, shares at most 10,000 together, a unique name
+        candidate.full_clean(exclude=_COUNTERS)
+    except ValidationError as invalid:
+        errors = invalid.message_dict
+        field = next((f for f in errors if f in changed), next(iter(errors)))
+        named = field if field in POOL_FIELDS else next(iter(changed))
+        raise ApiError(
+            "invalid_change",
+            f"{named}: {' '.join(errors[field])}",
+            param=f"changes.{named}",
+        ) from None
+    return changed
+
+
+def change_propose(
+    *, pool_id: int, changes: Mapping[str, Any], reason: str, user: User
+) -> ParameterChange:
+    """File a proposal to change `pool_id`'s parameters: the new values, the current ones (its
+    `before`), who and why. Nothing about the pool changes until another admin approves."""
+    pool = _pool(pool_id)
+    if pool.status == PoolStatus.STOPPED:
+        raise Conflict(
+            "pool_stopped",
+            f"pool {pool_id} was stopped for good: its parameters never change again",
+            param="pool",
+        )
+    changed = check_change(pool, changes)
+    before = {field: getattr(pool, field) for field in changed}
+    return propose(
+        kind=ChangeKind.POOL_PARAMETERS,
+        pool=pool,
+        changes=changed,
+        before=before,
+        reason=reason,
+        user=user,
+    )
+
+
+@locks.retried
+def change_approve(
+    *,
+    pool_id: int,
+    change_id: int,
+    user: User,
+    pool_tables: at_rest.PoolTables | None = None,
+    note: str = "",
+    presence: Presence | None = None,
+) -> ParameterChange:
+    """A second admin approves a proposed change: it is applied to the pool, now, if the pool's
+    tables are all closed for play and the pool still holds the values the proposal saw."""
+    with transaction.atomic():
+        # Lock.TABLE before Lock.POOL: a table of the pool cannot open until this commits.
+        pool_tables = pool_tables or at_rest.registered()
+        tables = pool_tables.lock(pool_id)
+        pool = _pool(pool_id, lock=True)
+        change = proposed(change_id, kinds=(ChangeKind.POOL_PARAMETERS,), pool_id=pool_id)
+        four_eyes(change, user, presence=presence)
+        at_rest.refuse_unless_at_rest(pool_id, tables, pool_tables, doing="parameters change")
+        if pool.status == PoolStatus.STOPPED:
+            raise Conflict(
+                "pool_stopped",
+                f"pool {pool_id} was stopped for good: its parameters never change again",
+                param="change",
+            )
+        now_values = {field: getattr(pool, field) for field in change.before}
+        if now_values != change.before:
+            moved = sorted(f for f in change.before if now_values[f] != change.before[f])
+            raise Conflict(
+                "change_stale",
+                f"the pool changed since change {change_id} was proposed ({', '.join(moved)}): "
+                "reject it and propose again",
+                param="change",
+            )
+        try:
+            check_change(pool, change.changes)
+        except ApiError as refusal:
+            raise Conflict(
+                "change_stale",
+                f"change {change_id} no longer fits the pool as it is: {refusal.message}",
+                param="change",
+            ) from None
+        seed = change.changes.get("seed_cents")
+        if seed is not None and seed > pool.meter_cents:
+            # The meter is never below its reset (compliance 12): a higher seed waits until the
+            # meter has grown to it (the meter never goes down but by a hit).
+            raise Conflict(
+                "seed_above_meter",
+                f"the meter ({pool.meter_cents} cents) is below the new seed ({seed} cents): it "
+                "would be under its own reset until the next hit. Approve when the meter has "
+                "reached the new seed",
+                param="change",
+            )
+        for field, value in change.changes.items():
+            setattr(pool, field, value)
+        pool.save(update_fields=list(change.changes))
+        now = timezone.now()
+        ledger.record(
+            chain=ledger.pool_chain(pool.pk),
+            kind="pool.changed",
+            actor=_actor(user),
+            occurred_at=now,
+            payload={
+                "pool": pool.pk,
+                "before": change.before,
+                "after": change.changes,
+                **applied(change, user, note, now),
+            },
+        )
+        return change
+
+
+def pool_create_propose(*, values: Mapping[str, Any], reason: str, user: User) -> ParameterChange:
+    """Propose a new pool: its parameters (the model's defaults for those not given), checked as
+    a change's are (400 `invalid_change` naming the field). Another admin creates it."""
+    unknown = sorted(set(values) - set(CREATE_FIELDS))
+    if unknown:
+        raise ApiError(
+            "invalid_change",
+            f"a new pool's parameters are {', '.join(CREATE_FIELDS)}, not {', '.join(unknown)}",
+            param=f"changes.{unknown[0]}",
+        )
+    blank = Pool()
+    full = {field: values.get(field, getattr(blank, field)) for field in CREATE_FIELDS}
+    check_change(blank, full)
+    return propose(kind=ChangeKind.POOL_CREATE, changes=full, before={}, reason=reason, user=user)
+
+
+@transaction.atomic
+def pool_create_approve(
+    *, change_id: int, user: User, note: str = "", presence: Presence | None = None
+) -> ParameterChange:
+    """A second admin approves a proposed pool: it is created now (its accounts, its meter at the
+    seed, `pool.created` on its chain with both people), unless its name was taken meanwhile
+    (409 `change_stale`). It takes no stake until a table is linked to it (`table.move`)."""
+    change = proposed(change_id, kinds=(ChangeKind.POOL_CREATE,))
+    four_eyes(change, user, presence=presence)
+    if Pool.objects.filter(name=change.changes["name"]).exists():
+        raise Conflict(
+            "change_stale",
+            f"a pool named {change.changes['name']!r} was created since change {change_id} was "
+            "proposed: reject it and propose again",
+            param="change",
+        )
+    now = timezone.now()
+    facts = applied(change, user, note, now)
+    change.pool = pool_insert(values=change.changes, actor=_actor(user), approval=facts)
+    change.save(update_fields=["pool"])
+    return change

@@ -1,0 +1,278 @@
+"""The period-end liability: what the club owes on a pool at an instant, from the journal alone.
+
+`pool_liability(pool, at=..., start=...)` reads, in one snapshot (`jackpot.money.rows.snapshot`; on
+the standby inside `core.replicas.replica_reads()`), only the journal: the transfers and events
+whose time (`AuditEvent.occurred_at`, which the chain's hash covers) is at or before `at`, never
+the pool's hot counters. So the statement for a past instant is the same whenever it is asked:
+entries written later are later than `at`, and the journal is append-only. At `at` = now its
+meter and reserve are the pool's counters rounded down to the cent, as the verification holds.
+
+Figures (docs/accounting.md "The period-end liability" says which accounts each one sums):
+- the balances (credits - debits) of the pool's `meter`, `reserve`, `awards_pending` and
+  `payable` accounts; `owed` is their sum; the seed in force at `at` is the last `pool.created`
+  or `pool.changed` event of the pool's chain at or before `at` that set it;
+- the awards pending and payable are counted per award: an award whose transfers up to `at`
+  leave cents on `awards_pending` (pending or verified) or on `payable` (approved, unpaid). The
+  award rows only choose which awards to sum (those won by `at` and not paid or voided by then,
+  as their rows say); the amounts are the transfers', and their sum is the account's balance;
+- the period [`start`, `at`): the transfers that granted an award (`jackpot_hit`, `fixed_award`,
+  `envy`; of which the jackpots), paid one (`award_paid`) or voided one (`award_void_meter`,
+  `award_void_house`, `award_void_payable`), counted by award and summed, by their event's time;
+- the journal's position: per chain, the sequence and hash of its last event at or before `at`.
+
+Cost: never the whole journal when a checkpoint exists before `at`. The balances and the chains'
+positions start from the newest verified checkpoint written at or before `at`
+(`jackpot.audit.checkpoints.at_or_before`: its per-pool balances and per-chain positions; every
+event it covers committed before it was written, so none is later than `at`), and add only the
+events after its positions (the keyset on each chain's sequence) that are at or before `at`; without
+one, from the first event. A test holds the figures equal either way. The period's figures read
+the pool's award transfers by their code (indexed), the award counts the awards still open at
+`at`: both the size of the awards, not of the stakes.
+
+What `at` cannot promise: an entry whose transaction took its time before `at` but committed
+after the statement was read (a round in flight at `at`) is in a later statement of the same
+instant. A month's close asked for minutes after midnight is exact; one asked at `at` = now is
+as exact as the commit that is still running allows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.db.models import Count, Max, Q, Sum
+
+from core.codes import ErrorCode
+from core.errors import ApiError, NotFound
+from jackpot.audit import checkpoints
+from jackpot.liability_bodies import (
+    AwardFigure,
+    ChainPosition,
+    Liability,
+    LiabilityPeriod,
+    LiabilityQuery,
+)
+from jackpot.models import (
+    AWARD_GRANTED_BY,
+    Account,
+    AccountKind,
+    AuditChain,
+    AuditEvent,
+    Award,
+    AwardStatus,
+    Pool,
+    Transfer,
+)
+from jackpot.models import TransferCode as Code
+from jackpot.money import rows
+from jackpot.money.ledger import pool_chain
+
+_PAID = (Code.AWARD_PAID,)
+_VOIDED = (Code.AWARD_VOID_METER, Code.AWARD_VOID_HOUSE, Code.AWARD_VOID_PAYABLE)
+_SEED_KINDS = ("pool.created", "pool.changed")
+#: The smallest step of a stored time: the instant just before `at`, in the month `at` ends.
+_INSTANT = timedelta(microseconds=1)
+#: The earliest `at` or `from` a statement is asked of: no journal holds anything earlier, and
+#: a month's start in the club's zone is then never before year 1 (the dates' arithmetic fails
+#: there: `at` = 0001-01-01T00:00:00Z was a 500).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _not_before_earliest(moment: datetime, param: str) -> None:
+    if moment < EARLIEST:
+        raise ApiError(
+            ErrorCode.INVALID_PARAMETER,
+            f"{param}: {moment.isoformat()} is before {EARLIEST.isoformat()}, earlier than "
+            "anything a journal holds",
+            param=param,
+        )
+
+
+def _after(loaded: checkpoints.Loaded, chains: list[str], prefix: str = "") -> Q:
+    """Events a checkpoint does not cover (every event without one): each chain's events past
+    its position, from the first for a chain it did not know; `chains` every chain there is,
+    `prefix` the path from the rows filtered to their event. Each arm is one range of the
+    (chain, sequence) unique index: never a scan of the journal."""
+    if loaded.state is None:
+        return Q()
+    positions = loaded.state.positions
+    newer = Q(pk__in=[])
+    for chain in chains:
+        after = positions.get(chain, (0, ""))[0]
+        newer |= Q(**{f"{prefix}chain": chain, f"{prefix}sequence__gt": after})
+    return newer
+
+
+def _balances(
+    pool: Pool, at: datetime, loaded: checkpoints.Loaded, chains: list[str]
+) -> dict[str, int]:
+    """The pool's account balances at `at`: the checkpoint's, plus the transfers since."""
+    balances = dict.fromkeys(AccountKind.values, 0)
+    if loaded.state is not None:
+        balances.update(loaded.state.balances.get(pool.pk, {}))
+    kinds = dict(Account.objects.filter(pool=pool).values_list("pk", "kind"))
+    newer = _after(loaded, chains, "event__")
+    moved = (
+        Transfer.objects.filter(newer, pool=pool, event__occurred_at__lte=at)
+        .values_list("debit_id", "credit_id")
+        .annotate(cents=Sum("amount_cents"))
+        .order_by()
+    )
+    for debit, credit, cents in moved:
+        balances[kinds[debit]] -= cents
+        balances[kinds[credit]] += cents
+    return balances
+
+
+def _open_awards(pool: Pool, at: datetime) -> tuple[AwardFigure, AwardFigure]:
+    """(pending, payable) at `at`, per award, from the transfers of the awards open then."""
+    still_open = Q(status__in=[AwardStatus.PENDING, AwardStatus.VERIFIED, AwardStatus.APPROVED])
+    still_open |= Q(status=AwardStatus.PAID, paid_at__gt=at)
+    still_open |= Q(status=AwardStatus.VOID, voided_at__gt=at)
+    candidates = Award.objects.filter(still_open, pool=pool, created_at__lte=at).values("pk")
+    accounts = {
+        kind: Account.objects.get(pool=pool, kind=kind).pk
+        for kind in (AccountKind.AWARDS_PENDING, AccountKind.PAYABLE)
+    }
+    held: dict[AccountKind, dict[int, int]] = {kind: defaultdict(int) for kind in accounts}
+    moved = (
+        Transfer.objects.filter(award__in=candidates, event__occurred_at__lte=at)
+        .values_list("award_id", "debit_id", "credit_id")
+        .annotate(cents=Sum("amount_cents"))
+        .order_by()
+    )
+    for award, debit, credit, cents in moved:
+        for kind, account in accounts.items():
+            held[kind][award] += cents * ((credit == account) - (debit == account))
+    pending, payable = (
+        [cents for cents in held[kind].values() if cents]
+        for kind in (AccountKind.AWARDS_PENDING, AccountKind.PAYABLE)
+    )
+    return (
+        AwardFigure.model_construct(count=len(pending), amount_cents=sum(pending)),
+        AwardFigure.model_construct(count=len(payable), amount_cents=sum(payable)),
+    )
+
+
+def _moved(pool: Pool, codes: tuple[str, ...], start: datetime, end: datetime) -> AwardFigure:
+    found = Transfer.objects.filter(
+        pool=pool, code__in=codes, event__occurred_at__gte=start, event__occurred_at__lt=end
+    ).aggregate(count=Count("award", distinct=True), cents=Sum("amount_cents"))
+    return AwardFigure.model_construct(count=found["count"], amount_cents=found["cents"] or 0)
+
+
+def _seed(pool: Pool, at: datetime) -> int:
+    """The seed in force at `at`: the last event of the pool's chain that set it by then."""
+    events = AuditEvent.objects.filter(
+        chain=pool_chain(pool.pk), kind__in=_SEED_KINDS, occurred_at__lte=at
+    ).order_by("-sequence")
+    for event in events.iterator():
+        payload = event.payload if isinstance(event.payload, dict) else {}
+        values = payload.get("after", {}) if event.kind == "pool.changed" else payload
+        if isinstance(values, dict) and isinstance(values.get("seed_cents"), int):
+            return int(values["seed_cents"])
+    return pool.seed_cents  # no event by then: the pool did not exist yet, its seed as created
+
+
+def _positions(at: datetime, loaded: checkpoints.Loaded, chains: list[str]) -> list[ChainPosition]:
+    """Per chain, its last event at or before `at`: past the checkpoint's position when one is
+    there, else the checkpoint's own."""
+    known = dict(loaded.state.positions) if loaded.state else {}
+    newest = dict(
+        AuditEvent.objects.filter(_after(loaded, chains), occurred_at__lte=at)
+        .values_list("chain")
+        .annotate(last=Max("sequence"))
+        .order_by()
+    )
+    wanted = Q(pk__in=[])
+    for chain, sequence in newest.items():
+        wanted |= Q(chain=chain, sequence=sequence)
+    hashes = {
+        chain: (sequence, digest)
+        for chain, sequence, digest in AuditEvent.objects.filter(wanted).values_list(
+            "chain", "sequence", "hash"
+        )
+    }
+    found = {chain: place for chain, place in known.items() if place[0] > 0} | hashes
+    return [
+        ChainPosition.model_construct(chain=chain, sequence=sequence, hash=digest)
+        for chain, (sequence, digest) in sorted(found.items())
+    ]
+
+
+def pool_liability(pool: Pool, *, at: datetime, start: datetime) -> Liability:
+    """The statement of `pool` at `at` with its period [`start`, `at`): see the module."""
+    with rows.snapshot():
+        loaded = checkpoints.at_or_before(at)
+        chains = list(AuditChain.objects.order_by("key").values_list("key", flat=True))
+        balances = _balances(pool, at, loaded, chains)
+        pending, payable = _open_awards(pool, at)
+        seed = _seed(pool, at)
+        period = LiabilityPeriod.model_construct(
+            start=start,
+            end=at,
+            granted=_moved(pool, AWARD_GRANTED_BY, start, at),
+            jackpots=_moved(pool, (Code.JACKPOT_HIT,), start, at),
+            paid=_moved(pool, _PAID, start, at),
+            voided=_moved(pool, _VOIDED, start, at),
+        )
+        journal = _positions(at, loaded, chains)
+    meter, reserve = balances[AccountKind.METER], balances[AccountKind.RESERVE]
+    return Liability.model_construct(
+        pool=pool.pk,
+        pool_name=pool.name,
+        currency=pool.currency,
+        at=at,
+        meter_cents=meter,
+        seed_cents=seed,
+        meter_above_seed_cents=meter - seed,
+        reserve_cents=reserve,
+        pending=pending,
+        payable=payable,
+        owed_cents=meter + reserve + pending.amount_cents + payable.amount_cents,
+        period=period,
+        journal=journal,
+        checkpoint=loaded.checkpoint.pk if loaded.checkpoint else None,
+    )
+
+
+def statement_period(query: LiabilityQuery, *, now: datetime) -> tuple[datetime, datetime]:
+    """(at, start) in UTC for `query`: `at` defaults to `now` and may not be later; `start`
+    defaults to midnight of the first day of the month `at` ends in, in the club's time zone
+    (settings.TIME_ZONE): `at`'s own month, or the month it closes when `at` is midnight of a
+    1st (a month's close, for which `at`'s month would be an empty period); it may not be later
+    than `at`; neither is before `EARLIEST`. `invalid_parameter` naming the one that is wrong."""
+    at = now if query.at is None else query.at
+    _not_before_earliest(at, "at")
+    if query.from_ is not None:
+        _not_before_earliest(query.from_, "from")
+    if at > now:
+        raise ApiError(
+            ErrorCode.INVALID_PARAMETER,
+            f"at: {at.isoformat()} is in the future: a statement is of what the journal holds",
+            param="at",
+        )
+    if query.from_ is None:
+        club = ZoneInfo(settings.TIME_ZONE)
+        first = (at - _INSTANT).astimezone(club).date().replace(day=1)
+        start = datetime.combine(first, time(0), tzinfo=club)
+    else:
+        start = query.from_
+    if start > at:
+        raise ApiError(
+            ErrorCode.INVALID_PARAMETER,
+            f"from: {start.isoformat()} is later than at ({at.isoformat()})",
+            param="from",
+        )
+    return at.astimezone(UTC), start.astimezone(UTC)
+
+
+def liability_statement(pool_id: int, query: LiabilityQuery, *, now: datetime) -> Liability:
+    """The statement `query` asks for of pool `pool_id` (`pool_not_found` without one)."""
+    at, start = statement_period(query, now=now)
+    pool = Pool.objects.filter(pk=pool_id).first()
+    if pool is None:
+        raise NotFound(ErrorCode.POOL_NOT_FOUND, f"no pool {pool_id}", param="pool")
+    return pool_liability(pool, at=at, start=start)
