@@ -109,7 +109,7 @@ import config.celery  # noqa: F401  (as gunicorn and manage.py do: the app that 
 from bench.results import write_result
 from core.wire import read_query
 from jackpot.awards.workflow import award_approve, award_pay, award_verify
-from jackpot.bodies import WinnerIdentityBody
+from jackpot.bodies.awards import WinnerIdentityBody
 from jackpot.models import AuditEvent, Award, AwardStatus, PaymentMethod, Pool, Transfer
 from jackpot.money.canonical import fingerprint
 from jackpot.pools.creation import pool_create

@@ -29,7 +29,7 @@ import django
 
 django.setup()
 
-from jackpot.bodies import Meter
+from jackpot.bodies.meter import Meter
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
 from jackpot.money.meter import meter_body
 from jackpot.money.movements import AwardsGranted, StakesTaken

@@ -33,7 +33,7 @@ from django.utils import timezone
 from core.pages import page_language
 from floor.layout import staff_only, staff_page
 from jackpot.api.authentication import has_role
-from jackpot.bodies import SignificantEventQuery
+from jackpot.bodies.notifications import SignificantEventQuery
 from jackpot.models import AwardKind, Pool
 from jackpot.notifications.significant import CATALOGUE, EventCode
 from jackpot.selectors import event_page

@@ -17,23 +17,23 @@ from django.db.models import Count, Q, Sum
 from core.codes import ErrorCode
 from core.errors import Conflict, Gone, NotFound
 from jackpot.awards import winners
-from jackpot.bodies import (
-    AwardBody,
-    AwardListQuery,
-    AwardPage,
-    EventRef,
-    JournalPage,
-    JournalQuery,
-    JournalTransfer,
+from jackpot.bodies.awards import AwardBody, AwardListQuery, AwardPage
+from jackpot.bodies.changes import ParameterChangePage, ParameterChangeQuery
+from jackpot.bodies.journal import EventRef, JournalPage, JournalQuery, JournalTransfer
+from jackpot.bodies.notifications import (
     NotificationPage,
     NotificationQuery,
-    ParameterChangePage,
-    ParameterChangeQuery,
-    PoolConfiguration,
     SignificantEvent,
     SignificantEventPage,
     SignificantEventQuery,
-    progressive_paytable_of,
+)
+from jackpot.bodies.pools import PoolConfiguration, progressive_paytable_of
+from jackpot.bodies.render import (
+    AWARD_PREFETCH,
+    AWARD_RELATED,
+    award_body,
+    change_body,
+    notification_body,
 )
 from jackpot.models import (
     AWARD_GRANTED_BY,
@@ -59,7 +59,6 @@ from jackpot.models import (
 from jackpot.money import ledger, rows
 from jackpot.money.ledger import CHECKPOINT_CHAIN
 from jackpot.notifications import significant
-from jackpot.render import AWARD_PREFETCH, AWARD_RELATED, award_body, change_body, notification_body
 from jackpot.reporting.exports import OutsideExportDir, awards_filtered, export_file
 from rules.paytables import get_progressive_paytable
 

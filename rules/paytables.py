@@ -6,7 +6,7 @@ pushes, as the game's rules say). Changing a payout means adding a new version t
 :data:`PAYTABLES` / :data:`PROGRESSIVE_PAYTABLES` and pointing :data:`CURRENT` (or a pool's stored
 version string) at it; a published version is never edited, so a settlement or a pool that names
 a version can always be re-derived. How the API shows a table is the wire's business
-(`tables.api.rules_bodies.paytables_of`, `jackpot.bodies.progressive_paytable_of`), not the
+(`tables.api.rules_bodies.paytables_of`, `jackpot.bodies.pools.progressive_paytable_of`), not the
 engine's.
 
 Invariants:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 
 from jackpot.awards.workflow import award_pay
-from jackpot.bodies import WinnerIdentityBody
+from jackpot.bodies.awards import WinnerIdentityBody
 from jackpot.models import Award, PaymentMethod
 
 NAME = "Zoé Quintanar-Belmont"

@@ -22,12 +22,26 @@ from core.openapi import IF_NONE_MATCH, query_parameters
 from core.replicas import on_replica, replica_reads
 from core.throttling import HeavyReadThrottle
 from core.wire import Body, read, read_query
-from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.approvals.presence import Presence
 from jackpot.awards import surveillance, winners, workflow
+from jackpot.bodies.awards import (
+    AwardApproval,
+    AwardBody,
+    AwardFilters,
+    AwardListQuery,
+    AwardNote,
+    AwardPage,
+    AwardPayment,
+    AwardReason,
+    AwardReferral,
+    AwardReview,
+    RegisterQuery,
+    WinnerRecord,
+)
+from jackpot.bodies.common import SecondPersonCode
+from jackpot.bodies.render import award_body
 from jackpot.models import Award, AwardStatus
-from jackpot.render import award_body
 from jackpot.reporting import register
 from jackpot.reporting.exports import award_rows, awards_filtered, sync_range_check
 from jackpot.selectors import award_list, award_list_etag
@@ -52,14 +66,14 @@ class AwardListView(StaffView):
 
     @extend_schema(
         operation_id="award_list",
-        parameters=[*query_parameters(bodies.AwardListQuery), IF_NONE_MATCH],
-        responses={200: bodies.AwardPage, 304: None},
+        parameters=[*query_parameters(AwardListQuery), IF_NONE_MATCH],
+        responses={200: AwardPage, 304: None},
         summary="Awards, newest first, filtered (supervisors, auditors)",
         description="Send the last ETag in If-None-Match: a list in which no award has changed "
         "since gets 304 (a page polling the queue costs the server next to nothing).",
     )
     def get(self, request: Request) -> Response:
-        query = read_query(bodies.AwardListQuery, request.query_params)
+        query = read_query(AwardListQuery, request.query_params)
         etag = award_list_etag(query)
         if etag in request.headers.get("If-None-Match", ""):
             return Response(status=304, headers={"ETag": etag})
@@ -73,7 +87,7 @@ class AwardExportView(StaffView):
 
     @extend_schema(
         operation_id="award_export",
-        parameters=query_parameters(bodies.AwardFilters),
+        parameters=query_parameters(AwardFilters),
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             400: OpenApiResponse(
@@ -86,7 +100,7 @@ class AwardExportView(StaffView):
         " digest (auditors)",
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        filters = read_query(bodies.AwardFilters, request.query_params)
+        filters = read_query(AwardFilters, request.query_params)
         sync_range_check(filters)  # before a byte is streamed
         rows = on_replica(award_rows(awards_filtered(filters)))
         response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
@@ -109,7 +123,7 @@ def _step(
         @extend_schema(
             operation_id=operation_id or f"award_{name}",
             request=body,
-            responses={200: bodies.AwardBody},
+            responses={200: AwardBody},
             summary=summary or f"{name.capitalize()} an award (supervisors)",
         )
         def post(self, request: Request, award: int) -> Response:
@@ -119,7 +133,7 @@ def _step(
             # A two-person step's second person proves presence before the step's transaction.
             presence = (
                 second_factor.present(user, step.second_factor_code)
-                if isinstance(step, bodies.SecondPersonCode)
+                if isinstance(step, SecondPersonCode)
                 else None
             )
             award_answer = award_body(run(award, user, step, presence))
@@ -134,7 +148,7 @@ def _step(
 SUPERVISORS = duties.MONEY_ROLES
 AwardReviewView = _step(
     "review",
-    bodies.AwardReview,
+    AwardReview,
     lambda a, u, b, p: workflow.award_review(
         award_id=a,
         user=u,
@@ -151,7 +165,7 @@ AwardReviewView = _step(
 )
 AwardReferralView = _step(
     "referral",
-    bodies.AwardReferral,
+    AwardReferral,
     lambda a, u, b, p: workflow.award_referral_decide(
         award_id=a, user=u, outcome=b.decision, reason=b.reason, presence=p
     ),
@@ -162,20 +176,20 @@ AwardReferralView = _step(
 )
 AwardVerifyView = _step(
     "verify",
-    bodies.AwardNote,
+    AwardNote,
     lambda a, u, b, p: workflow.award_verify(award_id=a, user=u, note=b.note),
     SUPERVISORS,
 )
 AwardApproveView = _step(
     "approve",
-    bodies.AwardApproval,
+    AwardApproval,
     lambda a, u, b, p: workflow.award_approve(award_id=a, user=u, note=b.note, presence=p),
     SUPERVISORS,
     summary="Approve an award's payment, with an optional note (a second supervisor)",
 )
 AwardPayView = _step(
     "pay",
-    bodies.AwardPayment,
+    AwardPayment,
     lambda a, u, b, p: workflow.award_pay(
         award_id=a,
         user=u,
@@ -198,7 +212,7 @@ class AwardWinnerView(StaffView):
     @extend_schema(
         operation_id="award_winner",
         responses={
-            200: bodies.WinnerRecord,
+            200: WinnerRecord,
             404: OpenApiResponse(
                 description="`winner_not_identified`: the payment recorded no identity (or the "
                 "award is not paid); `award_not_found` is not told apart"
@@ -225,7 +239,7 @@ class AwardRegisterView(StaffView):
 
     @extend_schema(
         operation_id="award_register",
-        parameters=query_parameters(bodies.RegisterQuery),
+        parameters=query_parameters(RegisterQuery),
         responses={
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/pdf"): OpenApiTypes.BINARY,
@@ -238,7 +252,7 @@ class AwardRegisterView(StaffView):
         "CSV or PDF (auditors, admins)",
     )
     def get(self, request: Request) -> HttpResponse | StreamingHttpResponse:
-        query = read_query(bodies.RegisterQuery, request.query_params)
+        query = read_query(RegisterQuery, request.query_params)
         if query.to <= query.from_:
             raise ApiError("invalid_parameter", "to must be after from", param="to")
         start, end = query.from_, query.to
@@ -264,7 +278,7 @@ class AwardRegisterView(StaffView):
 
 AwardVoidConfirmView = _step(
     "confirm the void of",
-    bodies.SecondPersonCode,
+    SecondPersonCode,
     lambda a, u, b, p: workflow.award_void_confirm(award_id=a, user=u, presence=p),
     SUPERVISORS,
     operation_id="award_void_confirm",
@@ -272,7 +286,7 @@ AwardVoidConfirmView = _step(
 )
 AwardVoidCancelView = _step(
     "cancel the void of",
-    bodies.AwardReason,
+    AwardReason,
     lambda a, u, b, p: workflow.award_void_cancel(award_id=a, user=u, reason=b.reason),
     SUPERVISORS,
     operation_id="award_void_cancel",
@@ -289,8 +303,8 @@ class AwardVoidView(StaffView):
 
     @extend_schema(
         operation_id="award_void",
-        request=bodies.AwardReason,
-        responses={200: bodies.AwardBody, 202: bodies.AwardBody},
+        request=AwardReason,
+        responses={200: AwardBody, 202: AwardBody},
         summary="Void an award (supervisors); for a jackpot, request its void (202)",
         description="A fixed award or envy: void at once, back to the house (200). A jackpot: "
         "the void is requested (202 Accepted), the award keeps its status and its money, shows "
@@ -298,7 +312,7 @@ class AwardVoidView(StaffView):
         "different supervisor's `POST .../void/confirm` (or `.../void/cancel`).",
     )
     def post(self, request: Request, award: int) -> Response:
-        step = read(bodies.AwardReason, request.data if request.data else {})
+        step = read(AwardReason, request.data if request.data else {})
         found = workflow.award_void(award_id=award, user=self.staff(request), reason=step.reason)
         done = found.status == AwardStatus.VOID
         return Response(award_body(found).model_dump(mode="json"), status=200 if done else 202)

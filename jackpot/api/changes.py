@@ -14,13 +14,24 @@ from rest_framework.response import Response
 
 from core.openapi import query_parameters
 from core.wire import read, read_query
-from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
 from jackpot.approvals import changes
+from jackpot.bodies.changes import (
+    ChangeApproval,
+    ChangeProposal,
+    ChangeRejection,
+    ChangeWithdrawal,
+    ParameterChangeBody,
+    ParameterChangePage,
+    ParameterChangeQuery,
+    PoolLife,
+    PoolStatusChange,
+    PoolStopProposal,
+)
+from jackpot.bodies.render import change_body
 from jackpot.models import Pool, PoolStatus
 from jackpot.pools import lifecycle, parameters
-from jackpot.render import change_body
 from jackpot.selectors import change_list, pool_get
 from jackpot.staff import second_factor
 
@@ -32,22 +43,22 @@ class PoolChangesView(StaffView):
 
     @extend_schema(
         operation_id="pool_change_list",
-        parameters=query_parameters(bodies.ParameterChangeQuery),
-        responses={200: bodies.ParameterChangePage},
+        parameters=query_parameters(ParameterChangeQuery),
+        responses={200: ParameterChangePage},
         summary="A pool's parameter changes, newest first (admins)",
     )
     def get(self, request: Request, pool: int) -> Response:
-        query = read_query(bodies.ParameterChangeQuery, request.query_params)
+        query = read_query(ParameterChangeQuery, request.query_params)
         return Response(change_list(pool=pool_get(pool), query=query).model_dump(mode="json"))
 
     @extend_schema(
         operation_id="pool_change_propose",
-        request=bodies.ChangeProposal,
-        responses={201: bodies.ParameterChangeBody},
+        request=ChangeProposal,
+        responses={201: ParameterChangeBody},
         summary="Propose a change of a pool's parameters; another admin approves it (admins)",
     )
     def post(self, request: Request, pool: int) -> Response:
-        proposal = read(bodies.ChangeProposal, request.data)
+        proposal = read(ChangeProposal, request.data)
         values = proposal.changes.model_dump(exclude_none=True)
         change = parameters.change_propose(
             pool_id=pool_get(pool).pk,
@@ -63,13 +74,13 @@ class PoolChangeApproveView(StaffView):
 
     @extend_schema(
         operation_id="pool_change_approve",
-        request=bodies.ChangeApproval,
-        responses={200: bodies.ParameterChangeBody},
+        request=ChangeApproval,
+        responses={200: ParameterChangeBody},
         summary="Approve and apply a proposed change (parameters, or the pool's stop): another "
         "admin than its proposer, with the pool's tables closed (admins)",
     )
     def post(self, request: Request, pool: int, change: int) -> Response:
-        approval = read(bodies.ChangeApproval, request.data if request.data else {})
+        approval = read(ChangeApproval, request.data if request.data else {})
         user = self.staff(request)
         applied = lifecycle.pool_change_approve(
             pool_id=pool_get(pool).pk,
@@ -86,12 +97,12 @@ class PoolChangeRejectView(StaffView):
 
     @extend_schema(
         operation_id="pool_change_reject",
-        request=bodies.ChangeRejection,
-        responses={200: bodies.ParameterChangeBody},
+        request=ChangeRejection,
+        responses={200: ParameterChangeBody},
         summary="Reject a proposed change, saying why (admins)",
     )
     def post(self, request: Request, pool: int, change: int) -> Response:
-        rejection = read(bodies.ChangeRejection, request.data if request.data else {})
+        rejection = read(ChangeRejection, request.data if request.data else {})
         rejected = changes.change_reject(
             pool_id=pool_get(pool).pk,
             change_id=change,
@@ -106,12 +117,12 @@ class PoolChangeWithdrawView(StaffView):
 
     @extend_schema(
         operation_id="pool_change_withdraw",
-        request=bodies.ChangeWithdrawal,
-        responses={200: bodies.ParameterChangeBody},
+        request=ChangeWithdrawal,
+        responses={200: ParameterChangeBody},
         summary="Withdraw one's own proposed change (its proposer)",
     )
     def post(self, request: Request, pool: int, change: int) -> Response:
-        withdrawal = read(bodies.ChangeWithdrawal, request.data if request.data else {})
+        withdrawal = read(ChangeWithdrawal, request.data if request.data else {})
         withdrawn = changes.change_withdraw(
             pool_id=pool_get(pool).pk,
             change_id=change,
@@ -121,8 +132,8 @@ class PoolChangeWithdrawView(StaffView):
         return Response(change_body(withdrawn).model_dump(mode="json"))
 
 
-def _life(pool: Pool) -> bodies.PoolLife:
-    return bodies.PoolLife.model_construct(
+def _life(pool: Pool) -> PoolLife:
+    return PoolLife.model_construct(
         pool=pool.pk,
         status=PoolStatus(pool.status),
         reason=pool.status_reason,
@@ -135,13 +146,13 @@ class PoolSuspendView(StaffView):
 
     @extend_schema(
         operation_id="pool_suspend",
-        request=bodies.PoolStatusChange,
-        responses={200: bodies.PoolLife},
+        request=PoolStatusChange,
+        responses={200: PoolLife},
         summary="Suspend a pool (a technical fault): tables play on without the progressive, "
         "nothing is payable, the sign says suspended (one admin)",
     )
     def post(self, request: Request, pool: int) -> Response:
-        asked = read(bodies.PoolStatusChange, request.data if request.data else {})
+        asked = read(PoolStatusChange, request.data if request.data else {})
         done = lifecycle.pool_suspend(
             pool_id=pool_get(pool).pk, reason=asked.reason, user=self.staff(request)
         )
@@ -153,12 +164,12 @@ class PoolResumeView(StaffView):
 
     @extend_schema(
         operation_id="pool_resume",
-        request=bodies.PoolStatusChange,
-        responses={200: bodies.PoolLife},
+        request=PoolStatusChange,
+        responses={200: PoolLife},
         summary="Resume a suspended pool: stakes and payments again, no figure changed (one admin)",
     )
     def post(self, request: Request, pool: int) -> Response:
-        asked = read(bodies.PoolStatusChange, request.data if request.data else {})
+        asked = read(PoolStatusChange, request.data if request.data else {})
         done = lifecycle.pool_resume(
             pool_id=pool_get(pool).pk, reason=asked.reason, user=self.staff(request)
         )
@@ -170,13 +181,13 @@ class PoolStopView(StaffView):
 
     @extend_schema(
         operation_id="pool_stop_propose",
-        request=bodies.PoolStopProposal,
-        responses={201: bodies.ParameterChangeBody},
+        request=PoolStopProposal,
+        responses={201: ParameterChangeBody},
         summary="Propose to stop a pool for good, naming where its liability goes; another admin "
         "approves it (POST .../changes/{change}/approve) (admins)",
     )
     def post(self, request: Request, pool: int) -> Response:
-        proposal = read(bodies.PoolStopProposal, request.data if request.data else {})
+        proposal = read(PoolStopProposal, request.data if request.data else {})
         change = lifecycle.pool_stop_propose(
             pool_id=pool_get(pool).pk,
             to=proposal.to,

@@ -17,18 +17,18 @@ from rest_framework.response import Response
 
 from core.throttling import HeavyReadThrottle
 from core.wire import read
-from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
+from jackpot.bodies.exports import ExportJobBody, ExportRequest
+from jackpot.bodies.render import export_job_body
 from jackpot.models import ExportJob
-from jackpot.render import export_job_body
 from jackpot.reporting.export_jobs import export_job_create
 from jackpot.selectors import export_job_file, export_job_get
 
 AUDITORS = ("auditor", "admin")
 
 
-def _answer(job: ExportJob) -> bodies.ExportJobBody:
+def _answer(job: ExportJob) -> ExportJobBody:
     return export_job_body(
         job,
         url=reverse("award-export-job", args=[job.pk]),
@@ -42,15 +42,15 @@ class ExportJobListView(StaffView):
 
     @extend_schema(
         operation_id="award_export_start",
-        request=bodies.ExportRequest,
-        responses={202: bodies.ExportJobBody},
+        request=ExportRequest,
+        responses={202: ExportJobBody},
         summary="Start a background export of the payout log (auditors)",
     )
     def post(self, request: Request) -> Response:
         # No body at all (an empty QueryDict) is an empty object: every award. An empty JSON
         # array is not an object, and is refused as such.
         data = request.data
-        filters = read(bodies.ExportRequest, {} if isinstance(data, dict) and not data else data)
+        filters = read(ExportRequest, {} if isinstance(data, dict) and not data else data)
         answer = _answer(export_job_create(user=self.staff(request), filters=filters))
         body = answer.model_dump(mode="json")
         return Response(body, status=202, headers={"Location": answer.url})
@@ -61,7 +61,7 @@ class ExportJobView(StaffView):
 
     @extend_schema(
         operation_id="award_export_get",
-        responses={200: bodies.ExportJobBody},
+        responses={200: ExportJobBody},
         summary="A background export: its status, progress, and SHA-256 once done (auditors)",
     )
     def get(self, request: Request, export: int) -> Response:

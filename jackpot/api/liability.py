@@ -24,7 +24,7 @@ from core.throttling import HeavyReadThrottle
 from core.wire import read_query
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
-from jackpot.liability_bodies import Liability, LiabilityQuery
+from jackpot.bodies.liability import Liability, LiabilityQuery
 from jackpot.reporting.liability import liability_statement
 from jackpot.reporting.statements import liability_csv, liability_pdf
 

@@ -9,9 +9,9 @@ from rest_framework.response import Response
 
 from core.openapi import query_parameters
 from core.wire import read_query
-from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
+from jackpot.bodies.notifications import NotificationPage, NotificationQuery
 from jackpot.selectors import notification_list
 
 
@@ -20,10 +20,10 @@ class NotificationListView(StaffView):
 
     @extend_schema(
         operation_id="notification_list",
-        parameters=query_parameters(bodies.NotificationQuery),
-        responses={200: bodies.NotificationPage},
+        parameters=query_parameters(NotificationQuery),
+        responses={200: NotificationPage},
         summary="Big-win webhook deliveries, newest first: attempts and outcome (auditors)",
     )
     def get(self, request: Request) -> Response:
-        page = notification_list(read_query(bodies.NotificationQuery, request.query_params))
+        page = notification_list(read_query(NotificationQuery, request.query_params))
         return Response(page.model_dump(mode="json"))

@@ -12,8 +12,11 @@ from core.errors import NotFound
 from core.openapi import IF_NONE_MATCH, query_parameters
 from core.throttling import AddressThrottle
 from core.wire import read_query
-from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
+from jackpot.bodies.journal import JournalPage, JournalQuery
+from jackpot.bodies.meter import DisplayMeter
+from jackpot.bodies.notifications import SignificantEventPage, SignificantEventQuery
+from jackpot.bodies.pools import PoolConfiguration
 from jackpot.pools import at_rest
 from jackpot.selectors import event_page, journal_page, pool_configuration, pool_get
 from jackpot.sign.display import display_meter
@@ -28,7 +31,7 @@ class PublicView(APIView):
 class PoolDetailView(PublicView):
     @extend_schema(
         operation_id="pool_detail",
-        responses={200: bodies.PoolConfiguration},
+        responses={200: PoolConfiguration},
         summary="A pool's configuration and paytable, as regulators want it posted",
     )
     def get(self, request: Request, pool: int) -> Response:
@@ -43,7 +46,7 @@ class PoolMeterView(PublicView):
     @extend_schema(
         operation_id="pool_meter",
         parameters=[IF_NONE_MATCH],
-        responses={200: bodies.DisplayMeter, 304: None},
+        responses={200: DisplayMeter, 304: None},
         summary="The committed meter in whole cents, the last hit, and whether a jackpot waits",
         description="Send the last ETag in If-None-Match: an unchanged sign gets 304.",
     )
@@ -63,12 +66,12 @@ class JournalView(APIView):
 
     @extend_schema(
         operation_id="journal_list",
-        parameters=query_parameters(bodies.JournalQuery),
-        responses={200: bodies.JournalPage},
+        parameters=query_parameters(JournalQuery),
+        responses={200: JournalPage},
         summary="The journal's transfers, newest first, with their audit events (auditors)",
     )
     def get(self, request: Request) -> Response:
-        page = journal_page(read_query(bodies.JournalQuery, request.query_params))
+        page = journal_page(read_query(JournalQuery, request.query_params))
         return Response(page.model_dump(mode="json"))
 
 
@@ -78,8 +81,8 @@ class SignificantEventListView(APIView):
 
     @extend_schema(
         operation_id="event_list",
-        parameters=query_parameters(bodies.SignificantEventQuery),
-        responses={200: bodies.SignificantEventPage},
+        parameters=query_parameters(SignificantEventQuery),
+        responses={200: SignificantEventPage},
         summary="Significant events, newest first, by code, table, pool and time (auditors, "
         "supervisors)",
         description='Each event of the catalogue (docs/operations.md "Significant events"): '
@@ -87,5 +90,5 @@ class SignificantEventListView(APIView):
         "journal entry. The same object is sent by the signed webhook `significant_event`.",
     )
     def get(self, request: Request) -> Response:
-        page = event_page(read_query(bodies.SignificantEventQuery, request.query_params))
+        page = event_page(read_query(SignificantEventQuery, request.query_params))
         return Response(page.model_dump(mode="json"))

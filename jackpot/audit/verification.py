@@ -68,7 +68,7 @@ from jackpot.audit import anchors as anchoring
 from jackpot.audit import checkpoints
 from jackpot.audit.checkpoints import State
 from jackpot.audit.projections import Event, Projections
-from jackpot.bodies import BrokenAt, JournalReport
+from jackpot.bodies.journal import BrokenAt, JournalReport
 from jackpot.models import (
     UNITS_PER_CENT,
     Account,

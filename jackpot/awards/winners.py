@@ -41,7 +41,7 @@ from django.utils import timezone
 
 from core.codes import ErrorCode
 from core.errors import ApiError, NotFound
-from jackpot import bodies
+from jackpot.bodies.awards import WinnerIdentityBody, WinnerRecord
 from jackpot.models import (
     AuditEvent,
     Award,
@@ -70,7 +70,7 @@ def _digest_key() -> bytes:
     return hmac.digest(ledger.journal_key(), b"jackpot.winner-identity", "sha256")
 
 
-def _plain(identity: bodies.WinnerIdentityBody) -> dict[str, str]:
+def _plain(identity: WinnerIdentityBody) -> dict[str, str]:
     return {
         "name": identity.name.strip(),
         "date_of_birth": identity.date_of_birth.isoformat(),
@@ -86,7 +86,7 @@ def digest(award_id: int, plain: dict[str, str]) -> str:
     return hmac.digest(_digest_key(), content, "sha256").hex()
 
 
-def required(award: Award, identity: bodies.WinnerIdentityBody | None) -> None:
+def required(award: Award, identity: WinnerIdentityBody | None) -> None:
     """Refuse the payment of an award at or above the threshold without its winner's identity."""
     threshold = int(settings.WINNER_IDENTIFICATION_THRESHOLD_CENTS)
     if identity is None and award.amount_cents >= threshold:
@@ -100,7 +100,7 @@ def required(award: Award, identity: bodies.WinnerIdentityBody | None) -> None:
 
 
 def record(
-    award: Award, identity: bodies.WinnerIdentityBody, *, user: User, now: datetime
+    award: Award, identity: WinnerIdentityBody, *, user: User, now: datetime
 ) -> dict[str, object]:
     """Store `identity` for `award`, encrypted (inside the payment's transaction); what the
     payment's event records of it."""
@@ -126,7 +126,7 @@ def _opened(row: WinnerIdentity) -> dict[str, str]:
     return {str(key): str(item) for key, item in value.items()}
 
 
-def identity_of(award_id: int, *, reader: str) -> bodies.WinnerRecord:
+def identity_of(award_id: int, *, reader: str) -> WinnerRecord:
     """The decrypted identity of an award's winner (auditors and admins), or 404; the read is
     written to the security log (who read whose award: never the identity)."""
     row = WinnerIdentity.objects.select_related("recorded_by").filter(award_id=award_id).first()
@@ -138,7 +138,7 @@ def identity_of(award_id: int, *, reader: str) -> bodies.WinnerRecord:
         )
     plain = _opened(row)
     security_log.info("winner identity of award %s read by %s", award_id, reader)
-    return bodies.WinnerRecord.model_construct(
+    return WinnerRecord.model_construct(
         award=award_id,
         name=plain["name"],
         date_of_birth=date.fromisoformat(plain["date_of_birth"]),

@@ -60,10 +60,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ApiError, Conflict, Forbidden, NotFound
-from jackpot import bodies
 from jackpot.approvals.presence import Presence, presence_refused
 from jackpot.awards import surveillance, winners
-from jackpot.bodies import MAX_TEXT
+from jackpot.bodies.awards import WinnerIdentityBody
+from jackpot.bodies.common import MAX_TEXT
 from jackpot.models import (
     Award,
     AwardKind,
@@ -314,7 +314,7 @@ def award_pay(
     method: PaymentMethod,
     reference: str | None = None,
     note: str | None = None,
-    winner: bodies.WinnerIdentityBody | None = None,
+    winner: WinnerIdentityBody | None = None,
 ) -> Award:
     """The player has been paid by `user` (the cashier), by `method` with its `reference` (a
     cheque's or transfer's number: required for those, optional for cash) and an optional `note`.

@@ -56,7 +56,7 @@ class ExportJob(models.Model):
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
-    # The filters of the synchronous export (jackpot.bodies.AwardFilters); null: not filtered.
+    # The filters of the synchronous export (jackpot.bodies.awards.AwardFilters); null: none.
     filter_pool = models.BigIntegerField(null=True, blank=True)
     filter_table = models.BigIntegerField(null=True, blank=True)
     filter_kind = models.CharField(max_length=20, blank=True, default="")

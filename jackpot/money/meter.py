@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db import connection
 
-from jackpot.bodies import Meter
+from jackpot.bodies.meter import Meter
 from jackpot.models import UNITS_PER_CENT as U
 from jackpot.models import Pool, PoolStatus
 from jackpot.money import locks, rows
@@ -360,7 +360,7 @@ def meter_body(
     as_of: datetime | None,
     status: str = PoolStatus.ACTIVE,
 ) -> Meter:
-    """The meter as displays and terminals see it (`jackpot.bodies.Meter`): whole cents, its
+    """The meter as displays and terminals see it (`jackpot.bodies.meter.Meter`): whole cents, its
     version and time.
 
     The wire calls the meter's version `sequence` (unchanged for the signs and terminals that

@@ -55,7 +55,7 @@ from django.db import transaction
 
 from core import metrics
 from core.errors import Conflict
-from jackpot.bodies import Meter
+from jackpot.bodies.meter import Meter
 from jackpot.models import (
     AuditEvent,
     Award,

@@ -46,7 +46,8 @@ from django.db.models.functions import Now
 
 from core.dispatch import send, send_after_commit
 from core.replicas import replica_reads
-from jackpot.bodies import AwardFilters, ExportRequest
+from jackpot.bodies.awards import AwardFilters
+from jackpot.bodies.exports import ExportRequest
 from jackpot.models import ExportJob, ExportStatus
 from jackpot.money import locks
 from jackpot.reporting.exports import (

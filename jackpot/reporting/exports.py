@@ -43,7 +43,7 @@ from django.db.models import Max, Min, OuterRef, QuerySet, Subquery
 
 from core.codes import ErrorCode
 from core.errors import ApiError
-from jackpot.bodies import AwardFilters
+from jackpot.bodies.awards import AwardFilters
 from jackpot.models import AWARD_GRANTED_BY, Award, Transfer
 
 HEADER = (

@@ -47,7 +47,7 @@ from django.db.models import Count, Max, Q, Sum
 from core.codes import ErrorCode
 from core.errors import ApiError, NotFound
 from jackpot.audit import checkpoints
-from jackpot.liability_bodies import (
+from jackpot.bodies.liability import (
     AwardFigure,
     ChainPosition,
     Liability,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from jackpot.audit.verification import KINDS, Report
-from jackpot.bodies import (
+from jackpot.bodies.pools import (
     AwardTotal,
     IntegrityFlagBody,
     MeterIdentity,

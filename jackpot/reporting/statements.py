@@ -1,6 +1,6 @@
 """The period-end liability written for the accountant: CSV for a spreadsheet, PDF to file.
 
-Both are written from the one `jackpot.liability_bodies.Liability` the JSON answer is, so the
+Both are written from the one `jackpot.bodies.liability.Liability` the JSON answer is, so the
 three never differ by a figure:
 - CSV: one `figure,value` row per figure (amounts in integer cents, times in UTC ISO 8601), then
   one `journal:<chain>` row per chain (`<sequence> <hash>`); every cell spreadsheet-safe
@@ -27,7 +27,7 @@ from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from jackpot.liability_bodies import AwardFigure, Liability
+from jackpot.bodies.liability import AwardFigure, Liability
 from jackpot.reporting.exports import spreadsheet_safe
 
 

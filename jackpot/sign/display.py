@@ -11,7 +11,7 @@ shown (and a publish that fails never fails the committed request: `robust`), an
 compare-and-set on the version, so a late publisher cannot put an older value over a newer one.
 The meter part is built from the values the transaction itself computed; the awards part is
 read back from PostgreSQL after the commit (awards change rarely). Each part is its model's
-JSON (`jackpot.bodies.Meter`, `SignAwards`; together a `DisplayMeter`).
+JSON (`jackpot.bodies.meter.Meter`, `SignAwards`; together a `DisplayMeter`).
 
 Redis is a cache, and a cache can lie: restored from an older snapshot it holds figures older
 than the committed ones; kept across a database made anew or restored, it holds another
@@ -61,7 +61,7 @@ from django.db import connection, transaction
 
 from core import metrics
 from core.circuit import redis_circuit, redis_client
-from jackpot.bodies import Hit, Meter, SignAwards
+from jackpot.bodies.meter import Hit, Meter, SignAwards
 from jackpot.models import Award, AwardKind, AwardStatus, DatabaseIdentity, Pool
 from jackpot.money import rows
 from jackpot.money.ledger import journal_key

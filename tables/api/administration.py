@@ -28,10 +28,15 @@ from core.wire import read
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
 from jackpot.api.awards import StaffView
 from jackpot.approvals import changes
-from jackpot.bodies import ChangeApproval, ChangeRejection, ChangeWithdrawal, ParameterChangeBody
+from jackpot.bodies.changes import (
+    ChangeApproval,
+    ChangeRejection,
+    ChangeWithdrawal,
+    ParameterChangeBody,
+)
+from jackpot.bodies.render import change_body
 from jackpot.models import ChangeKind, ParameterChange
 from jackpot.money.canonical import fingerprint
-from jackpot.render import change_body
 from jackpot.selectors import pool_get
 from jackpot.staff import duties, second_factor
 from tables.api.views import ROUND_ID_PATH, rendered, replayed_header

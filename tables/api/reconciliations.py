@@ -11,8 +11,8 @@ from rest_framework.views import APIView
 
 from core.openapi import query_parameters
 from core.wire import read_query
-from jackpot import bodies
 from jackpot.api.authentication import STAFF_AUTHENTICATION, require_roles
+from jackpot.bodies.pools import PoolReport
 from jackpot.selectors import pool_get
 from tables.audit.verification import pool_report
 from tables.bodies.reconciliation import ReconciliationBody, ReconciliationPage, ReconciliationQuery
@@ -55,7 +55,7 @@ class PoolReportView(APIView):
 
     @extend_schema(
         operation_id="pool_report",
-        responses={200: bodies.PoolReport},
+        responses={200: PoolReport},
         summary="A pool's reconciliation: balances, stakes, awards by kind, hits, meter identity",
     )
     def get(self, request: Request, pool: int) -> Response:

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from core.wire import DIGITS, Body, Query
-from jackpot.bodies import ProgressivePaytable, progressive_paytable_of
+from jackpot.bodies.pools import ProgressivePaytable, progressive_paytable_of
 from rules.par import SHEET_VERSIONS, ParSheet
 from rules.paytables import Paytable, PaytableSet
 from tables.bodies.seats import (

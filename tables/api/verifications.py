@@ -13,18 +13,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.throttling import HeavyReadThrottle
-from jackpot import bodies
 from jackpot.api.authentication import require_roles
 from jackpot.api.awards import StaffView
+from jackpot.bodies.journal import JournalVerification, VerificationRun
+from jackpot.bodies.render import verification_body
 from jackpot.models import Verification, VerificationStatus
-from jackpot.render import verification_body
 from jackpot.selectors import verification_get, verification_runs
 from tables.audit.verification_jobs import heartbeat, verification_request
 
 AUDITORS = ("auditor", "admin")
 
 
-def _body(run: Verification | None) -> bodies.VerificationRun | None:
+def _body(run: Verification | None) -> VerificationRun | None:
     if run is None:
         return None
     beat = heartbeat(run.pk) if run.status == VerificationStatus.RUNNING else None
@@ -38,12 +38,12 @@ class JournalVerifyView(StaffView):
 
     @extend_schema(
         operation_id="journal_verify",
-        responses={200: bodies.JournalVerification},
+        responses={200: JournalVerification},
         summary="What the journal's verification last found, and when (auditors)",
     )
     def get(self, request: Request) -> Response:
         runs = verification_runs()
-        body = bodies.JournalVerification.model_construct(
+        body = JournalVerification.model_construct(
             latest=_body(runs.latest),
             latest_full=_body(runs.latest_full),
             running=_body(runs.running),
@@ -53,7 +53,7 @@ class JournalVerifyView(StaffView):
     @extend_schema(
         operation_id="journal_verify_start",
         request=None,
-        responses={202: bodies.VerificationRun},
+        responses={202: VerificationRun},
         summary="Start a full verification from the first event, in the background (auditors)",
     )
     def post(self, request: Request) -> Response:
@@ -69,7 +69,7 @@ class JournalVerificationView(StaffView):
 
     @extend_schema(
         operation_id="journal_verification_get",
-        responses={200: bodies.VerificationRun},
+        responses={200: VerificationRun},
         summary="A verification run: its status, progress and verdict (auditors)",
     )
     def get(self, request: Request, verification: int) -> Response:

@@ -38,7 +38,7 @@ from jackpot.audit import checkpoints
 from jackpot.audit import verification as journal
 from jackpot.audit.anchors import Anchor
 from jackpot.audit.projections import Event
-from jackpot.bodies import PoolReport
+from jackpot.bodies.pools import PoolReport
 from jackpot.models import Pool, Transfer
 from jackpot.money import rows
 from jackpot.money.ledger import table_chain

@@ -15,9 +15,7 @@ from pydantic import Field
 
 from core.codes import ErrorCode
 from core.wire import Body, Instant, NonBlank, Refusal
-from jackpot.bodies import (
-    Note,
-)
+from jackpot.bodies.common import Note
 
 
 class TableChange(Body):

@@ -15,10 +15,8 @@ from typing import Annotated
 from pydantic import Field, ValidationInfo, field_validator
 
 from core.wire import Body, Instant, Query
-from jackpot.bodies import (
-    Cents,
-    ReconciliationStatus,
-)
+from jackpot.bodies.common import Cents
+from jackpot.bodies.pools import ReconciliationStatus
 from jackpot.models import AwardKind, AwardStatus
 from tables.bodies.reconciliation import ReconciliationPool
 

@@ -13,12 +13,8 @@ from typing import Annotated
 from pydantic import Field
 
 from core.wire import DIGITS, Body, Instant, Query
-from jackpot.bodies import (
-    Cents,
-    IntegrityFlagBody,
-    Offset,
-    VoidSignal,
-)
+from jackpot.bodies.common import Cents, Offset
+from jackpot.bodies.pools import IntegrityFlagBody, VoidSignal
 from jackpot.models import AwardKind
 
 # --- integrity flags ----------------------------------------------------------------------------

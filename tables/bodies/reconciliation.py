@@ -11,9 +11,7 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 
 from core.wire import DIGITS, Body, Instant, Query
-from jackpot.bodies import (
-    Offset,
-)
+from jackpot.bodies.common import Offset
 from jackpot.models import AccountKind
 
 # --- reconciliation reports (tables.audit.reconciliation)

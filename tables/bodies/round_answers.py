@@ -5,7 +5,7 @@ Built from these models by `tables.rounds.answers` (hands, settlements and decis
 `tables.bodies.render`) and stored as their JSON, so a replay answers the same bytes.
 
 Invariant: amounts are whole cents; an award here is only its way to payment's start
-(`jackpot.bodies.AwardBody` follows it from there).
+(`jackpot.bodies.awards.AwardBody` follows it from there).
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from core.wire import Body, Instant
-from jackpot.bodies import (
-    Meter,
-)
+from jackpot.bodies.meter import Meter
 from jackpot.models import AwardKind, AwardStatus
 from tables.bodies.seats import (
     Hand,

@@ -13,9 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from core.wire import DIGITS, Body, Instant, Query
-from jackpot.bodies import (
-    Offset,
-)
+from jackpot.bodies.common import Offset
 from tables.bodies.round_answers import OpenAnswer, ResultAnswer, VoidAnswer
 from tables.bodies.seats import StudSeatBets, UthSeatBets
 from tables.bodies.vocabulary import RoundId

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from jackpot.bodies import Meter
+from jackpot.bodies.meter import Meter
 from jackpot.models import Award, AwardKind, AwardStatus, Pool
 from jackpot.money.movements import AwardsGranted, StakesTaken, Terms
 from rules.stud import StudDecision, StudSettlement

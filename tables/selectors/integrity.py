@@ -15,7 +15,7 @@ from django.conf import settings
 
 from core.codes import ErrorCode
 from core.errors import NotFound
-from jackpot.bodies import IntegrityFlagBody
+from jackpot.bodies.pools import IntegrityFlagBody
 from jackpot.models import (
     AwardKind,
     Pool,

@@ -10,7 +10,7 @@ from typing import Any
 
 from core.codes import ErrorCode
 from core.errors import NotFound
-from jackpot.bodies import ReconciliationStatus
+from jackpot.bodies.pools import ReconciliationStatus
 from jackpot.models import (
     AccountKind,
 )

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Sum
 
-from jackpot.bodies import OpenRounds, StaleRound
+from jackpot.bodies.pools import OpenRounds, StaleRound
 from jackpot.models import (
     Pool,
 )

@@ -65,7 +65,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from jackpot.bodies import ExportRequest
+from jackpot.bodies.exports import ExportRequest
 from jackpot.models import AuditEvent
 from jackpot.reporting.export_jobs import Built, export_job_build, export_job_create
 from jackpot.staff.accounts import staff_token_issue

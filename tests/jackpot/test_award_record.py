@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from jackpot import selectors
-from jackpot.bodies import AwardFilters
+from jackpot.bodies.awards import AwardFilters
 from jackpot.models import Award, AwardKind
 from jackpot.reporting import exports, register
 from jackpot.sign import display

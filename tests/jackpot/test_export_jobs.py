@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from core import dispatch
 from core.circuit import redis_circuit
-from jackpot.bodies import AwardFilters
+from jackpot.bodies.awards import AwardFilters
 from jackpot.models import Award, AwardKind, AwardStatus, ExportJob, ExportStatus, Pool
 from jackpot.reporting import export_jobs
 from jackpot.reporting.export_jobs import Built, export_job_build, export_jobs_sweep
@@ -269,7 +269,7 @@ def test_redis_down_at_the_post_the_sweeper_sends_it_and_the_file_expires(
 
 
 def _queued_job(user, **filters) -> ExportJob:
-    from jackpot.bodies import ExportRequest
+    from jackpot.bodies.exports import ExportRequest
     from jackpot.reporting.export_jobs import export_job_create
 
     return export_job_create(user=user, filters=ExportRequest.model_validate(filters))

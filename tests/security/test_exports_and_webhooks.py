@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from jackpot.audit.outbox_journal import vouched
 from jackpot.awards.workflow import award_verify
-from jackpot.bodies import ExportRequest
+from jackpot.bodies.exports import ExportRequest
 from jackpot.models import AuditEvent, Award, AwardKind, OutboxMessage, Transfer, WebhookDelivery
 from jackpot.notifications import outbox, webhooks
 from jackpot.pools.creation import pool_create

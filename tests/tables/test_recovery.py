@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from jackpot.bodies import PoolReport
+from jackpot.bodies.pools import PoolReport
 from jackpot.models import AuditEvent, Pool, Transfer
 from jackpot.staff.accounts import staff_token_issue
 from jackpot.staff.roles import role_group

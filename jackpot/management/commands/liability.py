@@ -17,7 +17,7 @@ from django.utils import timezone
 from core.errors import ApiError
 from core.replicas import replica_reads
 from core.wire import read_query
-from jackpot.liability_bodies import LiabilityQuery
+from jackpot.bodies.liability import LiabilityQuery
 from jackpot.reporting.liability import liability_statement
 from jackpot.reporting.statements import liability_csv
 

@@ -1,8 +1,8 @@
 """Awards, parameter changes, export jobs and webhook deliveries as the API shows them
-(`jackpot.bodies.AwardBody`, `ParameterChangeBody`, `ExportJobBody`, `Notification`): rendering
-only, no reads and no writes. An award is shown from its own columns: what it shows of its round
-was recorded at its grant (`jackpot.money.movements.Dealt`), so nothing here follows `Award.round`
-to the tables' rows.
+(`jackpot.bodies.awards.AwardBody`, `changes.ParameterChangeBody`, `exports.ExportJobBody`,
+`notifications.Notification`): rendering only, no reads and no writes. An award is shown from
+its own columns: what it shows of its round was recorded at its grant
+(`jackpot.money.movements.Dealt`), so nothing here follows `Award.round` to the tables' rows.
 
 Kept apart from `jackpot.awards.workflow` (the award's way to payment) so that the reads in
 `jackpot.selectors` can render awards without importing the module that writes them.
@@ -14,7 +14,11 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from jackpot import bodies
+from jackpot.bodies.awards import AwardBody, ReferralDecided, Review
+from jackpot.bodies.changes import ParameterChangeBody
+from jackpot.bodies.exports import ExportJobBody, ExportRequest
+from jackpot.bodies.journal import BrokenAt, VerificationRun
+from jackpot.bodies.notifications import Notification
 from jackpot.models import (
     Award,
     AwardKind,
@@ -40,10 +44,10 @@ def _who(user: User | None) -> str | None:
     return None if user is None else user.get_username()
 
 
-def review_body(review: SurveillanceReview) -> bodies.Review:
+def review_body(review: SurveillanceReview) -> Review:
     """A surveillance review as the API shows it, with a referral's decision."""
     decision = getattr(review, "decision", None)  # the reverse one-to-one: absent without one
-    return bodies.Review.model_construct(
+    return Review.model_construct(
         id=review.pk,
         reviewer=review.reviewer.get_username(),
         reviewed_at=review.reviewed_at,
@@ -55,7 +59,7 @@ def review_body(review: SurveillanceReview) -> bodies.Review:
         note=review.note,
         decision=None
         if decision is None
-        else bodies.ReferralDecided.model_construct(
+        else ReferralDecided.model_construct(
             outcome=ReferralOutcome(decision.outcome),
             decided_by=decision.decided_by.get_username(),
             decided_at=decision.decided_at,
@@ -79,14 +83,14 @@ AWARD_RELATED = (
 AWARD_PREFETCH = ("reviews__reviewer", "reviews__decision__decided_by")
 
 
-def award_body(award: Award) -> bodies.AwardBody:
+def award_body(award: Award) -> AwardBody:
     """An award as the API shows it (select_related `AWARD_RELATED` and prefetch
     `AWARD_PREFETCH` when listing many): with surveillance's latest review, and whether its
     winner is identified, never who. What it shows of its round (table, game, round id, cards,
     winning five) is the award's own record of its grant, never the tables' rows."""
     reviews = list(award.reviews.all())  # prefetched in lists; few (one a jackpot, mostly)
     latest = max(reviews, key=lambda review: review.pk) if reviews else None
-    return bodies.AwardBody.model_construct(
+    return AwardBody.model_construct(
         id=award.pk,
         pool=award.pool_id,
         round=award.round_id,
@@ -147,9 +151,9 @@ def _identified(award: Award) -> bool:
         return False
 
 
-def change_body(change: ParameterChange) -> bodies.ParameterChangeBody:
+def change_body(change: ParameterChange) -> ParameterChangeBody:
     """A parameter change as the API shows it (select_related its two users when listing)."""
-    return bodies.ParameterChangeBody.model_construct(
+    return ParameterChangeBody.model_construct(
         id=change.pk,
         kind=change.kind,
         pool=change.pool_id,
@@ -165,14 +169,14 @@ def change_body(change: ParameterChange) -> bodies.ParameterChangeBody:
     )
 
 
-def export_job_body(job: ExportJob, *, url: str, download_url: str) -> bodies.ExportJobBody:
+def export_job_body(job: ExportJob, *, url: str, download_url: str) -> ExportJobBody:
     """An export job as the API shows it (`download_url` only once it is done);
     select_related the user who asked."""
     done = job.status == ExportStatus.DONE
-    return bodies.ExportJobBody.model_construct(
+    return ExportJobBody.model_construct(
         id=job.pk,
         status=ExportStatus(job.status),
-        filters=bodies.ExportRequest.model_construct(**job.filters()),
+        filters=ExportRequest.model_construct(**job.filters()),
         requested_by=job.requested_by.get_username(),
         rows_written=job.rows_written,
         rows_total=job.rows_total,
@@ -190,11 +194,11 @@ def export_job_body(job: ExportJob, *, url: str, download_url: str) -> bodies.Ex
 
 def verification_body(
     run: Verification, *, url: str, heartbeat: dict[str, Any] | None = None
-) -> bodies.VerificationRun:
+) -> VerificationRun:
     """A verification run as the API shows it; `heartbeat` (a running job's last one) gives its
     progress. select_related the user who asked."""
     running = run.status == VerificationStatus.RUNNING and heartbeat is not None
-    return bodies.VerificationRun.model_construct(
+    return VerificationRun.model_construct(
         id=run.pk,
         full=run.full,
         trigger=VerificationTrigger(run.trigger),
@@ -212,9 +216,7 @@ def verification_body(
         started_from=run.started_from_id,
         checkpoint=run.checkpoint_id,
         ok=run.ok,
-        first_broken=bodies.BrokenAt.model_construct(
-            chain=run.broken_chain, sequence=run.broken_sequence
-        )
+        first_broken=BrokenAt.model_construct(chain=run.broken_chain, sequence=run.broken_sequence)
         if run.broken_chain
         else None,
         problem_count=run.problem_count,
@@ -224,11 +226,11 @@ def verification_body(
     )
 
 
-def notification_body(delivery: WebhookDelivery) -> bodies.Notification:
+def notification_body(delivery: WebhookDelivery) -> Notification:
     """A webhook delivery as the auditors see it; select_related its message."""
     pending = delivery.status == DeliveryStatus.PENDING
     award = delivery.message.payload.get("award")
-    return bodies.Notification.model_construct(
+    return Notification.model_construct(
         delivery_id=str(delivery.delivery_id),
         event_id=delivery.message.key,
         topic=delivery.message.topic,

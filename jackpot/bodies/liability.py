@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from core.wire import Body, Instant, Moment, Query
-from jackpot.bodies import Cents, Currency, Id
+from jackpot.bodies.common import Cents, Currency, Id
 
 Count = Annotated[int, Field(ge=0)]
 
