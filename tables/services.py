@@ -56,7 +56,7 @@ def table_create(*, name: str, game: Game, pool: Pool | None, actor: str, seats:
 
 
 @dataclass(frozen=True, slots=True)
-class IssuedToken:
+class IssuedTerminal:
     """A terminal and its raw token: shown once, only its SHA-256 is stored."""
 
     terminal: Terminal
@@ -71,7 +71,7 @@ def _install_terminal(
     actor: str,
     kind: str,
     facts: dict[str, object],
-) -> IssuedToken:
+) -> IssuedTerminal:
     """Make the token and its event in the caller's transaction: `terminal.issued` (a
     significant event, SE13) with the applied change's facts (both people), or the operator's
     `terminal.bootstrapped` (as `staff.bootstrapped` is the operator's first admins).
@@ -108,13 +108,13 @@ def _install_terminal(
             **facts,
         },
     )
-    return IssuedToken(terminal, token.raw)
+    return IssuedTerminal(terminal, token.raw)
 
 
 @transaction.atomic
 def operator_terminal_issue(
     *, table: Table, name: str, revoke_others: bool, actor: str
-) -> IssuedToken:
+) -> IssuedTerminal:
     """The operator's path, for the demo floor (`seed_demo`), the benchmarks and the tests'
     setup, like `bootstrap_admin`: a token issued by one act. Never reached from the API, the
     admin or the pages (`tests/security/test_terminal_issue.py` holds them to it): there a token
@@ -153,7 +153,7 @@ class ApprovedIssue:
     """An applied `terminal.issue`: the change, and the token for its approver's eyes only."""
 
     change: ParameterChange
-    issued: IssuedToken
+    issued: IssuedTerminal
 
 
 @locks.retried

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from core.replicas import reading
+from jackpot.audit.problems import Problem
 from jackpot.models import AuditEvent, DatabaseIdentity
 from jackpot.money import rows
 
@@ -47,13 +48,6 @@ class Anchor:
     database: str
     anchored_at: str
     heads: tuple[Head, ...]
-
-
-@dataclass(frozen=True)
-class Problem:
-    message: str
-    chain: str | None = None
-    sequence: int | None = None
 
 
 def database_identity() -> str:

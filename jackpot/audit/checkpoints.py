@@ -6,9 +6,9 @@ A checkpoint's `state` (`State`) is, in one snapshot of the journal that verifie
   them that no later event wrote is a row written behind the journal);
 - `balances` and `codes`: per pool, each account's balance (credits - debits) and the transfers'
   total by code (the pool report's meter identity needs them);
-- `projections`: `jackpot.audit.projections.Projections.carried()`: awards not yet paid or void, the
-  pools' parameters, which staff account held which name when, the awards' totals by status and
-  live awards by kind;
+- `projections`: `jackpot.audit.projections.ProgressiveProjection.carried()`: awards not yet paid or
+  void, the pools' parameters, which staff account held which name when, the awards' totals by
+  status and live awards by kind;
 - `rounds`: what the layer above carries (`tables.audit.verification`: the stakes of the rounds and
   which pools each table's chain may move);
 - `events`, `transfers`: how many the journal held up to `positions`.

@@ -2,8 +2,8 @@
 
 An award row and a pool's parameters are projections of events: the rows are not append-only
 (an award's status moves, a pool's counters move), so the chain, not the row, is the record.
-`verify_journal` feeds every event of a verified chain to `Projections.observe`, then
-`Projections.problems` compares:
+`verify_journal` feeds every event of a verified chain to `ProgressiveProjection.observe`, then
+`ProgressiveProjection.problems` compares:
 - each award with what its round's `round.settled` event created (pool, round, seat, kind,
   amount, status, sequence, time, and what it shows of the round: `RECORD_FIELDS`, the table's
   key, name and game, the terminal's round id, the seat's cards, the board, the winning five;
@@ -30,11 +30,11 @@ checkpoint).
 Each problem names the award or pool and the chain and sequence of its last event, so a row
 edited by direct SQL is reported at the point of the chain it contradicts.
 
-A walk from the first event (`Projections()`) holds every award; a walk from a checkpoint
-(`Projections.resume`) starts from what the checkpoint carried (`carried()`): the awards not yet
-paid or void (the only ones a later event may change: a paid or void award takes no step, and a
-step of an award not carried nor created since is a problem) but those approved at once that no
-step touched (their creating event, found through the transfer that granted them, says all of
+A walk from the first event (`ProgressiveProjection()`) holds every award; a walk from a checkpoint
+(`ProgressiveProjection.resume`) starts from what the checkpoint carried (`carried()`): the awards
+not yet paid or void (the only ones a later event may change: a paid or void award takes no step,
+and a step of an award not carried nor created since is a problem) but those approved at once that
+no step touched (their creating event, found through the transfer that granted them, says all of
 them: `_recall`, when a step comes), the pools, the names' history, and per
 pool the awards' totals by status and the live (not void) awards by kind, which later events move
 (`totals`). It then compares the rows the walk's events touched and the awards carried
@@ -54,13 +54,14 @@ from typing import Any
 
 from django.db.models import F, Q
 
+from jackpot.audit.problems import Problem
 from jackpot.audit.surveillance_records import KINDS as REVIEW_KINDS
-from jackpot.audit.surveillance_records import SurveillanceRecords
+from jackpot.audit.surveillance_records import SurveillanceProjection
 from jackpot.awards import winners
 from jackpot.models import AWARD_GRANTED_BY, Award, AwardStatus, Pool, Transfer
 from jackpot.money.ledger import ADMIN_CHAIN, pool_chain
 from jackpot.pools.parameters import FIELD_DEFAULTS, POOL_FIELDS
-from jackpot.staff.records import ACCOUNT_KINDS, RECORDED, Names, StaffRecords
+from jackpot.staff.records import ACCOUNT_KINDS, RECORDED, Names, StaffProjection
 
 #: The events that set a pool's status (`jackpot.pools.lifecycle`), each saying the new one.
 LIFE_KINDS = frozenset({"pool.suspended", "pool.resumed", "pool.stopped"})
@@ -172,13 +173,6 @@ class Seen:
             for name, value in carried["fields"].items()
         }
         return cls(fields, carried["chain"], carried["sequence"], set(carried["chains"]))
-
-
-@dataclass(frozen=True)
-class Problem:
-    message: str
-    chain: str | None
-    sequence: int | None
 
 
 def _user(actor: str) -> str | None:
@@ -303,7 +297,7 @@ class Totals:
         }
 
 
-class Projections:
+class ProgressiveProjection:
     def __init__(self) -> None:
         self.awards: dict[int, Seen] = {}
         self.steps: list[Event] = []  # in each pool chain's order; applied after creation
@@ -311,23 +305,23 @@ class Projections:
         self.names = Names()
         self.totals = Totals()
         self.touched: set[int] = set()  # awards created or stepped by the events observed
-        self.staff = StaffRecords(names=self.names)
+        self.staff = StaffProjection(names=self.names)
         # Payments that identified a winner, and identities purged, among the events walked.
         self.identified: set[int] = set()
         self.purged: set[int] = set()
-        self.surveillance = SurveillanceRecords()
+        self.surveillance = SurveillanceProjection()
 
     @classmethod
-    def resume(cls, carried: dict[str, Any]) -> Projections:
+    def resume(cls, carried: dict[str, Any]) -> ProgressiveProjection:
         """Start from what a checkpoint carried (`carried()`)."""
         projections = cls()
         projections.awards = {int(pk): Seen.resumed(a) for pk, a in carried["awards"].items()}
         projections.pools = {int(pk): Seen.resumed(p) for pk, p in carried["pools"].items()}
         projections.names = Names(carried["names"])
         projections.totals = Totals(carried["totals"])
-        projections.staff = StaffRecords(carried["staff"], projections.names)
+        projections.staff = StaffProjection(carried["staff"], projections.names)
         # A checkpoint stored before the journal covered surveillance carries none (none existed).
-        projections.surveillance = SurveillanceRecords(carried.get("surveillance"))
+        projections.surveillance = SurveillanceProjection(carried.get("surveillance"))
         return projections
 
     def carried(self) -> dict[str, Any]:

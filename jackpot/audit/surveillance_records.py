@@ -1,5 +1,5 @@
 """Surveillance's reviews and referral decisions, compared with the events that recorded them
-(one part of a verification's walk, `jackpot.audit.projections.Projections`).
+(one part of a verification's walk, `jackpot.audit.projections.ProgressiveProjection`).
 
 A review row is written only with its audit event on the award's pool chain (`award.reviewed`,
 or `award.referred` for a referral; `jackpot.awards.workflow.award_review`), a referral's decision
@@ -39,7 +39,7 @@ def _time(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
-class SurveillanceRecords:
+class SurveillanceProjection:
     """One walk's reviews and decisions, as the events say them."""
 
     def __init__(self, carried: dict[str, Any] | None = None) -> None:

@@ -67,7 +67,7 @@ from core.replicas import reading
 from jackpot.audit import anchors as anchoring
 from jackpot.audit import checkpoints
 from jackpot.audit.checkpoints import State
-from jackpot.audit.projections import Event, Projections
+from jackpot.audit.projections import Event, ProgressiveProjection
 from jackpot.bodies.journal import BrokenAt, JournalReport
 from jackpot.models import (
     UNITS_PER_CENT,
@@ -115,7 +115,7 @@ class Crosscheck(Protocol):
 
 
 @dataclass
-class Report:
+class VerificationReport:
     ok: bool = True
     full: bool = True
     events: int = 0
@@ -299,9 +299,9 @@ class _Walk:
 
     def __init__(
         self,
-        report: Report,
+        report: VerificationReport,
         start: State,
-        projections: Projections,
+        projections: ProgressiveProjection,
         crosscheck: Crosscheck | None,
         progress: Progress | None,
         reader: _Reader,
@@ -400,7 +400,9 @@ class _Walk:
         return True
 
 
-def _heads(report: Report, walk: _Walk, chains: Iterable[str], broken: set[str]) -> None:
+def _heads(
+    report: VerificationReport, walk: _Walk, chains: Iterable[str], broken: set[str]
+) -> None:
     """Each chain's head row names its last event; a routine run also finds each checkpointed
     position's event unchanged (its hash as the checkpoint recorded it)."""
     heads = dict(AuditChain.objects.values_list("key", "sequence"))
@@ -432,7 +434,7 @@ def _heads(report: Report, walk: _Walk, chains: Iterable[str], broken: set[str])
                 )
 
 
-def _strays(report: Report, walk: _Walk) -> None:
+def _strays(report: VerificationReport, walk: _Walk) -> None:
     """Transfers written behind the journal: none beyond those the walk read."""
     if report.full:
         total = Transfer.objects.count()
@@ -478,9 +480,9 @@ def _verify_pool(pool: Pool, walk: _Walk, crosscheck: Crosscheck | None) -> None
             report.fail(f"pool {pool.pk}: {label}: {actual} != {wanted}")
 
 
-def _start(full: bool, report: Report) -> tuple[State, Projections]:
+def _start(full: bool, report: VerificationReport) -> tuple[State, ProgressiveProjection]:
     if full:
-        return State(), Projections()
+        return State(), ProgressiveProjection()
     loaded = checkpoints.latest()
     for sequence, problem in loaded.refused:
         report.fail(
@@ -489,10 +491,10 @@ def _start(full: bool, report: Report) -> tuple[State, Projections]:
             sequence=sequence,
         )
     if loaded.state is None or loaded.checkpoint is None:
-        return State(), Projections()
+        return State(), ProgressiveProjection()
     report.started_from = loaded.checkpoint.pk
     report.events, report.transfers = loaded.state.events, loaded.state.transfers
-    return loaded.state, Projections.resume(loaded.state.projections or {})
+    return loaded.state, ProgressiveProjection.resume(loaded.state.projections or {})
 
 
 def verify_journal(
@@ -501,7 +503,7 @@ def verify_journal(
     crosscheck: Callable[[dict[str, Any] | None], Crosscheck] | None = None,
     anchors: Sequence[anchoring.Anchor] = (),
     progress: Progress | None = None,
-) -> Report:
+) -> VerificationReport:
     """Verify in one consistent snapshot (the module's docstring): from the first event
     (`full`) or from the newest checkpoint. `crosscheck` is made, inside the snapshot, from what
     the starting checkpoint carried for it (None: from the first event); `anchors`
@@ -531,8 +533,8 @@ def _verify(
     make_crosscheck: Callable[[dict[str, Any] | None], Crosscheck] | None,
     anchors: Sequence[anchoring.Anchor],
     progress: Progress | None,
-) -> Report:
-    report = Report(full=full)
+) -> VerificationReport:
+    report = VerificationReport(full=full)
     start, projections = _start(full, report)
     crosscheck = (
         make_crosscheck(start.rounds if start.positions else None) if make_crosscheck else None

@@ -14,7 +14,6 @@ from core.codes import ErrorCode
 from core.wire import DIGITS, Body, Instant, Moment, NonBlank, Query, Refusal, TimeText
 from jackpot.bodies.common import (
     ENUM_TEXT,
-    CardText,
     Cents,
     From,
     Id,
@@ -23,6 +22,7 @@ from jackpot.bodies.common import (
     OptionalNote,
     Page,
     QueryId,
+    RecordedCard,
     SecondPersonCode,
     To,
 )
@@ -78,9 +78,11 @@ class AwardBody(Body):
     table_name: str
     game: str
     seat: Annotated[int, Field(ge=1, le=7)]
-    cards: list[CardText] = Field(description="the seat's own cards, as dealt")
-    board: list[CardText] = Field(max_length=5, description="the board as dealt; empty for Stud")
-    winning_five: list[CardText] = Field(
+    cards: list[RecordedCard] = Field(description="the seat's own cards, as dealt")
+    board: list[RecordedCard] = Field(
+        max_length=5, description="the board as dealt; empty for Stud"
+    )
+    winning_five: list[RecordedCard] = Field(
         max_length=5,
         description="the five of cards and board that make the award; empty for an envy (won "
         "by another seat's jackpot)",

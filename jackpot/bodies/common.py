@@ -20,7 +20,7 @@ Cents = int  # integer euro cents, everywhere
 Id = Annotated[int, Field(ge=1)]
 Page = Annotated[int, Field(ge=0)]
 Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
-CardText = Annotated[str, Field(pattern=CARD_PATTERN)]
+RecordedCard = Annotated[str, Field(pattern=CARD_PATTERN)]
 
 
 Note = Annotated[NonBlank, Field(max_length=MAX_TEXT), Refusal(ErrorCode.INVALID_TEXT)]

@@ -8,9 +8,9 @@ resets (in), voided jackpots (in), jackpots won (out) and the resets voided jack
 holds to the unit while the pool's stake and shares have not changed since its creation, which
 the admin guarantees while tables are open.
 
-The figures come from a verification's walk (`jackpot.audit.verification.Report.state`: the newest
-checkpoint's, plus what was added since), never from a sum over the whole journal: the balances,
-the transfers' totals by code and the live awards by kind. The stakes are counted from the
+The figures come from a verification's walk (`jackpot.audit.verification.VerificationReport.state`:
+the newest checkpoint's, plus what was added since), never from a sum over the whole journal: the
+balances, the transfers' totals by code and the live awards by kind. The stakes are counted from the
 rounds' seats, which the tables own: the caller passes their count, the pool's rounds still open,
 its latest integrity flags and the latest scheduled reconciliation's status
 (`journal_pool_report` here is the journal's part; `tables.audit.verification.pool_report` is the
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from jackpot.audit.verification import KINDS, Report
+from jackpot.audit.verification import KINDS, VerificationReport
 from jackpot.bodies.pools import (
     AwardTotal,
     IntegrityFlagBody,
@@ -60,7 +60,7 @@ def _hit(hit: Award) -> ReportHit:
 def journal_pool_report(
     pool: Pool,
     *,
-    found: Report,
+    found: VerificationReport,
     stakes_count: int,
     open_rounds: OpenRounds,
     integrity_flags: list[IntegrityFlagBody],

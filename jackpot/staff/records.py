@@ -1,6 +1,6 @@
 """Who may act, compared with the events that said so: staff accounts' powers (active, staff,
 superuser, roles) and the live staff tokens (one part of a verification's walk,
-`jackpot.audit.projections.Projections`).
+`jackpot.audit.projections.ProgressiveProjection`).
 
 A role or a flag is given only by an event on the `admin` chain that shows the account after it
 (`staff.changed`, `staff.bootstrapped`: `jackpot.staff.accounts.snapshot`), and a staff token only
@@ -159,7 +159,7 @@ class Names:
         }
 
 
-class StaffRecords:
+class StaffProjection:
     """One walk's staff accounts and live staff tokens, as the events say them; `names`: the
     walk's names, by which a token's holder is known (`Names`)."""
 

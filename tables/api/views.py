@@ -257,8 +257,8 @@ class RoundDetailView(TerminalView):
     def get(self, request: Request, table: int, round_id: str) -> Response:
         table_obj = self.principal(request).table
         round_id_of(round_id)
-        rnd = Round.objects.filter(table=table_obj, round_id=round_id).first()
-        if rnd is None:
+        found = Round.objects.filter(table=table_obj, round_id=round_id).first()
+        if found is None:
             raise NotFound(
                 "round_not_found",
                 f"no round {round_id!r} at table {table_obj.pk}",
@@ -267,9 +267,9 @@ class RoundDetailView(TerminalView):
         return Response(
             {
                 "table": table_obj.pk,
-                "round_id": rnd.round_id,
-                "state": rnd.state,
-                "opened": rnd.open_response,
-                "closed": rnd.close_response,
+                "round_id": found.round_id,
+                "state": found.state,
+                "opened": found.open_response,
+                "closed": found.close_response,
             }
         )

@@ -54,7 +54,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from jackpot.audit.anchors import Anchor, read_anchors
-from jackpot.audit.verification import Progress, Report
+from jackpot.audit.verification import Progress, VerificationReport
 from jackpot.models import ChangeStatus, ParameterChange, Pool, VerificationTrigger
 from jackpot.money import ledger, locks, rows
 from tables.audit.verification import keep_checkpoint, pool_report, verify_full, verify_routine
@@ -79,7 +79,7 @@ _IDENTITY_PARAMETERS = ["stake_cents", "meter_share_bp"]
 class Findings:
     """What a run found, before it is stored."""
 
-    report: Report
+    report: VerificationReport
     anchors: int = 0
     pools: list[dict[str, Any]] = field(default_factory=list)
 
@@ -90,7 +90,7 @@ def _identity_applies(pool: Pool) -> bool:
     ).exists()
 
 
-def _pool_figures(pool: Pool, report: Report) -> dict[str, Any]:
+def _pool_figures(pool: Pool, report: VerificationReport) -> dict[str, Any]:
     """The pool's figures as the run found them; a broken meter identity is a problem."""
     identity = pool_report(pool, report).meter_identity
     applies = _identity_applies(pool)
@@ -134,7 +134,7 @@ def check(*, full: bool = False, progress: Progress | None = None) -> Findings:
             findings.pools = [_pool_figures(pool, report) for pool in Pool.objects.order_by("pk")]
     except Exception as error:  # the check itself broke: that is a failed run, not a crash
         logger.exception("reconciliation: the journal could not be verified")
-        findings = Findings(Report(), anchors=len(anchors))
+        findings = Findings(VerificationReport(), anchors=len(anchors))
         findings.report.fail(f"could not be verified: {type(error).__name__}: {error}")
     for problem in unreadable:
         findings.report.fail(problem)

@@ -102,7 +102,7 @@ def _result(payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class Records:
+class FloorProjection:
     """One walk's comparison of the rounds', tables' and terminals' rows with their events."""
 
     def __init__(self, carried: dict[str, Any] | None) -> None:

@@ -55,7 +55,7 @@ class Item:
 
 
 @dataclass(frozen=True)
-class Report:
+class SelfCheckReport:
     items: tuple[Item, ...]
     checksum: str
 
@@ -216,7 +216,7 @@ def _anchors() -> Item:
     )
 
 
-def selfcheck() -> Report:
+def selfcheck() -> SelfCheckReport:
     """Run every item (see the module's docstring); an item whose premise failed is skipped."""
     checksum = config_checksum()
     items = [_database()]
@@ -230,4 +230,4 @@ def selfcheck() -> Report:
         items.append(Item("journal", SKIPPED, "the database is not this build's"))
     items.append(_configuration(checksum))
     items.append(_anchors())
-    return Report(tuple(items), checksum)
+    return SelfCheckReport(tuple(items), checksum)

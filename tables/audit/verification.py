@@ -44,7 +44,7 @@ from jackpot.money import rows
 from jackpot.money.ledger import table_chain
 from jackpot.reporting import reports
 from tables.audit.history import history_problems
-from tables.audit.records import Records
+from tables.audit.records import FloorProjection
 from tables.models import Round, RoundSeat, RoundState, Table
 from tables.selectors.integrity import pool_integrity_flags
 from tables.selectors.reconciliation import latest_reconciliation
@@ -66,17 +66,18 @@ class RoundsCheck:
         for pool, figures in carried["stakes"].items():
             self.stakes[int(pool)] = list(figures)
         self.chains = {chain: set(pools) for chain, pools in carried["chains"].items()}
-        self.round_id = int(carried["round_id"])
+        #: The highest round key walked (checkpoints carry it as "round_id", as stored ones say).
+        self.round_pk = int(carried["round_id"])
         self.opened: set[int] = set()
         self.voided: set[int] = set()
         self.moved: set[tuple[int, int]] = set()  # (transfer's pool, its round)
         self.problems: dict[int, dict[str, int]] | None = None
-        self.records = Records(carried.get("records") if not self.full else None)
+        self.records = FloorProjection(carried.get("records") if not self.full else None)
 
     def chain_pools(self) -> Mapping[str, frozenset[int]]:
         for pk in Table.objects.values_list("pk", flat=True):
             self.chains.setdefault(table_chain(pk), set())
-        made = Round.objects.filter(pool__isnull=False, pk__gt=self.round_id)
+        made = Round.objects.filter(pool__isnull=False, pk__gt=self.round_pk)
         for table, pool in made.values_list("table_id", "pool_id").distinct():
             self.chains[table_chain(table)].add(pool)
         return {chain: frozenset(pools) for chain, pools in self.chains.items()}
@@ -110,7 +111,7 @@ class RoundsCheck:
             count=Count("pk", filter=Q(progressive_cents__gt=0)),
         ):
             self.stakes[pool] = [int(live or 0), int(count)]
-        self.round_id = Round.objects.aggregate(top=Max("pk"))["top"] or 0
+        self.round_pk = Round.objects.aggregate(top=Max("pk"))["top"] or 0
         strays = (
             Transfer.objects.filter(round__isnull=False)
             .exclude(round__pool=F("pool"))
@@ -141,11 +142,11 @@ class RoundsCheck:
         for pool, round_pk in self.moved:
             if pools.get(round_pk) != pool:
                 found[pool][STRAYS] += 1
-        made = Round.objects.filter(pool__isnull=False, pk__gt=self.round_id)
+        made = Round.objects.filter(pool__isnull=False, pk__gt=self.round_pk)
         for pk, pool in made.values_list("pk", "pool_id"):
             if pk not in self.opened:
                 found[pool][UNANNOUNCED] += 1
-            self.round_id = max(self.round_id, pk)
+            self.round_pk = max(self.round_pk, pk)
         return found
 
     def row_problems(self, broken: bool) -> list[str]:
@@ -155,12 +156,12 @@ class RoundsCheck:
         return {
             "stakes": {str(pool): figures for pool, figures in sorted(self.stakes.items())},
             "chains": {chain: sorted(pools) for chain, pools in sorted(self.chains.items())},
-            "round_id": self.round_id,
+            "round_id": self.round_pk,
             "records": self.records.carried(),
         }
 
 
-def verify_routine(anchors: Sequence[Anchor] = ()) -> journal.Report:
+def verify_routine(anchors: Sequence[Anchor] = ()) -> journal.VerificationReport:
     """The journal since the newest checkpoint, crossed with the rounds (and with the chain
     heads anchored outside the database, when given). `keep_checkpoint` stores what it found."""
     return journal.verify_journal(full=False, crosscheck=RoundsCheck, anchors=anchors)
@@ -168,7 +169,7 @@ def verify_routine(anchors: Sequence[Anchor] = ()) -> journal.Report:
 
 def verify_full(
     anchors: Sequence[Anchor] = (), *, progress: journal.Progress | None = None
-) -> journal.Report:
+) -> journal.VerificationReport:
     """The journal from the first event, crossed with the rounds (and the anchors, when
     given), and the pools' history days recomputed from it (`tables.audit.history`), in one
     snapshot;
@@ -182,7 +183,7 @@ def verify_full(
     return report
 
 
-def keep_checkpoint(report: journal.Report) -> int | None:
+def keep_checkpoint(report: journal.VerificationReport) -> int | None:
     """Store a passing run's state as the next checkpoint, in a transaction of its own (after
     the run's read-only snapshot); none when the newest checkpoint already reaches as far. The
     checkpoint's id, or None."""
@@ -192,7 +193,7 @@ def keep_checkpoint(report: journal.Report) -> int | None:
     return report.checkpoint
 
 
-def pool_report(pool: Pool, found: journal.Report | None = None) -> PoolReport:
+def pool_report(pool: Pool, found: journal.VerificationReport | None = None) -> PoolReport:
     """The pool's reconciliation (`jackpot.reporting.reports`) with the stakes its tables took, its
     rounds still open, its latest integrity flags (`tables.audit.integrity`) and the latest
     scheduled reconciliation's status (`tables.audit.reconciliation`). `found`: the walk of a
@@ -206,7 +207,7 @@ def pool_report(pool: Pool, found: journal.Report | None = None) -> PoolReport:
         return _pool_report(Pool.objects.get(pk=pool.pk), found)
 
 
-def _pool_report(pool: Pool, found: journal.Report) -> PoolReport:
+def _pool_report(pool: Pool, found: journal.VerificationReport) -> PoolReport:
     rounds = (found.state.rounds if found.state else None) or {}
     stakes = rounds.get("stakes", {}).get(str(pool.pk), [0, 0])
     return reports.journal_pool_report(

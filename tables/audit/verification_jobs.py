@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from core.dispatch import send, send_after_commit
 from core.replicas import replica_reads
-from jackpot.audit.verification import Progress, Report
+from jackpot.audit.verification import Progress, VerificationReport
 from jackpot.models import AuditChain, Verification, VerificationStatus, VerificationTrigger
 from jackpot.money import locks
 from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
@@ -74,7 +74,7 @@ def _beat(job_id: int, runner: uuid.UUID, events: int, transfers: int) -> None:
 
 
 def record(
-    report: Report,
+    report: VerificationReport,
     *,
     trigger: VerificationTrigger,
     started: datetime,
@@ -92,7 +92,7 @@ def record(
     )
 
 
-def _verdict(report: Report) -> dict[str, Any]:
+def _verdict(report: VerificationReport) -> dict[str, Any]:
     return {
         "events_checked": report.events,
         "transfers_checked": report.transfers,
@@ -107,7 +107,7 @@ def _verdict(report: Report) -> dict[str, Any]:
     }
 
 
-def run_routine(trigger: VerificationTrigger) -> Report:
+def run_routine(trigger: VerificationTrigger) -> VerificationReport:
     """A routine verification, its checkpoint and its record (the module's docstring)."""
     started = timezone.now()
     report = verify_routine()
@@ -178,7 +178,7 @@ class Claim:
             error=f"{type(error).__name__}: {error}"[:2000],
         )
 
-    def finish(self, report: Report) -> bool:
+    def finish(self, report: VerificationReport) -> bool:
         """Store the checkpoint and the verdict, if this run still holds the job; False: it
         was taken over, and this run's verdict is dropped."""
         with transaction.atomic():
