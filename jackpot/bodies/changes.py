@@ -9,17 +9,8 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 
 from core.wire import DIGITS, Body, Instant, NonBlank, Query
-from jackpot.bodies.common import (
-    Id,
-    Note,
-    Offset,
-    Page,
-    SecondPersonCode,
-)
-from jackpot.models import (
-    ChangeStatus,
-    PoolStatus,
-)
+from jackpot.bodies.common import Id, Note, Offset, Page, SecondPersonCode
+from jackpot.models import ChangeStatus, PoolStatus
 
 
 class PoolParameters(Body):

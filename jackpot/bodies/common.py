@@ -20,12 +20,11 @@ Cents = int  # integer euro cents, everywhere
 Id = Annotated[int, Field(ge=1)]
 Page = Annotated[int, Field(ge=0)]
 Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
+#: A card as an award records and answers it (a card a terminal sends is tables' `CardText`).
 RecordedCard = Annotated[str, Field(pattern=CARD_PATTERN)]
 
-
+#: A note or a reason: not blank, at most MAX_TEXT characters.
 Note = Annotated[NonBlank, Field(max_length=MAX_TEXT), Refusal(ErrorCode.INVALID_TEXT)]
-
-
 OptionalNote = Note | None
 
 

@@ -7,15 +7,8 @@ from typing import Annotated
 from pydantic import ConfigDict, Field
 
 from core.wire import Body, Instant, TimeText
-from jackpot.bodies.common import (
-    ENUM_TEXT,
-    Id,
-)
-from jackpot.models import (
-    AwardKind,
-    AwardStatus,
-    ExportStatus,
-)
+from jackpot.bodies.common import ENUM_TEXT, Id
+from jackpot.models import AwardKind, AwardStatus, ExportStatus
 
 FilterId = Annotated[int, Field(ge=0, le=2**62)]  # as in the query string (QueryId)
 

@@ -9,21 +9,8 @@ from typing import Annotated
 from pydantic import Field
 
 from core.wire import DIGITS, Body, Instant, Query
-from jackpot.bodies.common import (
-    Cents,
-    From,
-    Id,
-    Offset,
-    Page,
-    QueryId,
-    To,
-)
-from jackpot.models import (
-    AccountKind,
-    TransferCode,
-    VerificationStatus,
-    VerificationTrigger,
-)
+from jackpot.bodies.common import Cents, From, Id, Offset, Page, QueryId, To
+from jackpot.models import AccountKind, TransferCode, VerificationStatus, VerificationTrigger
 
 
 class EventRef(Body):

@@ -9,15 +9,8 @@ from typing import Annotated
 from pydantic import Field
 
 from core.wire import Body, Instant
-from jackpot.bodies.common import (
-    Cents,
-    Currency,
-    Id,
-)
-from jackpot.models import (
-    AwardKind,
-    PoolStatus,
-)
+from jackpot.bodies.common import Cents, Currency, Id
+from jackpot.models import AwardKind, PoolStatus
 
 
 class Meter(Body):

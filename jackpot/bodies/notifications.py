@@ -9,17 +9,8 @@ from typing import Annotated
 from pydantic import Field, JsonValue
 
 from core.wire import DIGITS, Body, Instant, Query
-from jackpot.bodies.common import (
-    From,
-    Id,
-    Offset,
-    Page,
-    QueryId,
-    To,
-)
-from jackpot.models import (
-    DeliveryStatus,
-)
+from jackpot.bodies.common import From, Id, Offset, Page, QueryId, To
+from jackpot.models import DeliveryStatus
 from jackpot.notifications.significant import EventCode
 
 

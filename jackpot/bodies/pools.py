@@ -7,16 +7,8 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 
 from core.wire import Body, Instant
-from jackpot.bodies.common import (
-    Cents,
-    Currency,
-    Id,
-)
-from jackpot.models import (
-    AccountKind,
-    AwardKind,
-    AwardStatus,
-)
+from jackpot.bodies.common import Cents, Currency, Id
+from jackpot.models import AccountKind, AwardKind, AwardStatus
 from rules import paytables as rules
 
 
