@@ -1,7 +1,8 @@
 """The words clients and auditors read, held literally: a rename inside the code cannot change
 them silently (docs/glossary.md: one word per thing inside; these words stay as they are).
 
-- the OpenAPI schema's components, each with its property names, and its operation ids;
+- the OpenAPI schema's components, each with its property names, and its operations, each by
+  its id with its parameters' names;
 - the header of every CSV the service writes (the payout export, the winners' register, each
   chart of a pool's history, the liability statement and its figures' names);
 - the journal's event kinds and their payloads' keys, as a representative story writes them.
@@ -272,72 +273,73 @@ COMPONENTS = {
     "Error": "error",
 }
 
-#: Every operation id of the schema (what generated clients call their methods).
-OPERATION_IDS = [
-    "award_approve",
-    "award_export",
-    "award_export_download",
-    "award_export_get",
-    "award_export_start",
-    "award_list",
-    "award_pay",
-    "award_referral_decide",
-    "award_register",
-    "award_review",
-    "award_verify",
-    "award_void",
-    "award_void_cancel",
-    "award_void_confirm",
-    "award_winner",
-    "event_list",
-    "integrity_flags",
-    "journal_list",
-    "journal_verification_get",
-    "journal_verify",
-    "journal_verify_start",
-    "notification_list",
-    "pool_change_approve",
-    "pool_change_list",
-    "pool_change_propose",
-    "pool_change_reject",
-    "pool_change_withdraw",
-    "pool_detail",
-    "pool_history",
-    "pool_history_csv",
-    "pool_liability",
-    "pool_meter",
-    "pool_report",
-    "pool_resume",
-    "pool_stop_propose",
-    "pool_suspend",
-    "pool_voids",
-    "reconciliation_get",
-    "reconciliations",
-    "round_detail",
-    "round_list",
-    "round_open",
-    "round_result",
-    "round_supervisor_void",
-    "round_void",
-    "rules_evaluate",
-    "rules_par",
-    "rules_paytables",
-    "rules_progressive_return",
-    "rules_stud_settle",
-    "rules_uth_settle",
-    "table_change",
-    "table_detail",
-    "table_move_approve",
-    "table_move_propose",
-    "table_move_reject",
-    "table_move_withdraw",
-    "terminal_issue_approve",
-    "terminal_issue_propose",
-    "terminal_issue_reject",
-    "terminal_issue_withdraw",
-    "terminal_list",
-    "terminal_revoke",
-]
+#: Every operation of the schema by its id (what generated clients call their methods), with
+#: its parameters' names (path, query string and headers; sorted, space-separated).
+OPERATIONS = {
+    "award_approve": "award",
+    "award_export": "from kind pool status table to",
+    "award_export_download": "export",
+    "award_export_get": "export",
+    "award_export_start": "",
+    "award_list": "If-None-Match from kind limit offset pool status table to",
+    "award_pay": "award",
+    "award_referral_decide": "award",
+    "award_register": "format from to",
+    "award_review": "award",
+    "award_verify": "award",
+    "award_void": "award",
+    "award_void_cancel": "award",
+    "award_void_confirm": "award",
+    "award_winner": "award",
+    "event_list": "code from limit offset pool table to",
+    "integrity_flags": "kind limit offset pool table",
+    "journal_list": "code from limit offset pool round to",
+    "journal_verification_get": "verification",
+    "journal_verify": "",
+    "journal_verify_start": "",
+    "notification_list": "limit offset status url",
+    "pool_change_approve": "change pool",
+    "pool_change_list": "limit offset pool status",
+    "pool_change_propose": "pool",
+    "pool_change_reject": "change pool",
+    "pool_change_withdraw": "change pool",
+    "pool_detail": "pool",
+    "pool_history": "from pool to",
+    "pool_history_csv": "chart from pool to",
+    "pool_liability": "at format from pool",
+    "pool_meter": "If-None-Match pool",
+    "pool_report": "pool",
+    "pool_resume": "pool",
+    "pool_stop_propose": "pool",
+    "pool_suspend": "pool",
+    "pool_voids": "pool",
+    "reconciliation_get": "reconciliation",
+    "reconciliations": "daily limit offset ok",
+    "round_detail": "round_id table",
+    "round_list": "limit offset state table",
+    "round_open": "Idempotency-Key table",
+    "round_result": "Idempotency-Key round_id table",
+    "round_supervisor_void": "round_id table",
+    "round_void": "Idempotency-Key round_id table",
+    "rules_evaluate": "",
+    "rules_par": "jackpot_cents other_bettors version",
+    "rules_paytables": "",
+    "rules_progressive_return": "jackpot_cents other_bettors",
+    "rules_stud_settle": "",
+    "rules_uth_settle": "",
+    "table_change": "table",
+    "table_detail": "table",
+    "table_move_approve": "change table",
+    "table_move_propose": "table",
+    "table_move_reject": "change table",
+    "table_move_withdraw": "change table",
+    "terminal_issue_approve": "change table",
+    "terminal_issue_propose": "table",
+    "terminal_issue_reject": "change table",
+    "terminal_issue_withdraw": "change table",
+    "terminal_list": "table",
+    "terminal_revoke": "table terminal",
+}
 
 #: The header of each CSV (and the liability statement's figures' names).
 CSV_HEADERS = {
@@ -481,7 +483,7 @@ EVENTS = {
 }
 
 
-def test_the_schema_keeps_its_components_properties_and_operation_ids(tmp_path):
+def test_the_schema_keeps_its_properties_operation_ids_and_parameters(tmp_path):
     target = tmp_path / "schema.yaml"
     with contextlib.redirect_stderr(io.StringIO()):
         call_command("spectacular", "--file", str(target))
@@ -491,13 +493,14 @@ def test_the_schema_keeps_its_components_properties_and_operation_ids(tmp_path):
         for name, component in schema["components"]["schemas"].items()
     }
     assert components == COMPONENTS
-    operations = sorted(
-        operation["operationId"]
-        for path in schema["paths"].values()
-        for method, operation in path.items()
-        if isinstance(operation, dict) and "operationId" in operation
-    )
-    assert operations == OPERATION_IDS
+    operations = {}
+    for item in schema["paths"].values():
+        shared = [parameter["name"] for parameter in item.get("parameters", [])]
+        for operation in item.values():
+            if isinstance(operation, dict) and "operationId" in operation:
+                own = [parameter["name"] for parameter in operation.get("parameters", [])]
+                operations[operation["operationId"]] = " ".join(sorted({*shared, *own}))
+    assert operations == OPERATIONS
 
 
 def _first_line(response: Any) -> list[str]:
