@@ -90,3 +90,35 @@ def test_the_doc_names_the_contracts_it_follows() -> None:
     """A check of the checks: the parsing finds every layer, so an empty section cannot pass."""
     assert len(doc_layers("The packages, top to bottom (contract `layers`)", "")) == 7
     assert named_in_tree() >= {"config", "rules", "jackpot/money", "tables/rounds"}
+
+
+def _slug(heading: str, seen: dict[str, int]) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to
+    hyphens, a repeated one suffixed -1, -2..."""
+    slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+    count = seen.get(slug, 0)
+    seen[slug] = count + 1
+    return slug if count == 0 else f"{slug}-{count}"
+
+
+def anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    found = set()
+    fenced = False
+    for line in path.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and (heading := re.match(r"#{1,6} (.*)$", line)):
+            found.add(_slug(heading.group(1), seen))
+    return found
+
+
+def test_the_docs_index_lists_every_document_and_its_links_land() -> None:
+    docs = ROOT / "docs"
+    index = (docs / "README.md").read_text()
+    listed = set(re.findall(r"\]\(([a-z_]+\.md)\)", index))
+    assert listed == {path.name for path in docs.glob("*.md")} - {"README.md"}
+    links = re.findall(r"\]\(([a-z_]+\.md)#([^)]+)\)", index)
+    assert len(links) > 60, "the sections of api.md and operations.md"
+    broken = [f"{name}#{anchor}" for name, anchor in links if anchor not in anchors(docs / name)]
+    assert not broken, f"docs/README.md links to no heading: {broken}"
