@@ -1,37 +1,17 @@
-"""The staff's sign-in, at the admin's door (`/admin/login/`) and the floor's (`/floor/login/`,
-`floor`): the password, throttled and written to the security log (`throttled_login`),
-then the steps the person still owes (`begin_sign_in`, `next_step`): the code of their second
-factor, the new password an admin's reset asks for, the enrollment of a device. Only after the
-last one is the session signed in (`django.contrib.auth.login`, and `django_otp.login` with the
-device that gave the code, which makes the session `is_verified()`).
+"""The staff's sign-in, at the admin's door (`/admin/login/`) and the floor's (`/floor/login/`):
+the password, throttled and written to the security log, then the steps the person still owes
+(the second factor's code, a new password after an admin's reset, the device's enrollment).
 
-A few failed logins (`THROTTLE_ADMIN_LOGIN`, 5 a minute by default) for one user name, or from one
-address, and every further attempt for that name or from that address is refused with 429 until
-the minute ends, before any password is checked: guessing a password from many addresses, or
-many users' passwords from one, both stop. A wrong code (TOTP or recovery code, at sign-in or
-when enrolling) counts on the same counters as a wrong password, under the person's name. The
-counters are `core.throttling`'s Redis counters and fail open (the login goes on, a warning is
-logged) when Redis is down: a login must not depend on a cache (the devices' own throttles,
-django-otp's, are in the database and still hold).
+Invariants:
+- the session is signed in only after the last step; until then it holds the pending sign-in
+  alone, started anew when the password is accepted, expired after
+  STAFF_SIGN_IN_STEPS_SECONDS;
+- a few failures per name or address (THROTTLE_ADMIN_LOGIN, one counter for both doors) refuse
+  further attempts with 429 before any password is checked; the counters fail open;
+- a person the journal says enrolled whose device is gone is refused, a significant event;
+- every login, failure and throttle refusal is in the security log.
 
-Both doors share one counter: five guesses at the admin's door and five more at the floor's
-would otherwise make ten.
-
-Between the password and the last step the session holds only the pending sign-in (`SIGN_IN`: who,
-the door, where to go next, when the password was given, the device that gave a code), never a
-signed-in user, so nothing but the steps' page can be reached; the session starts anew when the
-password is accepted (a new key, nothing of an earlier sign-in), and a sign-in still pending after
-`STAFF_SIGN_IN_STEPS_SECONDS` starts again from the password. The order: the code (for whoever has
-a confirmed device: a temporary password from an admin's reset lets no one past it), then the new
-password (chosen only by the person who also holds the second factor), then the enrollment (where
-the second factor is required and no TOTP device is confirmed yet: it needs an activation code
-another admin issued, `jackpot.staff.second_factor`). Before all of them: a person the journal says
-enrolled whose device is gone from the rows is refused (`REFUSED`), whatever the password, and
-the refusal is a significant event; two admins' reset of the second factor lets them enroll.
-
-Written to the security log (`jackpot.security`) with the door, the user name and the address:
-every login (with its second factor, when one was given), every failed login or wrong code, and
-every refusal by the throttle.
+The steps' order and why: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

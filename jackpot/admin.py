@@ -1,32 +1,17 @@
 """Django admin for the progressive: pools, the two-person changes, staff accounts and their
-roles, and read-only views of awards, transfers and audit events.
+roles, and read-only views of awards, transfers and audit events (compliance 17, 36, 40, 47).
 
-Compliance 17, 36, 40, 47. One admin configures nothing that decides money or power alone:
-- a pool is suspended or resumed by one admin (actions: a technical fault needs speed), and its
-  stop for good is an action that files a `pool.stop` proposal (to its orphan account; to
-  another pool through the API), approved by another admin like any change
-  (`jackpot.pools.lifecycle`);
-- a pool's form files a proposal (its parameters, or a new pool) that another admin approves in
-  "Parameter changes", the list of every two-person change (`jackpot.pools.parameters`); the staff's
-  changes are approved there too; a table's move is approved from the tables' list (its module,
-  `tables.services`, is above this one);
-- a staff account's form changes alone only what gives no power (names, e-mail address,
-  deactivation); its roles, `is_staff`, `is_superuser` and a reactivation are filed as a
-  proposal, a new account too, and a second factor's reset is an action that files one
-  (`jackpot.staff.accounts`);
-- an admin resets a colleague's password (an action: a temporary one, shown once, to be changed
-  at the next sign-in) and never sets it: the password form of another account is refused;
-- another admin (not the one who reset the password, not the account's owner) issues the
-  activation code an account without a second factor needs to enroll one (an action: shown
-  once to that admin, `jackpot.staff.second_factor.activation_issue`);
-- no staff token is issued here: a token is its owner's, from their own page;
-- the groups (the roles) and the second factor devices have no page here: they change only by a
-  two-person change.
-Every page needs the admin role (`AdminRoleOnly`): a superuser without it sees nothing, since
-`is_superuser` is no role (`jackpot.api.authentication.has_role`).
+Invariants:
+- one admin configures nothing that decides money or power alone: a pool's form, its stop, a
+  staff account's roles and flags, a new account and a second factor's reset file a proposal
+  another admin approves in "Parameter changes"; suspend and resume are one admin's (speed);
+- an admin resets a colleague's password (temporary, shown once), never sets it; another admin
+  issues the activation code; no staff token is issued here;
+- the groups and the second factor devices have no page; every page needs the admin role;
+- every change goes through a service that writes an audit event; the journal and the awards
+  are never edited here.
 
-Every change goes through a service that writes an audit event with before and after; the
-journal and the awards are never edited here (their changes have their own workflow).
+Each action in full: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

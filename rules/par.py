@@ -1,33 +1,13 @@
 """PAR sheets: the exact odds and return of the progressive, the Trips box and the Stud Bonus.
+A sheet lists, for one paytable version and every award kind, its combinations, probability,
+pay, contribution to the return and share of it; then the return and the house edge. Where each
+sheet's counts come from: docs/rules.md, "PAR sheets".
 
-A PAR sheet lists, for one paytable version and every award kind: its combinations out of how
-many, its exact probability, what it pays, its contribution to the return and its share of it;
-then the return to player and the house edge. Everything is integer counts and ``Fraction``s;
-the only rounded figures are the 4-decimal percentages (return rounded DOWN, house edge rounded
-UP: never overstate what the player gets back).
-
-The three sheets and where their counts come from (docs/rules.md, "PAR sheets"):
-
-- the progressive (:func:`progressive_sheet`): the (hole, board) deal counts of
-  :data:`rules.progressive.AWARD_DEALS` out of ``TOTAL_DEALS``, at a given meter and number
-  of other bettors; envy is ``other_bettors`` x the jackpot's deals (the other seats' jackpots are
-  disjoint events, see ``envy_seats``). The amounts are per stake of ``stake_cents``; the stake is
-  never returned, so the return is the expected award over the stake, and the sheet's return is
-  exactly :func:`rules.progressive.progressive_return`'s ``rtp``;
-- Trips (:func:`trips_sheet`): the player's 7-card category counts out of C(52, 7); "n to 1": a
-  win returns the stake plus n times it, a loss nothing;
-- the Stud Bonus (:func:`stud_bonus_sheet`): (player five, dealer five) pairs out of
-  C(52, 5) x C(47, 5). The Bonus pays only a player who raised without buying, holds a flush or
-  better and beats the dealer (qualifying or not); with a flush or better the player always
-  raises and never buys (buying forfeits the Bonus), so the pairs that pay a category are the
-  player's hands of that category times the dealer's hands that rank strictly below each of them
-  among the 47 cards left. Those counts (:data:`STUD_BONUS_BEATEN`) are exact and checked in
-  (``rules.stud_bonus_table``): :func:`stud_bonus_beaten_counts` recomputes them in some
-  15 s, by inclusion-exclusion over the subsets of the player's cards.
-
-Invariants: pure (numpy and the standard library only), exact, immutable results; every sheet's
-lines' contributions sum to its ``rtp``; the probabilities of the lines that are not marked
-``on_top`` (envy, paid beside a seat's own award) sum to 1.
+Invariants:
+- pure (numpy and the standard library only), exact (integer counts and `Fraction`s), immutable;
+- the only rounded figures are the 4-decimal percentages: return rounded down, house edge up;
+- every sheet's contributions sum to its `rtp`; the probabilities of the lines not `on_top`
+  sum to 1.
 """
 
 from __future__ import annotations

@@ -1,37 +1,12 @@
 """Stud Poker: one seat's bets and decision (checked against the rules), and its settlement.
-The engine takes typed values only: the API reads JSON (``tables.bodies``).
+Typed values only: the API reads JSON (`tables.bodies`). The rules as computed, and the choices
+domain.md leaves open (boxes reported, `outcome`, the drawn card): docs/rules.md.
 
-Rules (domain.md, "Stud Poker"); player and dealer hold 5 cards each:
-
-- Fold: Ante and Bonus lose.
-- Raise: the Raise is 2x the Ante.
-- Buy: the player discards one card of the hand, receives a new one, pays a fee equal to the Ante
-  (lost whatever happens) and must raise; buying forfeits the Bonus.
-- The dealer qualifies with Ace-King high (a high-card hand holding an ace and a king) or better.
-- Dealer does not qualify: the Ante pays 1:1 and the Raise is returned.
-- Dealer qualifies: a player with no pair loses Ante and Raise (Ace-King is the dealer's threshold,
-  not a player's hand: even a high-card hand equal to the dealer's loses). Otherwise the better
-  hand wins: player -> Ante 1:1 and the Raise by the Raise table on the player's category;
-  dealer -> both lose; equal hands -> both push.
-- Bonus: pays by its table only to a player who raised without buying, holds a flush or better and
-  whose hand beats the dealer's, even when the dealer does not qualify; otherwise it loses.
-
-Choices where domain.md is silent (documented for the docs):
-
-- Boxes, in order: ``ante`` and ``raise`` always (``raise`` with stake 0 and net 0 on a fold),
-  ``bonus`` only when its stake is above 0, ``purchase`` only on a buy (stake = Ante, net -Ante).
-- ``outcome``: ``'fold'`` on a fold; otherwise the result of the Ante/Raise contest, ignoring the
-  Bonus and the purchase fee: ``'player'`` when the dealer does not qualify (the Ante is paid,
-  whatever the hands) or the player's hand is better; ``'dealer'`` when the dealer qualifies and
-  the player holds no pair, or the dealer's hand is better; ``'tie'`` on equal hands of a pair
-  or better. So a buyer may have outcome ``'player'`` with ``net_cents`` 0 (Ante +A, fee -A).
-- The drawn card must not already be dealt this seat (player's hand, discard included, or
-  dealer's hand): ``duplicate_card`` with param ``'decision.draw'``. A discard that is not in the
-  hand is an ``invalid_decision`` with param ``'decision.discard'``. Cross-seat distinctness is
-  the round's job.
-
-Invariants: every box nets +win, -stake or 0, so ``net_cents >= -(total stake)``; ``net_cents`` is
-the sum of the box nets; amounts are ints, wins rounded down to the cent.
+Invariants:
+- every box nets +win, -stake or 0, so `net_cents >= -(total stake)`;
+- `net_cents` is the sum of the box nets; amounts are ints, wins rounded down to the cent;
+- a buy costs a fee equal to the Ante, forfeits the Bonus and must raise;
+- cards are checked within the seat; across seats is the round's job.
 """
 
 from __future__ import annotations

@@ -1,38 +1,13 @@
 """Ultimate Texas Hold'em: one seat's bets and decision (checked against the rules), and its
-settlement. The engine takes typed values only: the API reads JSON (``tables.bodies``).
+settlement. Typed values only: the API reads JSON (`tables.bodies`). The rules as computed, and
+the choices domain.md leaves open (boxes reported, `outcome`, bets, cards): docs/rules.md.
 
-Rules (domain.md, "Ultimate Texas Hold'em"); the player and the dealer each play their best five of
-their 2 cards + the 5 board cards:
-
-- The dealer qualifies with a pair or better.
-- Fold: Ante and Blind lose; Play was never placed.
-- Player beats dealer: Play pays 1:1; Ante pays 1:1, or pushes if the dealer does not qualify;
-  Blind pays by its table if the player holds a straight or better, else pushes.
-- Dealer beats player: Ante, Blind and Play lose, except that the Ante pushes if the dealer does
-  not qualify.
-- Equal hands: Ante, Blind and Play push.
-- Trips pays by its table on the player's 7-card hand whatever the dealer holds, folded or not;
-  below three of a kind it loses.
-- The progressive is judged on the same 7-card hand (see :mod:`rules.progressive`).
-
-Choices where domain.md is silent (documented for the docs):
-
-- Boxes: ``ante``, ``blind`` and ``play`` are always reported, in that order (``play`` with stake 0
-  and net 0 on a fold), then ``trips`` only when its stake is above 0. The progressive stake is NOT
-  a box and NOT in ``net_cents``: it is always collected and the jackpot ledger accounts for it
-  and for the award; the settlement only reports it in ``progressive`` (``None`` when not staked).
-  Envy depends on the other seats, so it is computed at table level by
-  :func:`rules.progressive.envy_seats`, not here.
-- ``outcome`` is ``'fold'`` on a fold, else who holds the better hand (``'player'``, ``'dealer'``,
-  ``'tie'``), whether or not the dealer qualifies: a player beaten by a non-qualifying dealer is a
-  ``'dealer'`` outcome (Blind and Play lose, the Ante is returned).
-- Bets are ints in cents, never bools, floats or strings; every bet is at most
-  :data:`~rules.paytables.MAX_BET_CENTS`.
-- Cards are checked for count and distinctness within the seat (``player``, ``dealer``, ``board``);
-  distinctness across seats is the round's job (``ensure_distinct`` over all seats).
-
-Invariants: every box nets +win, -stake or 0, so ``net_cents >= -(total stake)``; ``net_cents`` is
-the sum of the box nets; all amounts are ints, wins rounded down to the cent.
+Invariants:
+- every box nets +win, -stake or 0, so `net_cents >= -(total stake)`;
+- `net_cents` is the sum of the box nets; all amounts are ints, wins rounded down to the cent;
+- the progressive stake is no box and not in `net_cents`; envy is the table's
+  (`rules.progressive.envy_seats`);
+- cards are checked within the seat; across seats is the round's job.
 """
 
 from __future__ import annotations

@@ -1,30 +1,15 @@
 """The floor's watch: what beat looks at every WATCH_SECONDS and records as significant events
-(`jackpot.notifications.significant`) when it sees it.
+(`jackpot.notifications.significant`): a silent terminal (SE01, nothing at a table open for play
+for TERMINAL_SILENT_SECONDS), another copy of the database (SE09, its identity token or OID
+changed), improbable award odds (SE18, `tables.audit.award_odds`, making up for a lost task).
 
-- **A silent terminal** (SE01, `terminal.silent`): a table open for play (enabled, with a
-  terminal not revoked) at which nothing has happened for TERMINAL_SILENT_SECONDS: no round
-  opened, settled or voided, and the table not opened for play again since. What happened last
-  is the newest of: the table's latest round opened (an open round's `opened_at`) or closed (a
-  decided round's `closed_at`), the table's last `table.changed` event that opened it for play,
-  and its creation. One event per silence: a silence already recorded (the same table, the same
-  last activity) is not recorded again, whatever the number of watches or workers.
-- **Another copy of the database** (SE09, `database.restored`): the database's life is its
-  identity token (`jackpot.models.DatabaseIdentity`, which a backup carries) and its OID (which
-  a restore into a new database changes, and a standby promoted by a failover keeps). The first
-  watch records it (`database.identified`); a later watch that finds another records SE09 with
-  both. A restore of a physical backup into the same cluster's files (PITR) keeps the OID and is
-  not seen here: the operator's procedure records it (docs/operations.md).
+Invariants:
+- one event per silence, whatever the number of watches or workers (an advisory lock);
+- a few index probes per open table: never the journal's age;
+- a PITR restore into the same cluster keeps the OID and is not seen here (the operator's
+  procedure records it).
 
-- **Improbable award odds** (SE18, `integrity.award_odds`): every table that settled a round in
-  the last AWARD_ODDS_WINDOW_HOURS, and each of its terminals, tested against the PAR sheet's odds
-  (`tables.audit.award_odds`), which a settlement's task does too as soon as it commits: the watch
-  makes up for a task Redis lost.
-
-Cost: three index probes per open table (its latest round in each state, the index
-`round_table_state_opened`) and one of the events' (kind, occurred_at) index for its last
-opening and for a silence already recorded: a handful of tables, never the journal's age.
-Concurrency: the watch's transaction takes an advisory lock, so two watches at once record a
-silence once.
+The rules in full: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

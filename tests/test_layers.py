@@ -3,7 +3,7 @@ past them.
 
 import-linter checks only the modules a contract names: a new top-level package, or a new wing of
 `jackpot` or `tables`, listed in no layer could import anything. These tests fail until it is
-placed (README, "Layers"; docs/architecture.md).
+placed (docs/architecture.md, "The layers").
 """
 
 from __future__ import annotations

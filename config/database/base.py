@@ -1,49 +1,17 @@
 """Django's PostgreSQL backend with a deadline on opening a connection, so a request fails closed
-in time.
+in time (a terminal waits 2 s in all: compliance 28).
 
-libpq's `connect_timeout` cannot be set under 2 s (psycopg raises 1 to 2, as libpq does), and it
-counts for each address tried; a terminal's patience is 2 s in all (compliance requirement 28).
-So a new connection is opened in a helper thread and waited for `DATABASE_CONNECT_DEADLINE_MS`
-(1.5 s by default): past it, the request gets psycopg's `ConnectionTimeout` (an OperationalError,
-which `config.handlers` answers with 503 `progressive_closed`), and the helper, bounded by
-`connect_timeout`, closes whatever it gets late. Statements on an open connection are bounded by
-the server (`statement_timeout`, `lock_timeout`) and the kernel (`tcp_user_timeout`): see
-`config.settings.databases`. Everything else is Django's backend, unchanged (its vendor stays
-"postgresql"); a connection pool's connections are left to the pool.
+Invariants:
+- a new connection is opened in a helper thread and waited for `DATABASE_CONNECT_DEADLINE_MS`:
+  past it, psycopg's `ConnectionTimeout` (503 `progressive_closed`);
+- behind pgbouncer in transaction pooling no session state changes: the limits are `SET LOCAL`
+  at the start of every transaction;
+- a commit the standby has not acknowledged (its wait cancelled, or past
+  `DATABASE_COMMIT_TIMEOUT_MS`) is never reported as committed: `NotReplicated` (503), and the
+  connection is closed; after such a cancel, transactions first commit a probe for
+  `STANDBY_PROBE_S`.
 
-Behind pgbouncer in transaction pooling (DATABASE_POOLER=transaction) a server connection passes
-to another client at every commit, so this backend changes no session state there: the limits
-are set with `SET LOCAL` as the first statements of every transaction Django opens (gone at its
-commit or rollback), and the maintenance connection's `SET`s are skipped. A statement outside a
-transaction runs under the application role's defaults (`ALTER ROLE .. SET`). SET LOCAL takes no
-snapshot, so a `SET TRANSACTION ISOLATION LEVEL` may still follow it.
-
-Under synchronous replication (Patroni's strict synchronous mode, docs/operations.md "High
-availability") a COMMIT returns once the standby has the transaction. A former primary whose
-standby has left it (isolated in a split brain) makes its commits wait without end: the
-statement's limit does not bound that wait, so the request fails on the terminal's side and its
-resend waits on the first one's locks, a 503 either way. When the wait is cancelled
-(`pg_cancel_backend`: an operator, a script clearing stuck sessions), PostgreSQL has already
-committed locally and answers the COMMIT with success and a warning, "canceling wait for
-synchronous replication": a commit that may exist on that server alone, which a failover's
-pg_rewind discards. Such a commit is never acknowledged: the warning is caught as it arrives (a
-notice handler on every connection), the commit raises `NotReplicated` (an OperationalError: the
-request answers 503 `progressive_closed`, the terminal resends) and the connection, which leads
-to the wrong server, is closed. This holds for Django's transactions (every money movement is
-one); a lone autocommit statement is not covered.
-
-The same cancellation bounds a commit's wait (DATABASE_COMMIT_TIMEOUT_MS; 0, the default, none):
-right after a failover, strict synchronous mode holds every commit of the new primary until the
-former one has rejoined as its standby (seconds), and a terminal must hear 503
-`progressive_closed` within its patience, not wait (compliance requirement 28). Past the limit
-the commit is cancelled (psycopg's `cancel()`, by the process's watchdog thread:
-`config.database.deadlines`): the wait ends as above, with
-`NotReplicated`, and the transaction, committed locally, reaches the standby when it is back;
-the terminal's resend is then replayed (tables.rounds.replay, once the standby has it too).
-For STANDBY_PROBE_S after such a cancel, each transaction of the process first commits a probe
-(a write of its own row) under the same limit (`_probe_standby`): while the standby is missing,
-requests fail in a fifth of a second instead of queueing on the pool's row behind commits that
-wait.
+Why, and what is not covered: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,42 +1,15 @@
 """PostgreSQL (or the embedded SQLite file) and the bounds that make the service fail closed.
 
-Where things run is read from the environment: DATABASE_URL is PostgreSQL in production and tests.
-Unset: an SQLite file with IMMEDIATE transactions (every write transaction takes the database
-lock up front, so the service's locking stays correct), the embedded default for a first
-`make run`.
+DATABASE_URL is PostgreSQL in production and tests; unset, an SQLite file with IMMEDIATE
+transactions (`make run`'s first default). With PostgreSQL unreachable or stuck, a terminal
+gets 503 `progressive_closed` within its 2 s (compliance 28): connect deadline, statement, lock,
+TCP and commit timeouts, each from the environment (0 turns one off). Behind pgbouncer
+(DATABASE_POOLER=transaction) nothing lives in the session.
 
-Failing closed (compliance requirement 28): with PostgreSQL unreachable or stuck, a terminal gets
-503 `progressive_closed` within its 2 s of patience (`config.handlers`), never a wait without end.
-The bounds, each from the environment (0 turns one off):
-- DATABASE_CONNECT_DEADLINE_MS (1500): how long a request waits for a new connection in all
-  (`config.database`; libpq's own `connect_timeout` cannot go under 2 s);
-- DATABASE_CONNECT_TIMEOUT (2, seconds): libpq's `connect_timeout`, for each address tried, and
-  for connections made outside requests;
-- DATABASE_STATEMENT_TIMEOUT_MS (1500): the server cancels a statement that runs longer (give
-  long commands more: `DATABASE_STATEMENT_TIMEOUT_MS=0 manage.py migrate`);
-- DATABASE_LOCK_TIMEOUT_MS (1000): the server gives up waiting for a row lock, before the
-  statement's own limit;
-- DATABASE_TCP_USER_TIMEOUT_MS (1500): the kernel drops a connection whose data the server has
-  not acknowledged for that long (a server gone from the network mid-request);
-- DATABASE_COMMIT_TIMEOUT_MS (0: none): a COMMIT still waiting for the synchronous standby
-  after this long is cancelled and answered 503 (`config.database`; `make cluster HA=1` sets
-  500: a commit on a healthy pair takes a millisecond);
-- DATABASE_REPLICA_URL (unset): the standby the auditors' heavy reads use (`core.replicas`);
-- PROGRESSIVE_CLOSED_RETRY_AFTER (2, seconds): the 503's Retry-After;
-- DATABASE_POOLER ("" or "transaction"): "transaction" when DATABASE_URL is pgbouncer in
-  transaction pooling (`make cluster`, docs/operations.md "Topology"). A server connection then
-  serves another client after every transaction, so nothing may live in the session: no
-  server-side cursors, no prepared statements (pgbouncer 1.18, Debian bookworm's, does not
-  track them; 1.21 would), and the limits above cannot ride on the libpq `options` startup
-  parameter (pgbouncer refuses it). They are applied twice instead, neither of which outlives a
-  transaction or leaks to another client: the application role's own defaults (`ALTER ROLE ..
-  SET`, deploy/postgres-roles.sql) bound every statement, a lone autocommit read included; and
-  `config.database` opens every transaction with `SET LOCAL` of this process's figures (the
-  worker's longer limit, a check's none), so the money path's bound does not hang on a role
-  setting an operator could forget.
+Invariants: every PostgreSQL alias, the replica's too, goes through `_postgresql`, so each has
+the deadline backend and this process's limits; the replica is never pooled.
 
-Invariants: every PostgreSQL alias, the replica's too, goes through `_postgresql`, so each has the
-deadline backend (POSTGRESQL) and this process's limits; the replica is never pooled.
+Each setting and its default: docs/operations.md, "The modules, in detail".
 """
 
 from typing import Any

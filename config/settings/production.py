@@ -1,33 +1,14 @@
-"""Production: refuses to start on an unsafe value, so a mistake stops the service loudly at start
-instead of serving with it.
+"""Production: refuses to start on an unsafe value (ImproperlyConfigured, the message says what to
+set), so a mistake stops the service loudly at start instead of serving with it.
 
-Refused (ImproperlyConfigured, the message says what to set):
-- DEBUG on;
-- a SECRET_KEY that is missing, the example shipped in deploy/env.example, the development key of
-  the other settings, or weak (under 50 characters, under 5 different characters, Django's
-  "django-insecure-" prefix): `python -c "import secrets; print(secrets.token_urlsafe(50))"`;
-- a JOURNAL_HMAC_KEY (the journal chain's key) that is missing, the example of deploy/env.example,
-  the development key of the other settings, or under 32 bytes:
-  `python -c "import secrets; print(secrets.token_urlsafe(48))"`;
-- a receiver of the big-win webhooks (WEBHOOK_RECEIVERS) whose secret is under 32 bytes, the
-  example of deploy/env.example or another receiver's too, or whose URL is http:// to anything
-  but this host's loopback (the notification would cross the network in clear);
-- no WINNER_IDENTITY_KEYS, or one that is not a Fernet key (32 bytes, URL-safe base64) or is
-  the test settings' key;
-- no ALLOWED_HOSTS, or "*";
-- a database other than PostgreSQL;
-- a CSRF_TRUSTED_ORIGINS entry that is not an https:// origin, a SECURE_PROXY_SSL_HEADER that is
-  not a header name;
-- staff sessions' limits outside a shift's (STAFF_SESSION_IDLE_SECONDS 1 minute to 4 hours,
-  STAFF_SESSION_MAX_SECONDS 5 minutes to 24 hours and not under the idle limit), a staff token's
-  lifetime (STAFF_TOKEN_DAYS) outside 1 to 90 days.
-The start-up self-check (`manage.py selfcheck`, run by gunicorn before it binds) also requires
-the approved configuration checksum, JACKPOT_CONFIG_SHA256, here.
+Refused, among others: DEBUG on; a weak or example SECRET_KEY, JOURNAL_HMAC_KEY or webhook
+secret; a webhook over plain http:// off the loopback; no WINNER_IDENTITY_KEYS; no or "*"
+ALLOWED_HOSTS; a database other than PostgreSQL; staff sessions' and tokens' limits outside a
+shift's. HTTPS is assumed: redirect (but /healthz), HSTS, secure cookies; X-Forwarded-Proto
+trusted only when SECURE_PROXY_SSL_HEADER names it.
 
-HTTPS is assumed (a TLS proxy in front, docs/operations.md): plain HTTP is redirected (but
-/healthz, for the load balancer's probes), HSTS for a year with subdomains and preload, secure
-cookies. The proxy's X-Forwarded-Proto is trusted only when SECURE_PROXY_SSL_HEADER names it: a
-client could send it itself otherwise, and Django would believe a plain request is HTTPS.
+Every refusal and default: docs/operations.md, "Production settings" and "The modules, in
+detail".
 """
 
 import base64

@@ -1,35 +1,18 @@
 """Checkpoints: what a passing verification of the journal carries forward, keyed and anchored.
 
-A checkpoint's `state` (`State`) is, in one snapshot of the journal that verified:
-- `positions`: per chain, the last sequence verified and its hash;
-- `transfer_id`, `award_id`: the highest transfer and award ids of the snapshot (a row above
-  them that no later event wrote is a row written behind the journal);
-- `balances` and `codes`: per pool, each account's balance (credits - debits) and the transfers'
-  total by code (the pool report's meter identity needs them);
-- `projections`: `jackpot.audit.projections.ProgressiveProjection.carried()`: awards not yet paid or
-  void, the pools' parameters, which staff account held which name when, the awards' totals by
-  status and live awards by kind;
-- `rounds`: what the layer above carries (`tables.audit.verification`: the stakes of the rounds and
-  which pools each table's chain may move);
-- `events`, `transfers`: how many the journal held up to `positions`.
+A checkpoint's `state` holds, in one verified snapshot: each chain's position, the highest
+transfer and award ids, each pool's balances and totals by code, the projections carried, the
+rounds' part, and the counts.
 
-Keyed and anchored: `store()` writes the row (append-only, like the journal) and, in the same
-transaction, a `journal.checkpoint` event on the `checkpoints` chain whose payload names the row
-and the SHA-256 of its canonical state. That event's link is an HMAC under the journal's key, so:
-- a row edited, or written, by someone without the key matches no event (`latest()` refuses it);
-- an event written without the key does not verify (`latest()` refuses it, and the walk reports
-  its chain broken there);
-- the `checkpoints` chain is anchored outside the database like every chain
-  (`jackpot.audit.anchors`): a checkpoint deleted with its event and the head row moved back is
-  found by the anchors; with the head row left as it was, by the walk (the head names an event that
-  is gone).
-`latest()` takes the newest checkpoint that verifies, going back over the ones that do not (each
-a problem the caller reports), so a forged or broken checkpoint costs a longer walk, never a
-fault hidden: the walk from an older checkpoint covers everything after it. A checkpoint of an
-older `FORMAT` (written before the walk carried what it carries now) is no fault: it and every
-older one are passed over, unreported, and the walk starts from the first event, once.
-`at_or_before(instant)` is `latest()` for a figure of the past (`jackpot.reporting.liability`): the
-newest checkpoint written at or before the instant that verifies the same way.
+Invariants:
+- `store()` writes the row (append-only) with a `journal.checkpoint` event on the `checkpoints`
+  chain naming the SHA-256 of its state: a row or event written without the journal's key does
+  not verify, and the chain is anchored like every other;
+- `latest()` takes the newest checkpoint that verifies, reporting those passed over: a forged
+  checkpoint costs a longer walk, never a hidden fault; an older `FORMAT` is passed over once;
+- `at_or_before(instant)` is the same for a figure of the past.
+
+The state's parts and the attacks they answer: docs/accounting.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,47 +1,18 @@
 """Awards and pools as the audit chains say they must be, compared with their rows.
 
-An award row and a pool's parameters are projections of events: the rows are not append-only
-(an award's status moves, a pool's counters move), so the chain, not the row, is the record.
+An award's and a pool's rows move (status, counters), so the chain, not the row, is the record:
 `verify_journal` feeds every event of a verified chain to `ProgressiveProjection.observe`, then
-`ProgressiveProjection.problems` compares:
-- each award with what its round's `round.settled` event created (pool, round, seat, kind,
-  amount, status, sequence, time, and what it shows of the round: `RECORD_FIELDS`, the table's
-  key, name and game, the terminal's round id, the seat's cards, the board, the winning five;
-  an event older than those fields says them otherwise but for the name and game, `_recorded`;
-  and the award it follows: an envy its event's jackpot, no other award any)
-  and what the later `award.<status>` events of its pool's chain
-  did (status; who verified, approved, paid or voided it, from the event's actor `user:<name>`,
-  and when, from the event's time; the verification note and the void's reason), and who asked
-  for a jackpot's void, when and why (`award.void_requested`, undone by `award.void_cancelled`);
-- each pool's parameters with its `pool.created` event and every later `pool.changed` event's
-  `after` (however a change was approved, its application is a `pool.changed` event).
-Who acted is the account that held the event's name at the event's time (`jackpot.staff.records.
-Names`, from the admin chain's `staff.changed` events): renamed since, the row names them by
-their name now; an account given the name after is not them, however the names went round.
-Staff accounts' powers and live staff tokens are compared with the admin chain's events too
-(`jackpot.staff.records`), unless that chain broke; surveillance's reviews of awards and the
-decisions on its referrals with their events on the pools' chains
-(`jackpot.audit.surveillance_records`; those events change no award's status); and every winner's
-identity row with the digest its payment's event recorded (`jackpot.awards.winners.problems`), on
-every walk, and every payment the walk read that identified a winner with its row (a row deleted
-before its purge: the next walk from the first event's to find, when its payment was before the
-checkpoint).
+`ProgressiveProjection.problems` compares each award, each pool's parameters, the staff's powers and
+tokens, surveillance's records and the winners' identities with what the events say.
 
-Each problem names the award or pool and the chain and sequence of its last event, so a row
-edited by direct SQL is reported at the point of the chain it contradicts.
+Invariants:
+- each problem names the award or pool and the chain and sequence of its last event;
+- who acted is the account that held the event's name at the event's time;
+- a walk from a checkpoint (`ProgressiveProjection.resume`) carries what later events may change; a row
+  edited in place that no later event touched is the next full walk's to find;
+- what a broken chain said is not trusted: its awards and pools are not compared.
 
-A walk from the first event (`ProgressiveProjection()`) holds every award; a walk from a checkpoint
-(`ProgressiveProjection.resume`) starts from what the checkpoint carried (`carried()`): the awards
-not yet paid or void (the only ones a later event may change: a paid or void award takes no step,
-and a step of an award not carried nor created since is a problem) but those approved at once that
-no step touched (their creating event, found through the transfer that granted them, says all of
-them: `_recall`, when a step comes), the pools, the names' history, and per
-pool the awards' totals by status and the live (not void) awards by kind, which later events move
-(`totals`). It then compares the rows the walk's events touched and the awards carried
-(`problems(only=...)`); a row edited in place that no event after the checkpoint touched is the
-next walk from the first event's to find. What a broken chain
-said is not trusted: awards and pools whose events are on a chain that failed are not compared
-(the chain's own failure is the report).
+What is compared, field by field: docs/accounting.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,51 +1,17 @@
-"""Verify the audit chains and every pool's balances: from the first event, or from a checkpoint.
+"""Verify the audit chains and every pool's balances: from the first event (full), or from the
+newest checkpoint that verifies (routine), in one walk (`verify_journal`).
 
-Two kinds of run, one walk (`verify_journal`):
-- **full** (`full=True`: the daily run on beat, a run asked for over the API, `manage.py
-  verify_journal`): from the first event of every chain, every row compared;
-- **routine** (`full=False`: the start-up gate, the scheduled reconciliation): from the newest
-  checkpoint that verifies (`jackpot.audit.checkpoints.latest`; none: from the first event), only
-  what was added since, at a cost proportional to it. A passing run's state is the next checkpoint.
+Invariants:
+- every problem is reported, the first broken chain named: gaps, hashes (HMAC under the
+  journal's key, not in the database), transfers outside their chain's pools or behind an
+  event, anchors, award and pool rows against the chains, each pool's balances;
+- a passing run's state is the next checkpoint; a routine run costs what was added since it;
+- every read is in one REPEATABLE READ snapshot, so live traffic raises no false alarm;
+- this module knows the journal alone: the tables add the rounds through a `Crosscheck`
+  (`tables.audit.verification`).
 
-Checks, in order; every problem is reported, the first broken chain named:
-1. each chain's events after its start (the first event, or the checkpoint's position) have
-   sequences that follow with no gap, each `prev_hash` is the previous event's hash (the first
-   one's is the checkpoint's hash at that position, which a routine run also finds unchanged on
-   the event there), each `hash` is the HMAC under the journal's key (`jackpot.money.ledger.
-   journal_key`, not in the database) of the previous hash and the event's content with its
-   transfers (their pools too, from content format 2: `jackpot.money.ledger.content`), and the
-   chain's head row names the last event (events cut off the end show);
-2. every transfer moves the money of a pool its event's chain may move (the pool's own chain, or
-   a chain the layer above names: `Crosscheck.chain_pools`), between two accounts of that pool;
-   every transfer above the start's highest id belongs to an event walked (routine), or the
-   walk saw every transfer (full): a transfer written behind an event is found;
-3. with anchors (`jackpot.audit.anchors`, files outside the database): each anchored chain head is
-   still there with its anchored hash (a chain rewritten with the key, or cut short);
-4. award and pool rows equal what the chains say of them (`jackpot.audit.projections`): full, every
-   award; routine, the awards the new events touched, those the checkpoint carried (not yet paid
-   or void) and any award row above the start's highest id, and every pool;
-5. per pool: balances (carried, plus the new transfers) sum to zero; the meter and reserve
-   accounts equal the pool's counters rounded down to the cent; the pending, payable and paid
-   accounts equal the awards in those states as the journal projects them; then the layer
-   above's checks (`Crosscheck.pool_checks`);
-6. the layer above's rows say what the events walked say of them (`Crosscheck.row_problems`:
-   the register's rounds, tables and terminals, `tables.audit.records`).
-What a routine run does not see: a row edited in place, by someone going around the database's
-protection, before the checkpoint it starts from (an old event, transfer, paid award, or a
-round's bets): the next full run does, from the first event. docs/operations.md says how often
-each runs.
-
-Performance: events and their transfers are read by one query per batch of `BATCH` events
-(keyset on the chain's sequence, each event's transfers as one JSON array), as tuples, never one
-query or one model instance per event; each event's HMAC is computed once, over orjson's
-encoding of the canonical JSON (`jackpot.money.canonical.chain_hash_matches`: json's, the writer's,
-whenever the two differ); a second connection reads the next batch in the same snapshot
-meanwhile (`_Reader`). Every read is in one REPEATABLE READ snapshot, so live
-traffic cannot cause a false alarm, and each chain is seen as a prefix (a chain's events commit
-in sequence order: its head row is locked by its writer until the commit).
-
-This module knows the journal alone; the tables add the rounds through a `Crosscheck`
-(`tables.audit.verification`).
+The checks in order, what a routine run cannot see, and how the walk is fast:
+docs/accounting.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,53 +1,20 @@
 """The way of an award to payment: verify, approve (a second person), pay; or void.
 
-Each step is one transaction that locks the award row, checks the step is allowed from the
-award's status, writes its audit event on the pool's chain with the transfers
-`jackpot.money.movements` decides, and updates the award. Money moves as TigerBeetle's pending
-transfers do:
+Each step is one transaction: the award row locked, the step checked against its status, its
+audit event on the pool's chain with the transfers `jackpot.money.movements` decides.
 
-    approve   awards_pending -> payable        (award_approved; an optional note)
-    pay       payable        -> paid           (award_paid; the method, a reference, a note, and
-                                                the winner's identity, required at or above
-                                                the identification threshold: its digest on
-                                                the event, the identity encrypted apart,
-                                                `jackpot.awards.winners`)
-    void      awards_pending -> house          (award_void_house: a fixed award or envy)
-              awards_pending -> meter          (award_void_meter: a jackpot goes back on the meter)
-              meter -> reserve, meter -> house (void_reset_reserve, void_reset_house: and the
-                                                reset its hit paid goes back where it came from)
+Invariants:
+- the approver is never the verifier, a jackpot's void confirmer never its requester (403
+  `four_eyes`, and database constraints); a money step is refused to an account that configures
+  (403 `separation_of_duties`);
+- an award that follows another (envy, its round's jackpot) is approved or paid only after it,
+  and voided with it;
+- nothing is claimable while the pool is suspended (409 `pool_suspended`);
+- only `pending` and `verified` awards can be voided; nothing is edited in place but the status
+  and who/when fields. Locks: the award row, the pool row, the pool's chain head.
 
-Surveillance before payment (`jackpot.awards.surveillance` states the rules, checked here under the
-award's row lock): a surveillance officer records a video review of a `pending` or `verified`
-award (`award.reviewed`, or `award.referred` for a referral, with the review's row in the same
-transaction); a manager decides a referral (`award.referral_decided`: clear, or void, which
-requests the award's void in the same transaction as the decision).
-
-An award that follows another (an envy, its round's jackpot: `Award.follows`) is approved or paid
-only once that one is `approved` or `paid` (409 `award_follows_unapproved`), and is voided with
-it (compliance 53): the step that voids an award voids each of its followers not yet paid or
-void in the same transaction, by the same person, each its own `award.void` event, its money
-back to the house (`award_void_house`, or `award_void_payable` for one approved at once).
-
-Separation of duties (compliance 52, `jackpot.staff.duties`): every step but the review decides
-money and is refused to an account that configures (the admin role, `is_staff`, `is_superuser`), 403
-`separation_of_duties`, whatever other role it holds; the database refuses it too (the award's
-actor columns and a referral's decider, migration jackpot 0026).
-
-A fixed award or envy is voided by one supervisor. A jackpot's void takes two (compliance 24):
-one requests it with a reason (`award.void_requested`: the award keeps its status and its money,
-marked with who asked, when and why), a different one confirms it (`award.void`, the money
-moves) or anyone cancels the request (`award.void_cancelled`). While a void is requested the
-award can be neither verified nor approved: the request is settled first.
-
-While the pool is suspended (`jackpot.pools.lifecycle`), nothing of it is claimable: approve, pay
-and a jackpot's confirmed void are refused (409 `pool_suspended`, naming the suspension); verify,
-a fixed award's void and a void's request or cancellation go on (they pay no one).
-
-Invariants: the approver is never the verifier, the confirmer of a jackpot's void never its
-requester (checked here, 403 `four_eyes`, and by database constraints); only `pending` and
-`verified` awards can be voided; nothing is deleted or edited in place but the award's status and
-who/when fields, whose history is the audit chain. Locks: the award row, the pool row, the pool's
-chain head, in the order `jackpot.money.locks` states.
+The money of each step, surveillance, and a jackpot's two-person void: docs/accounting.md, "The
+modules, in detail".
 """
 
 from __future__ import annotations

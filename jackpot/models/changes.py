@@ -1,30 +1,15 @@
-"""A two-person change: one admin proposes, a different one approves.
+"""A two-person change: one admin proposes, a different one approves (compliance 16, 17, 36, 40,
+47). Each `kind` is something one admin must not do alone: `pool.parameters`, `pool.create`,
+`pool.stop`, `table.move`, `staff.create`, `staff.access`, `staff.second_factor_reset`,
+`terminal.issue`. The row keeps the proposal and its outcome; `jackpot.approvals.changes` writes
+it, each kind's module applies it, and every step is also an audit event.
 
-Compliance 16, 17, 36, 40 and 47. Each `kind` is something one admin must not do alone:
-- `pool.parameters`: what a pool pays and takes (stake, shares, seed, paytable), its name and its
-  verification threshold, applied while none of the pool's tables is open for play;
-- `pool.create`: a new pool (`pool` is set when it is applied);
-- `pool.stop`: a pool stopped for good (`pool`), its disposition in `changes` (`to`: `pool` with
-  `to_pool`, or `orphan`), applied by `jackpot.pools.lifecycle`;
-- `table.move`: a table linked to a pool, moved to another or unlinked (`pool` is the pool it
-  goes to, None to unlink);
-- `staff.create`, `staff.access` (roles, `is_staff`, `is_superuser`, reactivation) and
-  `staff.second_factor_reset`: who may do what (`subject` is the staff account; for
-  `staff.create` it is set when the account is created, on approval);
-- `terminal.issue`: a new terminal token for a table (`changes.table`, `changes.name`,
-  `changes.revoke_others`), made by the approver's act and shown to the approver only
-  (`tables.services.terminal_issue_approve`): no one person holds a token they issued alone.
+Invariants, each a database CHECK beside the service's refusal:
+- an applied change was decided by someone other than its proposer and its subject (403
+  `four_eyes`, CHECK `change_four_eyes`);
+- a proposal is decided once, under its row lock.
 
-The row keeps the proposal (the new values, the values when it was proposed, who, when, why) and
-its outcome (applied, rejected or withdrawn; who decided, when, with what note).
-`jackpot.pools.parameters` is its only writer (the appliers of each kind are
-`jackpot.pools.parameters`, `jackpot.staff.accounts` and `tables.services`); every step is also an
-audit event.
-
-Invariants, each a database CHECK beside the service's refusal: an applied change was decided by
-someone other than its proposer and other than its subject (403 `four_eyes`, CHECK
-`change_four_eyes`): no one approves what they proposed, nor what is done to themselves; a
-proposal is decided once (its status leaves `proposed` only once, under its row lock).
+Each kind in full: docs/operations.md, "The modules, in detail".
 """
 
 from django.conf import settings

@@ -1,31 +1,13 @@
-"""The transactional outbox and the webhook deliveries it leads to.
+"""The transactional outbox and the webhook deliveries it leads to, written by
+`jackpot.notifications.outbox` and `jackpot.notifications.webhooks` only.
 
-An `OutboxMessage` is work that follows a money movement (a big win to announce), written by the
-money's own transaction (`jackpot.notifications.outbox.enqueue`: one INSERT) and relayed to Celery
-after the commit. Its life, written by `jackpot.notifications.outbox` only:
+- `OutboxMessage`: work that follows a money movement, written by the money's own transaction;
+  pending -> done, or -> refused (no authentic journal event vouches for it); `key` is unique,
+  so the same work enqueued twice is one message; a relay claims it by one UPDATE with a lease.
+- `WebhookDelivery`: one message sent to one URL (unique per message and URL), its delivery id
+  the receiver's deduplication key; pending -> delivered, never sent again once delivered.
 
-    pending -> done
-            -> refused
-
-- `pending`: committed; the relay task was sent after the commit (or not: Redis was down). The
-  sweeper sends it again once `next_attempt_at` is past and no relay holds it (`claimed_until`).
-  A relay claims it by one UPDATE (a fresh `claim` token, `attempts` + 1, a lease until
-  `claimed_until`); a relay killed mid-task leaves the lease to run out.
-- `done`: its work is finished (every delivery acknowledged); never relayed again.
-- `refused`: no authentic journal event vouches for it as its row stands (`last_error` says
-  why, `done_at` when; `jackpot.audit.outbox_journal`): nothing was signed; never relayed again.
-
-`key` is unique: the same work enqueued twice (a replayed round, a second sweep) is one message.
-
-A `WebhookDelivery` is one message sent to one URL (unique per message and URL), with its own
-delivery id (`delivery_id`, the receiver's deduplication key), attempts, backoff and outcome:
-
-    pending -> delivered
-
-- `pending`: not yet acknowledged by a 2xx: `attempts` so far, `last_status` (the HTTP status,
-  null when no answer came) and `last_error`, and `next_attempt_at` (exponential backoff).
-- `delivered`: a 2xx was recorded (`delivered_at`); the claim's UPDATE never takes it again, so
-  it is never sent again.
+Each state in full: docs/operations.md, "The modules, in detail".
 """
 
 import uuid

@@ -1,100 +1,17 @@
 """The concurrency contract: every row lock the service takes, and the one order they go in.
 
-Every `SELECT ... FOR UPDATE` / `FOR KEY SHARE` and advisory lock is taken by a helper of this
-module (plain-SQL rows read through `jackpot.money.rows`), named for the rows it locks and saying
-where it sits in the order below, or that it is outside the order and why; elsewhere a row is locked
-only by the statement that changes it (the pool's counters by `jackpot.money.meter`'s single
-`UPDATE`s). tests/concurrency/test_lock_order.py checks that no other module asks for a lock.
+Invariants:
+- every `SELECT ... FOR UPDATE` / `FOR KEY SHARE` and advisory lock is taken by a helper of this
+  module; elsewhere a row is locked only by the statement that changes it (the pool's counters
+  by `jackpot.money.meter`'s single `UPDATE`s); tests/concurrency/test_lock_order.py checks it;
+- a transaction takes its locks in this order, never going back: TABLE, ROUND, AWARD,
+  TABLE_CHAIN, POOL (taken last by a round's stakes: held only for one statement and the
+  commit), POOL_CHAIN, ADMIN_CHAIN, CHECKPOINT_CHAIN; rows no money path locks come first;
+- a deadlock or serialization failure (40P01, 40001) runs the one durable transaction again,
+  whole, a bounded number of times (`retried`, the one retry policy).
 
-A transaction takes the locks it needs in this order, never going back to an earlier one:
-
-0. `TABLE` - the table's row (`tables_table`): shared (`FOR KEY SHARE`) by a round's open, which
-   so reads the pool the table feeds as committed last and keeps the table from moving until the
-   round is written; exclusive (`FOR UPDATE`) by the table's administration (`table_row`), which
-   so waits for every open in flight and then sees its round; exclusive, every table of a pool in
-   id order, by the approval of a change of the pool's parameters, so that none opens for play
-   until the change is committed (and a round opening reads its pool's terms, which it records,
-   while it holds its table's shared lock: none changes until the round is written).
-1. `ROUND` - the round's row (`tables_round`): the INSERT of a new round on open, `SELECT ...
-   FOR UPDATE` on settle and void (`round_row`). Only its own table's terminal ever waits on it.
-2. `AWARD` - the award's row (`jackpot_award`), one step of an award's way to payment
-   (`award_row`); a void then takes the rows of the awards that follow it (`follower_rows`).
-3. `TABLE_CHAIN` - the head of the table's audit chain (`table-{id}`), taken by `chain_slot`
-   before the pool row, so the pool row is held only for the final write and the commit.
-4. `POOL` - the pool's row (`jackpot_pool`), the progressive's one point of serialization and the
-   only lock tables share. It is taken by the first statement of `jackpot.money.meter` a transaction
-   runs (each is a single `UPDATE ... RETURNING`, or `pool_counters` for a hit), never by
-   a read followed by a write. A round's stakes run that UPDATE last, after the round's event
-   is written (`jackpot.money.movements.take_stakes_recorded`, `jackpot.money.ledger.Gate`): the row
-   is then held for that one statement and the commit, nothing computed or written in between.
-   A parameter change's row (`jackpot_parameterchange`) is taken after it when both are (an
-   approval), and alone otherwise (a rejection, a withdrawal): it is never held while waiting
-   for the pool row.
-5. `POOL_CHAIN` - the head of the pool's own chain (`pool-{id}`, `chain_slot`): pool events and
-   award steps, after the pool row.
-6. `ADMIN_CHAIN` - the head of the `admin` chain (`chain_slot`): tables and tokens issued.
-7. `CHECKPOINT_CHAIN` - the head of the `checkpoints` chain (`chain_slot`): a verification's
-   checkpoint (`jackpot.audit.checkpoints.store`), taken alone in a transaction of its own.
-
-Why no two transactions can wait on each other: every path below takes its locks in increasing
-order, so a cycle of waits would need some transaction to wait for a lower lock while holding a
-higher one.
-
-- open a round: TABLE (shared), ROUND (insert), TABLE_CHAIN, POOL (stakes);
-- settle a round: ROUND, TABLE_CHAIN, POOL (only when it grants awards; the statement that
-  takes it numbers and writes the awards, so no award's unique number is waited for outside it);
-- void a round: ROUND, TABLE_CHAIN;
-- an award's step: AWARD, POOL (the award version; a voided jackpot's return), POOL_CHAIN;
-  surveillance's review of an award and a manager's decision on its referral are award steps
-  (their rows, `jackpot_surveillancereview` and `jackpot_referraldecision`, are inserted, never
-  locked); a referral decided `void` takes the void's step again in the same transaction (its
-  locks already held);
-- change a table: TABLE (exclusive), ADMIN_CHAIN;
-- create a pool, propose a change of its parameters: POOL_CHAIN (creation: POOL first);
-- approve a change: TABLE (each of the pool's tables, exclusive, in id order), POOL, the change's
-  row, POOL_CHAIN; reject or withdraw it: the change's row, POOL_CHAIN;
-- suspend or resume a pool: POOL, POOL_CHAIN; approve its stop (`jackpot.pools.lifecycle`): TABLE
-  (the stopped pool's, exclusive, in id order), POOL (the stopped pool's row and its heir's, in id
-  order, in one statement), the change's row, POOL_CHAIN (the stopped pool's, then the heir's:
-  both pool rows are held, so no other transaction holds either chain's head waiting for them);
-- issue a token or a table: ADMIN_CHAIN (a token issued in place of the others, or one revoked:
-  the table's terminal rows first, `terminal_rows`, outside the order below);
-- propose a table move, a pool's creation or a staff change: ADMIN_CHAIN; reject or withdraw
-  one: the change's row, ADMIN_CHAIN;
-- approve a table move: TABLE (exclusive), the change's row, ADMIN_CHAIN; a pool's creation:
-  the change's row, then the new pool's own rows and POOL_CHAIN (no other transaction knows
-  the new pool yet); a staff change: the change's row, the account's row (`auth_user`, which
-  no money path locks), ADMIN_CHAIN;
-- one admin's change of a staff account (`jackpot.staff.accounts.staff_update`): the account's row,
-  and for an admin's deactivation the admin role's group row after it (`role_group_row`: two
-  deactivations count each other's), ADMIN_CHAIN;
-- store a checkpoint: CHECKPOINT_CHAIN alone, or after the full run's own job row
-  (`jackpot_verification`, `tables.audit.verification_jobs`), which nothing else locks;
-- store a reconciliation's report (tables.audit.reconciliation): its own transaction-level advisory
-  lock (`Advisory.RECONCILIATION_STORE`), taken by nothing else, then ADMIN_CHAIN for its alert;
-  the floor's watch and the history's fold likewise take their own advisory lock first
-  (`Advisory`), the watch then ADMIN_CHAIN.
-
-Outside the order: rows no money path locks, each taken first in its transaction (or after
-rows no money path locks), with at most the `admin` or `checkpoints` chain's head after it:
-a person's second-factor devices (`second_factor_devices`; then ADMIN_CHAIN for a recovery
-code's use), staff accounts and a role's group (`staff_account`, `staff_account_or_new`,
-`role_group_row`; then ADMIN_CHAIN), winners' identities before their purge
-(`winner_identities`; then ADMIN_CHAIN), an export job's row (`export_jobs`), a full
-verification's job row (`verification_jobs`; then CHECKPOINT_CHAIN), a table's terminal rows
-(`terminal_rows`; then ADMIN_CHAIN). A transaction holding one of them waits for nothing lower
-than the last chain heads, so no cycle of waits can go through them.
-
-`tests/concurrency/test_lock_order.py` records the SQL of these paths and checks the order.
-
-Where PostgreSQL still gives up on a transaction (a deadlock it detected, a serialization
-failure: SQLSTATE 40P01 and 40001), the whole transaction is run again, a bounded number of
-times (`retried`): the round and award paths are idempotent units, so a second run after a
-rollback is the first one done again, never twice. `retried` is the one retry policy: it also
-runs a transaction again when the transaction found the row it conflicted with gone by the time
-it looked (`StaleConflict`, e.g. a round's open refused by the table's round in progress, which
-has closed since). It wraps the operation's one durable transaction (`transaction.atomic(
-durable=True)`), never a block nested in another.
+Each path's locks, and why no cycle of waits can form: docs/accounting.md, "The modules, in
+detail".
 """
 
 from __future__ import annotations

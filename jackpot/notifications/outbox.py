@@ -1,36 +1,17 @@
 """The transactional outbox: work that follows a money movement, recorded with the money, relayed
-to Celery after the commit, swept by beat when the relay was missed.
-
-`enqueue` is called inside the money's transaction (a round's settlement); a worker runs `relay`
-(task `jackpot.relay_outbox`); beat runs `sweep` (task `jackpot.sweep_outbox`). A message's work
-is its topic's handler (`HANDLERS`): today every topic is a signed webhook
-(`jackpot.notifications.webhooks`).
+to Celery after the commit, swept by beat when the relay was missed. `enqueue` runs in the
+money's transaction; a worker runs `relay`; beat runs `sweep`; each topic's work is a handler
+(`HANDLERS`: today the signed webhooks).
 
 Invariants:
-- money never waits: `enqueue` is one INSERT in the caller's transaction (no lock on any other
-  row, nothing read) and nothing talks to Redis before the commit (`core.dispatch`
-  `send_after_commit`); a rolled-back transaction leaves no message and sends nothing;
-- a message is enqueued once: its `key` is unique, and enqueueing the same key again (a replayed
-  round, a retried transaction) is a no-op (`INSERT ... ON CONFLICT DO NOTHING`) that sends
-  nothing;
-- Redis never holds the only trace of work: the row is committed first; a message whose relay
-  was never sent (Redis down at the commit), or whose relay died, is sent again by the sweeper
-  once `next_attempt_at` is past (OUTBOX_RESEND_AFTER_SECONDS after the commit; afterwards the
-  earliest retry its handler asked for, i.e. its deliveries' backoff);
-- a relay claims its message by one UPDATE (pending, no live claim: a fresh token, a lease of
-  OUTBOX_LEASE_SECONDS, attempts + 1), never a read then a write; a duplicate delivery of the task
-  while the claim lives does nothing; a claim whose worker was killed runs out and the message
-  is claimed anew. Its outcome is written by one UPDATE naming the token. The handler itself is
-  idempotent (each webhook send is claimed on its own row), so two relays of one message never
-  do its work twice;
-- a message done is never relayed again;
-- a message's work is done only with the data its journal event says: the relay's `vouch`
-  (`jackpot.audit.outbox_journal.vouched`, given by the task) loads that event, checks its HMAC and
-  builds the data from it. A message it refuses (`Refused`: no authentic event, or a row that
-  differs from it, both written by someone holding SQL but not the journal's key) is marked
-  `refused` with the reason, logged to the security log, never handled and never relayed again;
-- a message keeps the request id of the request that wrote it (core.request_id), and its
-  relay's log lines carry that id, whoever sent the relay.
+- money never waits: `enqueue` is one INSERT, nothing talks to Redis before the commit;
+- a message is enqueued once (its `key` is unique: `ON CONFLICT DO NOTHING`);
+- Redis never holds the only trace of work: the sweeper resends what was never relayed;
+- a relay claims its message by one UPDATE with a lease; a message done is never relayed again;
+- a message's work uses only what its journal event says (`vouch`); one refused is never handled;
+- a message keeps the request id of the request that wrote it.
+
+Each rule in full: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,35 +1,16 @@
 """Signed webhooks: an outbox message posted to every receiver of WEBHOOK_RECEIVERS until each
-answers 2xx. Its data is what its journal event says (`jackpot.audit.outbox_journal`), never the
-row's payload as such: a row the service's role can write is signed only as the journal vouches.
-
-The scheme (docs/api.md 5.9, with the receiver's verification code):
-- the body is the event as JSON, UTF-8, keys sorted, no spaces: `{"created_at", "data", "id",
-  "type"}` (`event_body`); the same bytes on every attempt;
-- headers: `Jackpot-Delivery` (the delivery's id: one per event and URL, the same on every
-  attempt; the receiver's deduplication key), `Jackpot-Event` (the event's id), `Jackpot-Attempt`,
-  `Jackpot-Timestamp` (Unix seconds when this attempt was signed) and `Jackpot-Signature:
-  v2=<hex HMAC-SHA256(the receiver's secret, signed_content(...))>`, where the signed content is
-  the timestamp, the delivery id and the URL, each followed by a line feed, then the raw body
-  (`signed_content`; none of the three holds a line feed, so no two requests sign the same);
-- each receiver has its own secret (WEBHOOK_RECEIVERS: {url: secret}): a receiver can verify
-  its own deliveries only, and cannot make one another receiver would accept;
-- the receiver recomputes the signature over its own URL (as configured, never read from the
-  request), the delivery id and the timestamp headers and the raw body, compares it in constant
-  time, and refuses a timestamp more than 300 s away from its clock (`REPLAY_WINDOW_SECONDS`).
-  So a delivery replayed to another receiver, under another delivery id (to pass its
-  deduplication) or later than the window, fails verification.
+answers 2xx; its data is what its journal event says, never the row's payload as such. The
+scheme (body, headers, `v2` signature over timestamp, delivery id, URL and body, a secret per
+receiver, a 300 s replay window): docs/api.md 5.9.
 
 Invariants:
-- one delivery row per (message, URL) (a unique constraint): its id, attempts and outcome;
-- a send is claimed by one UPDATE of its row (pending, due, no live claim: a fresh token, a lease
-  of OUTBOX_LEASE_SECONDS, attempts + 1), made outside any transaction, and its outcome recorded
-  by one UPDATE naming that token: a 2xx marks it delivered, and a delivered row is never claimed
-  again, so it is never sent again; anything else sets the next attempt (exponential backoff);
-- the HTTP request is made with no transaction open and no row lock held: a slow receiver holds
-  nothing but its own delivery's lease;
-- a worker killed after the receiver's 2xx and before the UPDATE leaves the row pending: it is
-  sent again once its lease is over, with the same delivery id (at least once; the receiver
-  dedups). Nothing recorded delivered is sent twice.
+- one delivery row per (message, URL), its id the same on every attempt;
+- a send is claimed by one UPDATE with a lease and its outcome written naming that token: a 2xx
+  marks it delivered, never sent again; anything else backs off;
+- the HTTP request is made with no transaction open and no row lock held;
+- a worker killed after the receiver's 2xx resends with the same delivery id (at least once).
+
+The scheme's reasons: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

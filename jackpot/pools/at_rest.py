@@ -27,9 +27,10 @@ def registered() -> PoolTables:
 
 class PoolTables(Protocol):
     """The tables' side of a change that needs its pool at rest (its parameters, its stop). The
-    progressive does not read the tables' rows: they sit above it (README, "Layers"), so whoever
-    asks for the change hands the tables' own answer in, or the one the tables app registered at
-    start-up (`register`, from `tables.apps`): the progressive never imports the tables."""
+    progressive does not read the tables' rows: they sit above it (docs/architecture.md, "The
+    layers"), so whoever asks for the change hands the tables' own answer in, or the one the
+    tables app registered at start-up (`register`, from `tables.apps`): the progressive never
+    imports the tables."""
 
     def lock(self, pool_id: int) -> list[tuple[str, bool]]:
         """Lock the pool's tables (`Lock.TABLE`, exclusive, in id order: none opens for play

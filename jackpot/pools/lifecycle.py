@@ -1,47 +1,18 @@
-"""A progressive's life: suspended (a technical fault), resumed, stopped for good (compliance 36).
-
-French practice (arrêté of 14 May 2007, art. 56-3-2): a progressive stopped involuntarily lets
-play go on without increments. So:
-
-    suspend  (one admin: a fault needs speed)   active    -> suspended  `pool.suspended`
-    resume   (one admin)                        suspended -> active     `pool.resumed`
-    stop     (a two-person change `pool.stop`)  active or suspended -> stopped  `pool.stopped`
-                                                (and `pool.liability_received` on the heir's chain)
-
-each an audit event on the pool's chain, in the transaction that changes the pool row (one
-`UPDATE` under its lock: `jackpot.money.meter.set_status`, `stop_counters`), and in the security
-log.
+"""A progressive's life: suspended (a technical fault, one admin), resumed (one admin), stopped for
+good (a two-person change `pool.stop`), compliance 36. Each an audit event on the pool's chain in
+the transaction that changes the pool row, and in the security log.
 
 Invariants:
-- while a pool is not active, no progressive stake is taken: the meter's own `UPDATE` checks the
-  status under the pool row lock (`jackpot.money.meter.add_stakes`), and the round is refused whole,
-  409 `pool_suspended` (naming the suspension: reason, since when) or `pool_stopped`; a round
-  without a progressive stake opens and settles as ever;
-- nothing of a pool that is not active is claimable: an award is neither approved nor paid, a
-  jackpot's void not confirmed (`jackpot.awards.workflow`, checked under the pool row lock);
-- a round opened before the suspension settles on its terms (compliance 48): its awards are
-  granted, a jackpot hit wins and resets the meter, but none is payable until the resumption;
-- suspending and resuming move no figure: only the status, its reason and time, and the meter's
-  version (the signs show the status with the meter);
-- a stop is approved only by another admin than its proposer (403 `four_eyes`), with every table
-  of the pool closed for play and none of its rounds open (409 `pool_tables_open`,
-  `pool_round_open`, as a parameter change), and every award of the pool paid or void (409
-  `pool_awards_unpaid`): an award is a debt to a seat that has its own two-person steps (verify,
-  approve, pay, void, a jackpot's void back on the meter), which only its own pool's accounts
-  route; the club settles each award first, so the awards' accounts are empty at the stop and
-  the liability that moves is the meter and the reserve (docs/accounting.md, "Suspending and
-  stopping a pool");
-- on approval, in one transaction, the meter's and the reserve's whole cents leave the pool by
-  transfers that reference the change in their event: to its `orphan` account
-  (`stop_meter_orphan`, `stop_reserve_orphan`), or out through its `moved` account
-  (`stop_meter_out`, `stop_reserve_out`) into another active pool's `moved`, meter and reserve
-  (`stop_meter_in`, `stop_reserve_in`). The sub-cent remainders stay on the counters (the house
-  holds them in the journal already), so every account still equals its counter rounded down;
-- a stopped pool is never suspended, resumed, changed or stopped again (409 `pool_stopped`).
+- a pool not active takes no progressive stake (409 `pool_suspended` or `pool_stopped`, checked
+  by the meter's own `UPDATE`) and pays nothing; a round opened before settles on its terms;
+- suspending and resuming move no figure;
+- a stop needs another admin, the pool at rest (`jackpot.pools.at_rest`) and every award paid or
+  void; its meter and reserve leave by transfers to the orphan account or to an heir pool, the
+  sub-cent remainders staying on the counters;
+- a stopped pool is never changed again (409 `pool_stopped`).
 
-Locks (`jackpot.money.locks`): suspend and resume take the pool row then its chain; a stop's
-approval takes the stopped pool's tables (exclusive, in id order), the two pool rows in id order,
-the change's row, then the stopped pool's chain and the heir's.
+The states, the French practice behind them and the locks: docs/accounting.md, "The modules, in
+detail".
 """
 
 from __future__ import annotations

@@ -1,57 +1,18 @@
-"""Two-person changes: one admin proposes, a different one approves; and a pool's parameters.
-
-Compliance 16, 17, 36, 40, 47 (and issue 11 item 5, issue 20 items 1 and 4). Whatever one admin
-must not do alone is a `ParameterChange` of a kind (`ChangeKind`): a pool's parameters, a new pool
-(here), a table linked to a pool or moved (`tables.services`), a staff account created, its roles
-or flags, its second factor reset (`jackpot.staff.accounts`). This module is the machinery they
-share: `propose`, `proposed` (the row, locked, still undecided), `four_eyes`, `applied` (the
-decision and the facts every applied event carries), `change_reject` and `change_withdraw`. Each
-kind's own module checks and applies it, in the same transaction, with its own audit event. A
-proposal is an audit event `<pool|table|staff>.change_proposed`, a rejection `.change_rejected`, a
-withdrawal `.change_withdrawn`; a pool's parameters on the pool's chain, every other kind on the
-`admin` chain; all are in the security log (`jackpot.money.ledger.SECURITY_KINDS`). The approver is
-neither the proposer nor the change's subject (403 `four_eyes`, and the row's CHECK
-`change_four_eyes`).
-
-What a pool pays and takes (stake, meter and reserve shares, seed, paytable), its name, its
-verification threshold and whether surveillance confirms a jackpot before its approval
-(`surveillance_required`) are changed only here:
-
-    propose   (an admin)                      -> proposed   `pool.change_proposed`
-    approve   (another admin)   proposed      -> applied    `pool.changed` (before, after, both)
-    reject    (any admin)       proposed      -> rejected   `pool.change_rejected`
-    withdraw  (the proposer)    proposed      -> withdrawn  `pool.change_withdrawn`
-
-each an audit event on the pool's chain in the transaction that writes the `ParameterChange`
-row, and in the security log (`jackpot.money.ledger.SECURITY_KINDS`).
+"""Two-person changes of a pool: its parameters and its creation, on the shared machinery of
+`jackpot.approvals.changes` (propose, approve by another admin, reject, withdraw).
 
 Invariants:
-- the approver is not the proposer (403 `four_eyes`, and the row's CHECK `change_four_eyes`);
-- a change is applied only while none of the pool's tables is open for play, whatever the field
-  (409 `pool_tables_open`): raising the verification threshold while tables play would let awards
-  through unverified, lowering the stake would refuse rounds in flight. The pool's tables are
-  locked (`Lock.TABLE`, exclusive, in id order) before the pool row, so no table opens between the
-  check and the commit. The tables' rows are the tables' to read: the approval's caller hands in
-  `PoolTables` (`jackpot.pools.at_rest`, the tables app's), which locks them and names the open
-  rounds;
-- nor while a round of the pool is open, even at a closed table (409 `pool_round_open`, naming
-  each by table and round id): a round settles with the terms it recorded when it opened
-  (`tables.models.Round`), and none of the pool's stays open across a change. With the tables
-  closed and locked, no round of the pool opens between the check and the commit;
-- a change is applied only to the pool it was proposed against: every field it changes must still
-  hold the value recorded in `before` (409 `change_stale` otherwise: propose again), and the values
-  are checked again against the pool as it now is;
-- a proposal is decided once: its status leaves `proposed` under the pool row lock (approval) or
-  its own row lock (reject, withdraw), and any second decision is a 409 `change_wrong_status`.
+- the approver is neither the proposer nor the change's subject (403 `four_eyes`, and the row's
+  CHECK `change_four_eyes`);
+- a change is applied only while none of the pool's tables is open for play (409
+  `pool_tables_open`) and none of its rounds is open (409 `pool_round_open`): the tables,
+  handed in as `jackpot.pools.at_rest.PoolTables`, are locked before the pool row;
+- a change applies only if every field it changes still holds its `before` value (409
+  `change_stale`), and a proposal is decided once (409 `change_wrong_status`);
+- each step is an audit event on the pool's chain (a creation on the `admin` chain), in the
+  security log.
 
-Locks: approval takes the pool's table rows, the pool row, the change's row, then the pool's chain
-(`jackpot.money.locks`); reject and withdraw the change's row then its chain; a proposal only its
-chain.
-
-A new pool is a proposal too (`pool_create_propose`, kind `pool.create`, on the `admin` chain):
-another admin's approval creates it (`pool.created` on its own chain, with both people). Its first
-table, like any table linked to a pool, is another two-person change (`table.move`), so nothing one
-admin set alone ever takes a stake or pays an award.
+The states, the locks and the reasons: docs/accounting.md, "The modules, in detail".
 """
 
 from __future__ import annotations

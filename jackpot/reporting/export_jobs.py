@@ -1,29 +1,16 @@
-"""Background exports of the payout log: asked for by the web, built by a worker, swept by beat.
-
-A long range must not hold a web worker (nor meet the web's 1.5 s statement timeout), so
-`export_job_create` only writes the job and asks for `jackpot.build_export` after the commit
-(`core.dispatch`); a worker runs `export_job_build`, which writes the CSV of
-`jackpot.reporting.exports` (the synchronous export's own writer) to a file under EXPORT_DIR; beat
-runs `export_jobs_sweep`.
+"""Background exports of the payout log: asked for by the web (`export_job_create`, the task sent
+after commit), built by a worker (`export_job_build`, with `jackpot.reporting.exports`' writer,
+into EXPORT_DIR), swept by beat (`export_jobs_sweep`).
 
 Invariants:
-- Redis never holds the only trace of a job: the row is committed first, and a job whose task
-  was never sent (Redis down at the commit) is sent again by the sweeper once it has been queued
-  for EXPORT_RESEND_AFTER_SECONDS.
-- A build is claimed by one UPDATE (no read-then-write): a job `queued`, or `running` with no
-  progress for EXPORT_STALL_SECONDS (its builder died: kill -9, OOM, a lost host), takes a fresh
-  token in `builder`. Any other delivery leaves the job alone: done, failed and expired jobs are
-  never rebuilt, and a duplicate delivery while the builder lives does nothing.
-- Each claim writes its own temporary file (`.awards-export-<job>-<token>.part`) from scratch
-  and, after each batch, its progress, by an UPDATE that names its token: a builder whose claim
-  was taken over touches no row, stops, and deletes its temporary file.
-- Only the holder of the claim, under the job's row lock, renames its complete (fsynced) file to
-  the job's one final name `awards-export-<job>.csv` in the transaction that marks the job done.
-  So a half file is never under the final name, two deliveries never mix their rows in one file,
-  and a job never has two final files (a rebuild replaces the name atomically).
-- A file is served only while its job is done; the sweeper deletes it once `expires_at` is past
-  (EXPORT_RETENTION_HOURS after it finished), before marking the job expired, so no file outlives
-  its job's record of it.
+- Redis never holds the only trace of a job: the sweeper resends a job never sent;
+- a build is claimed by one UPDATE (a stalled one taken over after EXPORT_STALL_SECONDS); done,
+  failed and expired jobs are never rebuilt;
+- each claim writes its own temporary file; only the claim's holder, under the job's row lock,
+  renames it to the one final name as it marks the job done: never a half file or two files;
+- a file is served only while its job is done, and deleted before the job is marked expired.
+
+The reasons: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

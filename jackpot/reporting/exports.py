@@ -1,32 +1,16 @@
-"""The auditors' payout log: every award as CSV, read in pages, with a digest.
+"""The auditors' payout log: every award as CSV, read in pages, with a digest. One writer for the
+synchronous `export.csv` and the background jobs (`jackpot.reporting.export_jobs`), so the two
+never differ by a column.
 
-One writer for both ways of getting it: the synchronous `export.csv` streams `award_rows` to
-the client, and a background export job (`jackpot.reporting.export_jobs`) writes the same lines to a
-file, so the two never differ by a column.
+Invariants:
+- keyset pages on the award id, each one short statement (no server-side cursor: pgbouncer);
+  memory is one page;
+- an export holds the matching awards up to the highest id at its start, each row with the hash
+  of the event that created its award; the last line is `# sha256 <hex>` of every byte before;
+- a cell is never a formula (`spreadsheet_safe`, for every CSV the service writes);
+- the synchronous export's range is bounded (EXPORT_SYNC_MAX_DAYS, `range_too_large`).
 
-Awards are read by keyset pagination on their id (`id > last ORDER BY id LIMIT n`): each page is
-one short statement in its own transaction, never a server-side cursor held open across the
-whole export (a connection pooler in transaction mode, pgbouncer, hands each transaction to any
-server connection, which a cursor cannot survive). Memory is one page, whatever the range.
-
-What an export holds: the awards matching the filters whose id is at most `up_to` (the highest
-id when the export started, or when a job was asked for), oldest first; each with its status as
-of when its page was read, with the register's fields (the French arrete's: game, table, the
-winning cards, time, amount, who verified, approved and paid). Each row carries the hash of the
-audit event that created the award,
-tying the export to the tamper-evident journal. The last line is `# sha256 <hex>`: the SHA-256 of
-every byte before it, so a copy can be checked later (`head -n -1 export.csv | sha256sum`).
-
-A cell is never a formula (OWASP's "CSV injection"): text that a spreadsheet would evaluate, one
-starting with `=`, `+`, `-`, `@`, a tab or a carriage return (a table named `=HYPERLINK(...)`, a
-user named `@SUM(...)`), is written with a leading apostrophe, which spreadsheets show as text
-(`spreadsheet_safe`). Numbers are left as numbers. Every CSV the service writes goes through it:
-this payout log and a pool's history charts (`tables.api.history`).
-
-What the synchronous export costs is its range: it takes both `from` and `to`, at most
-EXPORT_SYNC_MAX_DAYS days apart (`sync_range_check`: an open side is unbounded, refused with
-`range_too_large`, a background export's ranges are any), and the awards' `created_at` indexes
-(alone, after the pool, the kind, both, or the status) serve each page's range.
+The reasons: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,38 +1,17 @@
 """The period-end liability: what the club owes on a pool at an instant, from the journal alone.
 
-`pool_liability(pool, at=..., start=...)` reads, in one snapshot (`jackpot.money.rows.snapshot`; on
-the standby inside `core.replicas.replica_reads()`), only the journal: the transfers and events
-whose time (`AuditEvent.occurred_at`, which the chain's hash covers) is at or before `at`, never
-the pool's hot counters. So the statement for a past instant is the same whenever it is asked:
-entries written later are later than `at`, and the journal is append-only. At `at` = now its
-meter and reserve are the pool's counters rounded down to the cent, as the verification holds.
+`pool_liability(pool, at=..., start=...)` reads, in one snapshot (on the standby when asked),
+only the journal's transfers and events at or before `at`, never the hot counters: the meter,
+reserve, awards pending and payable balances (`owed`), the seed in force, the period's awards
+granted, paid and voided, and each chain's position.
 
-Figures (docs/accounting.md "The period-end liability" says which accounts each one sums):
-- the balances (credits - debits) of the pool's `meter`, `reserve`, `awards_pending` and
-  `payable` accounts; `owed` is their sum; the seed in force at `at` is the last `pool.created`
-  or `pool.changed` event of the pool's chain at or before `at` that set it;
-- the awards pending and payable are counted per award: an award whose transfers up to `at`
-  leave cents on `awards_pending` (pending or verified) or on `payable` (approved, unpaid). The
-  award rows only choose which awards to sum (those won by `at` and not paid or voided by then,
-  as their rows say); the amounts are the transfers', and their sum is the account's balance;
-- the period [`start`, `at`): the transfers that granted an award (`jackpot_hit`, `fixed_award`,
-  `envy`; of which the jackpots), paid one (`award_paid`) or voided one (`award_void_meter`,
-  `award_void_house`, `award_void_payable`), counted by award and summed, by their event's time;
-- the journal's position: per chain, the sequence and hash of its last event at or before `at`.
+Invariants:
+- a past instant's statement is the same whenever it is asked (the journal is append-only);
+- at `at` = now, meter and reserve equal the counters rounded down to the cent;
+- the cost starts from the newest verified checkpoint at or before `at`, never the whole journal.
 
-Cost: never the whole journal when a checkpoint exists before `at`. The balances and the chains'
-positions start from the newest verified checkpoint written at or before `at`
-(`jackpot.audit.checkpoints.at_or_before`: its per-pool balances and per-chain positions; every
-event it covers committed before it was written, so none is later than `at`), and add only the
-events after its positions (the keyset on each chain's sequence) that are at or before `at`; without
-one, from the first event. A test holds the figures equal either way. The period's figures read
-the pool's award transfers by their code (indexed), the award counts the awards still open at
-`at`: both the size of the awards, not of the stakes.
-
-What `at` cannot promise: an entry whose transaction took its time before `at` but committed
-after the statement was read (a round in flight at `at`) is in a later statement of the same
-instant. A month's close asked for minutes after midnight is exact; one asked at `at` = now is
-as exact as the commit that is still running allows.
+The figures, the cost and what `at` cannot promise: docs/accounting.md, "The modules, in
+detail".
 """
 
 from __future__ import annotations

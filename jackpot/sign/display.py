@@ -1,48 +1,17 @@
 """The meter as jackpot signs see it: from Redis, written after each commit, never ahead, never
-behind, never from another database.
+behind, never from another database. A sign shows two parts, each versioned on the pool row:
+the meter (`meter_version`) and the awards (`award_version`).
 
-What a sign shows has two parts, each with its own version from the pool row:
-- the meter (`meter_version`): amount in whole cents, currency, time;
-- the awards (`award_version`): the last hits (table, kind, amount, time), newest first, and
-  the jackpot that waits for verification, if one does.
+Invariants:
+- published by `transaction.on_commit` (nothing uncommitted shown; a failed publish never fails
+  the request), with a compare-and-set on the version (no older value over a newer one);
+- keyed by the database's identity, and served only at exactly the committed versions that
+  PostgreSQL gives on every read: a restore of Redis or of the database is never shown;
+- every part signed (HMAC under a key derived from the journal's key), and a meter served only
+  at or above the seed: anything else is read from PostgreSQL and logged as forged;
+- Redis down costs a query (`core.circuit`), never a wrong number.
 
-Both are published to one Redis hash by `transaction.on_commit`, so nothing uncommitted is ever
-shown (and a publish that fails never fails the committed request: `robust`), and with a
-compare-and-set on the version, so a late publisher cannot put an older value over a newer one.
-The meter part is built from the values the transaction itself computed; the awards part is
-read back from PostgreSQL after the commit (awards change rarely). Each part is its model's
-JSON (`jackpot.bodies.meter.Meter`, `SignAwards`; together a `DisplayMeter`).
-
-Redis is a cache, and a cache can lie: restored from an older snapshot it holds figures older
-than the committed ones; kept across a database made anew or restored, it holds another
-database's figures, possibly under the very same versions. So (compliance requirements 30, 45):
-- the hash is keyed by the database's identity (`_IDENTITY`): this database's random token
-  (`jackpot.models.DatabaseIdentity`), its OID and the server's start time, which a restore
-  always changes. Another life of the database reads and writes other keys (the old ones
-  expire after a day), and the ETag carries the identity too;
-- every read first asks PostgreSQL for the pool's two committed versions and the identity, in
-  one query by primary key (`_committed`); the cached parts are served only when they hold
-  exactly those versions, else the figures are read from PostgreSQL and published again. A sign
-  therefore converges at its next poll after any Redis or database restore, and with PostgreSQL
-  unreachable the read fails (503 `progressive_closed`, `config.handlers`) instead of serving a
-  figure the database may not hold.
-
-A cache can also be written by someone else: whoever can write to Redis (its password is a
-network secret, not the journal's) could put any figure under the committed versions. So every
-part is signed: its value in Redis is a tag, HMAC-SHA256 under a key derived from the journal's
-key (`_signing_key`: never in Redis nor in PostgreSQL), over the Redis key (the database's
-identity and the pool), the part, its version and its JSON, then that JSON. A reader serves a
-part only when its tag verifies for the committed version, and a meter only at or above the
-pool's seed (the meter never goes below it: compliance 12). Anything else is forged or corrupt:
-the figures are read from PostgreSQL, the entry is dropped and written again, and the security
-log and `jackpot_sign_cache_lookups_total{result="forged"}` say so. An old signed part cannot
-pass for the current version, nor another pool's or another database's for this one: the tag
-covers all of them. A hit costs one HMAC per part (two), with the key's pads computed once.
-
-When Redis is down or does not hold both parts, `display_meter` reads PostgreSQL and refills the
-cache; after a Redis failure, Redis is skipped for a few seconds (`core.circuit`). Losing Redis
-costs a query, never a wrong number. Each read counts as a hit, a miss or a forged entry of the
-cache (`jackpot_sign_cache_lookups_total`, core.metrics).
+The reasons in full: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

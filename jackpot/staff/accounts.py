@@ -1,33 +1,17 @@
-"""Who may do what: staff accounts, their roles and flags, changed by two admins; a password
-reset by one, which forces a new password at the next sign-in.
+"""Who may do what: staff accounts, their roles and flags, changed by two admins; a password reset
+by one, which forces a new password at the next sign-in (compliance 47: no one acts as another
+person, nor as two people).
 
-Compliance 47 (issue 20 item 1): no one acts as another person, nor as two people.
-- Creating a staff account, granting or revoking a role (`jackpot.staff.roles.ROLES`), setting
-  `is_staff` or `is_superuser`, reactivating an account and resetting someone's second factor
-  are two-person changes (`jackpot.pools.parameters`, kinds `staff.*`): one admin proposes, another
-  approves, never the account's owner (403 `four_eyes`, and the CHECK `change_four_eyes`). The
-  approval is a `staff.changed` event on the `admin` chain: the account before and after
-  (`snapshot`), the change and both people.
-- Deactivating an account only takes power away: one admin does it (`staff_update`, also
-  `staff.changed`), and so is a change of a name or an e-mail address.
-- An admin never sets a colleague's password: `password_reset` sets a random temporary one, shown
-  once to hand over, that must be changed at the next sign-in (`StaffSecurity`), audited as
-  `staff.password_reset` (who, whose; never the password). What keeps the admin out of the
-  colleague's account with it is the colleague's second factor, and for an account without one
-  (new, or after a reset) the activation code its enrollment needs, which another admin issues
-  (`jackpot.staff.second_factor.activation_issue`).
-- A staff token is issued to its owner only (`jackpot.staff.accounts.staff_token_issue`).
-- A fresh install has no admin to approve anything: the operator, who holds the database, makes
-  the first two (`bootstrap_admin`, refused once two active admins exist), audited as
-  `staff.bootstrapped`.
+Invariants:
+- creating an account, a role or flag granted or revoked, a reactivation and a second factor's
+  reset are two-person changes (`jackpot.approvals.changes`, kinds `staff.*`), never approved by
+  the account's owner; deactivating, renaming: one admin;
+- an admin never sets a colleague's password: a reset sets a random temporary one, to change at
+  the next sign-in; a staff token is issued to its owner only;
+- no change leaves an account both configuring and deciding money (400 `invalid_change`, and
+  the database at commit); the first two admins are the operator's (`bootstrap_admin`).
 
-A proposal is checked against the account as it is (400 `invalid_change` naming the field, 400
-`no_change`), and again at approval against what it saw (409 `change_stale`). Separation of
-duties (compliance 52, `jackpot.staff.duties`): no change leaves an account both configuring (the
-admin role, `is_staff`, `is_superuser`) and deciding money (`supervisor`, `manager`): 400
-`invalid_change` at the proposal and at the approval, and the database's constraint triggers
-at commit (migration jackpot 0026). Locks: an approval
-takes the change's row, the account's row, then the `admin` chain.
+Each rule in full, and the locks: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,30 +1,18 @@
-"""Who may act, as the journal explains it, checked at the request (compliance 51; issue 37 item 2).
+"""Who may act, as the journal explains it, checked at the request (compliance 51).
 
-The rows that say who may do what (an account's flags and groups, a staff token, a two-person
-proposal) are rows the service's own database role can write. Only the journal's events carry an
-HMAC under a key the database does not hold (`jackpot.money.ledger`), so a request acts on a row
-only as an authentic event (its HMAC verifies) explains it:
-- an account acts with its powers (`POWERS`: active, staff, superuser, roles) only when they equal
-  those of its latest authentic account event: the last `staff.changed` or `staff.bootstrapped`
-  naming it before or after (a rename away explains nothing for the old name), or, when none does,
-  the `staff.recorded` list a journal begun before it covered accounts starts from. An account with
-  a power and no such event, or whose rows differ from it, acts with none (`account_unexplained`);
-- a staff token acts only when its `staff_token.issued` event is authentic and names the same row,
-  hash, expiry and account (by id since this check exists, by name before), and no later
-  authentic issue for that account revoked the others;
-- a terminal token acts only when its issue (`terminal.issued`, or the operator's
-  `terminal.bootstrapped`) is authentic and names the same terminal, table and hash, and no later
-  authentic event revoked it (`terminal.revoked`, or an issue for its table that revoked it);
-  an event verified once is remembered by its id and hash (the journal is append-only). The
-  look-up rides in the terminal's own statement, once a minute per token and process
-  (`tables.api.authentication.JOURNAL_RECHECK_SECONDS`): the row's revocation is read on every
-  request, so only a revocation undone by SQL may outlive its event by up to that minute;
-- a two-person change is decided only as its authentic `<kind>.change_proposed` event says: kind,
-  content, `before`, pool, subject and proposer (`proposal_matches`, from
-  `jackpot.pools.parameters`).
-An event that does not verify explains nothing: the request fails closed, and the full
-verification names the forgery. Each look-up reads one person's or one change's events through
-partial indexes (jackpot 0029), never the journal's age; nothing here writes.
+The rows that say who may do what are rows the service's role can write; only the journal's
+events carry an HMAC under a key the database does not hold. So a request acts on a row only as
+an authentic event explains it.
+
+Invariants:
+- an account acts with its powers only when they equal its latest authentic account event's;
+- a staff or terminal token acts only when its authentic issue names the same row and hash and
+  no later authentic event revoked it (a terminal's rechecked once a minute per process);
+- a two-person change is decided only as its authentic proposal event says;
+- an event that does not verify explains nothing: fail closed. Reads only, through partial
+  indexes: never the journal's age.
+
+Each rule in full: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

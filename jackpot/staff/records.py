@@ -2,27 +2,16 @@
 superuser, roles) and the live staff tokens (one part of a verification's walk,
 `jackpot.audit.projections.ProgressiveProjection`).
 
-A role or a flag is given only by an event on the `admin` chain that shows the account after it
-(`staff.changed`, `staff.bootstrapped`: `jackpot.staff.accounts.snapshot`), and a staff token only
-by a `staff_token.issued` event; the chain's HMAC covers both. So someone who writes to the database
-without the journal's key and adds themselves to the admin group, makes themselves a superuser,
-revives a revoked token or puts a token of theirs on a colleague's account is named:
-- every account with power (active, and staff, superuser or holding a role), and every account
-  the events gave power, has the flags and roles the last event showing it gave;
-- every live staff token (not revoked), and every token row made since the checkpoint's highest
-  id, was issued by an event and not revoked since by another (`revoke_others`), to the account,
-  with the prefix and token hash the event gives (the hash is in the events written since the
-  journal covers it: older events give the prefix), and the expiry it gives (since tokens expire:
-  a token whose end was moved by SQL is named).
-What is compared is what the club has now (its staff, its live tokens), never the journal's age:
-a routine run compares the same as a full one. A token's holder is the account that held the
-name its event gave when it was issued (`Names`): renamed since, it is still theirs; another
-account given that name since is not its holder.
+Invariants:
+- every account with power, and every account the events gave power, has the flags and roles
+  its last `staff.changed` / `staff.bootstrapped` event showed;
+- every live staff token was issued by a `staff_token.issued` event, to that account, with its
+  prefix, hash and expiry, and not revoked since;
+- what is compared is what the club has now, never the journal's age; a token's holder is the
+  account that held its name when it was issued.
 
-A journal begun before it covered accounts has one `staff.recorded` event, written by the
-migration that began it (jackpot 0015, `record_accounts`): every account as it stood then, the
-starting point of the comparison. It is written once, by the migration, in the upgrade's
-transaction; the list is the operator's to review (docs/operations.md).
+The comparison in full, and the `staff.recorded` starting point: docs/accounting.md, "The
+modules, in detail".
 """
 
 from __future__ import annotations

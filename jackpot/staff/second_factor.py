@@ -1,41 +1,17 @@
-"""The staff's second factor and the credentials they make for themselves: a TOTP device
-(django-otp's `otp_totp`), recovery codes (`otp_static`), the password they choose, and the
-check of a code at sign-in.
+"""The staff's second factor and the credentials they make for themselves: a TOTP device, recovery
+codes, the password they choose, and the check of a code at sign-in.
 
 Invariants:
-- Every function acts for the person named `user` on their own account: the callers pass the
-  signed-in person (`request.user`) or the person whose password the sign-in just checked,
-  never someone an admin picked. Nothing here makes a credential for somebody else.
-- A person has at most one confirmed TOTP device. Enrolling is refused once one is confirmed:
-  replacing it is resetting their second factor, a staff change that takes two admins
-  (`jackpot.staff.accounts`), never the owner alone (a stolen session must not swap the device).
-- Whether a person has a second factor is the journal's to say, not the rows': they have one
-  from their `staff.second_factor_enrolled` event until an approved `staff.second_factor_reset`
-  (`journal_enrolled`, reading only that person's events, each checked against the journal's
-  key). A person the journal calls enrolled who has no confirmed device (rows deleted or
-  unconfirmed by SQL) is refused, a significant event (`MISSING`), and never enrolls again
-  before two admins reset their second factor.
-- Every enrollment is a new key (`totp_new_device`, the other unconfirmed devices deleted),
-  shown in the one response that made it; the confirmation checks that device only (its id is
-  kept in the session that was shown it), never another unconfirmed row.
-- An enrollment needs an activation code (`activation_issue`): issued by an admin who is neither
-  the person nor the last admin who reset their password (or, for a fresh install's first two
-  admins, by the operator), shown once to that admin, stored as a keyed hash bound to the
-  person, the issuer and the expiry (`ACTIVATION_HOURS`), used once by the confirmation that
-  it allowed. An admin who resets a password alone never completes that account's enrollment.
-- Recovery codes: `RECOVERY_CODES` of them, shown once; issuing new ones deletes every older
-  one; a code works once (django-otp deletes it when it matches).
-- A code is checked against the person's confirmed devices under django-otp's own rules: a TOTP
-  code is refused again once used (its time step is recorded), and each device counts its
-  failures (it refuses for a growing delay after them); the sign-in also throttles by name and
-  address (`floor.login`).
-- The database never holds a secret that gives a code: a TOTP key is stored sealed for its owner
-  (`SealedTOTPDevice`, the only class codes are checked and devices made with), a recovery code
-  as a keyed hash bound to its owner (`core.tokens`); someone who reads, copies or writes the
-  rows without SECRET_KEY cannot sign in as the owner (tests/security/test_second_factor.py).
-- Each change (a device confirmed, recovery codes issued, a recovery code used, a password set)
-  is one transaction with its audit event on the `admin` chain, also written to the security log
-  (`jackpot.money.ledger.SECURITY_KINDS`). No event carries a key, a code or a password.
+- every function acts for `user` on their own account, never for someone an admin picked;
+- at most one confirmed TOTP device: replacing it is a two-admin reset (`jackpot.staff.accounts`);
+- whether a person is enrolled is the journal's to say; enrolled without a device is refused and
+  a significant event;
+- an enrollment needs an activation code from another admin, used once; recovery codes work once;
+- the database holds no secret that gives a code (sealed TOTP keys, keyed hashes);
+- each change is one transaction with its event on the `admin` chain and the security log, never
+  carrying a key, code or password.
+
+Each rule in full: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

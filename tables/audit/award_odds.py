@@ -1,39 +1,16 @@
-"""Award odds per table and per terminal: improbably many awards of a kind, flagged early.
+"""Award odds per table and per terminal: improbably many awards of a kind, flagged early
+(compliance 52).
 
-Compliance 52. A spare terminal's invented rounds (two four-of-a-kinds a round, EUR 1,000 for
-EUR 10 of stakes) are few among a busy table's, and the pool-wide integrity check
-(``tables.audit.integrity``) counts rounds, over a long window, at a family level: it does not
-see them. Here each table, and each terminal of it, is tested alone over a sliding window (the
-rounds opened in the last AWARD_ODDS_WINDOW_HOURS and settled), kind by kind, against the exact
-odds of the PAR sheet (``rules.progressive.AWARD_DEALS``):
+Each table and each of its terminals is tested alone over a sliding window
+(AWARD_ODDS_WINDOW_HOURS), kind by kind, against the PAR sheet's exact odds (the boxes' own
+cards, and the boards alone); a tail below AWARD_ODDS_THRESHOLD records SE18
+`integrity.award_odds`. A settlement with fixed awards sends its table's check after commit;
+the floor's watch checks again within WATCH_SECONDS.
 
-- **boxes**: the awards of a fixed kind (jackpot royal, straight flush, four of a kind, full
-  house) that the box's own cards made, out of the boxes that staked the progressive, against
-  binomial(boxes, p), p the PAR sheet's per-box probability of the kind (at least the probability
-  of making it with one's own cards, so the test is conservative). A box's two cards are its
-  own; what the boxes share is the board, so
-- **boards**: the rounds whose board alone made the kind (every staked box then wins it), out of
-  the rounds with a progressive stake, against binomial(rounds, q), q the exact share of 5-card
-  boards of the kind (36, 624 and 3,744 of C(52, 5) for straight flush, quads and full house; a
-  royal board is the community royal, not tested here). Rounds are independent deals.
+Invariants: reads, then one transaction under its advisory lock that records each alarm once for
+a given count; no money moves; the event holds no winner's identity.
 
-A test whose upper tail (``rules.tails.binomial_upper_tail_bound``, an upper bound in
-decimal arithmetic rounded up: never a float that underflows) is below AWARD_ODDS_THRESHOLD
-(1e-6) records the significant event SE18 ``integrity.award_odds`` naming the table, the
-terminal (null: the table as a whole), the kind, the count, the boxes (or rounds), the expected
-count and the tail. With tens of tables and terminals, 7 tests each and a check after every
-award, a fair floor raises a false alarm far less than once a year at 1e-6.
-
-Early: a settlement that writes fixed awards sends the check of its table after its commit
-(`TASK`, `core.dispatch.send_after_commit`: nothing more on the terminal's request path), and the
-floor's watch (``tables.watch``) checks every table that settled a round in the window, so a
-check Redis lost is made within WATCH_SECONDS. Awards are counted whatever their status (a voided
-award still shows what was dealt).
-
-Invariants: reads, then one transaction under its advisory lock that records each alarm once per
-(table, terminal, kind, test) for a given count: a check run twice, or by the task and the watch
-at once, records nothing twice; a count that grows in the window is recorded again. No money
-moves; the event holds no winner's identity.
+The tests and their false-alarm rate: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

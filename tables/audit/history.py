@@ -1,40 +1,16 @@
-"""A pool's history by club day, kept as the journal grows: the fold of the audit events into
-one `HistoryDay` row per (pool, club day), so that `tables.audit.pool_history` reads a
-range's days, never the range's rounds (issue 19: a year in under a second on a million rounds).
-
-What a day holds, each as the history's charts counted it from the journal and the rows (a club
-day is the date in settings.TIME_ZONE):
-- the meter: the transfers to or from the pool's `meter` account made that day (how many, and
-  their sum, credit positive); a closing meter is the running sum of the days' changes;
-- the stakes: the seats with a progressive stake of the rounds opened that day (count, cents),
-  and of those since voided, still on the day the round opened;
-- the settled rounds with a stake, by number of staked seats, on the day they closed (the PAR
-  sheet's expectation: `tables.audit.integrity.expected_awards`);
-- each award kind: observed, voided, cents of the non-void, on the day the award was won.
+"""A pool's history by club day, kept as the journal grows: the fold of the audit events into one
+`HistoryDay` row per (pool, club day), so `tables.audit.pool_history` reads a range's days, never
+its rounds (a year in under a second on a million rounds).
 
 Invariants:
-- `fold_history` (a service: it writes) reads the events after each chain's cursor
-  (`HistoryCursor`: chain and sequence; a chain's events commit in sequence order since each
-  writer locks the chain's head, so a per-chain watermark never skips an event committing late,
-  where a global id would), adds their effect to the day rows and moves the cursors, in one
-  transaction under its own transaction-level advisory lock: run twice or concurrently, each
-  event is folded exactly once (a fold that finds the lock taken folds nothing and says 0: the
-  one holding it goes on). One run folds at most HISTORY_FOLD_LIMIT events, so a first fold
-  on an old journal is many short transactions, never one of minutes.
-- An event's effect is read from the rows it wrote, which never change afterwards (a round's
-  pool, opening and closing times and its seats' stakes; an award's pool, kind, amount and time
-  won) and from its kind: `round.opened`, `round.voided`, `round.settled` (its awards),
-  `award.void` (an award, a jackpot's confirmed void too), and any transfer of a meter account.
-- Reading costs what was added since the last fold: `pending_days` folds the events after the
-  cursors in memory, read only, in the caller's transaction (the history's snapshot), so the
-  stored days plus the pending ones are exactly what the journal says, whether the fold ran a
-  second ago, a day ago, or never.
-- Events are read in keyset pages per chain (`sequence > last ORDER BY sequence LIMIT n`, one
-  statement a page, on the (chain, sequence) unique index), as tuples, never a model per row;
-  each page's transfers, rounds, seats and awards in one statement each.
-- `history_problems` recomputes every day of every pool from genesis with aggregate queries
-  (the history's former reads) and names each (pool, day, figure) the fold's days (stored and
-  pending) disagree with: the full verification's check of the fold.
+- `fold_history` folds each event exactly once, under its own advisory lock, after per-chain
+  cursors (`HistoryCursor`), at most HISTORY_FOLD_LIMIT events a transaction;
+- an event's effect is read from the rows it wrote, which never change afterwards;
+- reading costs what was added since the last fold: stored days plus `pending_days` are exactly
+  what the journal says, whenever the fold last ran;
+- `history_problems` recomputes every day from genesis: the full verification's check of it.
+
+What a day holds and how the events are read: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

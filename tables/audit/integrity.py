@@ -1,47 +1,17 @@
 """Integrity monitoring: award counts that fair deals make improbable, flagged and stored.
 
-For every pool, over a window (from the pool's creation, or the last INTEGRITY_WINDOW_HOURS
-when that is set, to now), :func:`check_integrity` compares, at each of the pool's tables and
-in the pool as a whole, each award kind's observed count with what the played stakes make
-expected, and stores an :class:`~tables.models.IntegrityFlag` for each (scope, kind) whose
-count is improbable at family level INTEGRITY_ALPHA (default 0.001).
+`check_integrity` compares, at each table and in each pool, each award kind's count over the
+window with what the played stakes make expected (the exact odds of `rules.progressive`, the
+tails of `rules.tails`), with the voids watched (`tables.selectors.voids`) in the same Holm
+family at level INTEGRITY_ALPHA.
 
-The test (docs/operations.md, "Integrity flags"; the statistics in ``rules.tails``):
+Invariants:
+- reads only, then one transaction inserting the new flags, each at most once (its unique
+  constraint): a task run twice stores nothing twice; nothing is ever updated, no money moves;
+- each new flag is a significant event (SE10 a void rate, SE11 an award count) on the admin chain
+  in the transaction that stores it.
 
-- **The trial is a settled round with at least one progressive stake**, and the count is the
-  rounds with at least one award of the kind, because a round's seats share the board and are
-  not independent: a paired board gives several full houses at once, a board of four of a kind
-  gives every bettor quads, a community royal pays every bettor, envy pays every other bettor at
-  once. Rounds are independent (each is a fresh shuffle), so the count is a sum of independent
-  indicators.
-- **A round's probability** with m staked seats comes from the rules engine's exact per-seat
-  probability p of each kind (``rules.progressive.AWARD_DEALS``): m x p for the jackpot
-  royal (at most one per round: the seats' events are disjoint, so this is exact) and for the
-  straight flush, quads and full house (the union bound: at least the exact probability, so the
-  test stays valid whatever the dependence, at a small cost in power); p for the community royal
-  (the board itself); m x p(jackpot) for envy when m >= 2 (a jackpot at one of the m seats).
-- **The tail** of the observed count is bounded by the Poisson tail of the exact expected count
-  (sum of the rounds' probabilities), computed exactly enough never to understate it; the
-  family of all (scope, kind) tests of the run is corrected with Holm's procedure (valid under
-  the dependence between a table's test and its pool's). A flag needs its adjusted tail below
-  INTEGRITY_ALPHA.
-- Awards are counted whatever their status, voided ones included: a voided award still shows
-  what was dealt. Open and voided rounds are left out (no award was decided).
-- **Voids are watched** (``tables.selectors.voids``): each table's voids in each shift of the last
-  INTEGRITY_VOID_SHIFTS, and over them all, against the rate of the pool's tables in the same
-  shifts; those tests join the same Holm family, so the level INTEGRITY_ALPHA holds for the whole
-  check. Their reads are bounded by that window (the index on the rounds' ``opened_at``).
-
-The auditors' history (``tables.audit.pool_history``) reads the same counts of rounds by staked
-seats (:func:`rounds_by_stakes`) and the same probabilities, but charts awards rather than rounds
-with one: :func:`expected_awards` is their exact expectation (linearity needs no independence).
-
-Invariants: reads only, then one transaction that inserts the new flags (each flag at most once:
-the unique constraint over its scope, kind, window start, rounds and observed count, so a task
-run twice over the same rounds stores nothing twice; a void flag's window start is its shift's,
-or the void window's); no money moves; nothing is ever updated. Each new flag is a significant
-event on the admin chain, in the transaction that stores it (`jackpot.notifications.significant`:
-SE10 for a void rate, SE11 for an award count), so its webhook and its count follow its commit.
+The test's statistics and why they are valid: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,44 +1,16 @@
-"""Reconciliation on a schedule (compliance requirement 4): every pool recomputed from the journal,
-the chains verified, the meter identity checked, a report stored, and an alert on any difference.
+"""Reconciliation on a schedule (compliance 4): every pool recomputed from the journal, the chains
+verified, the meter identity checked, a report stored, and an alert on any difference.
 
-`reconcile()` runs, in one consistent snapshot (REPEATABLE READ, read only, with the worker's
-5-minute statement timeout):
-1. the journal check (`jackpot.audit.verification`, crossed with the rounds by
-`tables.audit.verification`):
-   the scheduled run is routine, from the newest checkpoint (it costs what was added since: about
-   5 minutes of play), the daily run is full, from the first event: every chain's links and
-   head, the chains allowed to move each pool's money, the awards and pools against what the
-   chains say of them, per pool the balances summing to zero, the meter and reserve counters
-   equal to their accounts, the award accounts equal to the awards, the stakes equal to the
-   rounds'; with JOURNAL_ANCHOR_DIR set, also every anchored chain head (an anchor file that
-   cannot be read, or none in the directory, is a problem too);
-2. per pool, the meter identity as the pool report states it (`jackpot.reporting.reports`): seed,
-resets
-   and voided jackpots in, jackpots won and voided jackpots' resets out, plus every stake times
-   the stake and meter share, equal to the meter counter to the unit. The identity assumes the
-   pool's stake and meter share never changed: for a pool with an applied parameter change of
-   either, it is shown (`identity: "not_applicable"`) and is not a problem; the journal's own
-   checks above still hold the meter to the ledger;
-3. a check that itself breaks (a journal edited so badly that reading it raises, a statement
-   cancelled by the timeout) is a failed run, its error the problem.
+Invariants:
+- `reconcile()` reads in one REPEATABLE READ, read-only snapshot: routine from the newest
+  checkpoint every few minutes, full from the first event daily; a check that breaks is a
+  failed run;
+- a failed run raises `reconciliation.failed` on the admin chain (and the security log); the
+  next ok one `reconciliation.recovered`, decided under this module's advisory lock;
+- idempotent: a scheduled run's `run_key` is unique, so a run delivered twice stores one report;
+- nothing moves money; the reports are read and append only.
 
-A passing run stores its checkpoint (`tables.audit.verification.keep_checkpoint`) and every run its
-record (`tables.audit.verification_jobs`: the daily one a job begun before it walks, its progress
-shown like a full run asked for over the API). Then one transaction stores the report
-(`tables.models.Reconciliation`, written once, whole) and, for a failed run, `raise_alert`: a
-`reconciliation.failed` event on the `admin` chain (a security kind: also in the security log), and
-a log line at ERROR. A run that is ok after a failed one writes `reconciliation.recovered`
-(`announce_recovery`). "After a failed one" is the report
-stored just before it: reports are stored under this module's transaction-level advisory lock
-(taken by nothing else, before the `admin` chain's head: jackpot.money.locks), so two runs finishing
-at once cannot both see the same previous report.
-
-Idempotent: a scheduled run has a `run_key` (the beat task's id for the periodic run, the UTC
-date for the daily one, `tables.tasks`), unique in the table. A run whose key already has a
-report stores nothing and returns that report; two deliveries racing store one (the second
-insert waits on the unique index, then finds the first).
-
-Nothing here moves money; the report's table is read and append only (jackpot.audit.grants).
+The steps in full: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,34 +1,16 @@
 """The rows the register prints, compared with the events that wrote them: rounds, tables and
 terminals (one part of a verification's walk, `tables.audit.verification.RoundsCheck`).
 
-The payout log, the payment slip and the pages print a round's cards and result, its table and
-its terminal's round id from the rows, not from the journal; a table's name, pool and state and a
-terminal's token decide who plays where. Each of those rows was written by a service in the same
-transaction as its audit event, whose content the chain's HMAC covers, so each row must say what
-its events say:
-- a round: its table, terminal round id and pool of record as its `round.opened` event gives
-  them, the terms it settles with (stake, paytable version, verification threshold: the event's
-  `terms`, in events written since rounds record them), each seat's bets as the event's seats;
-  once settled, its state, closing time, closer and record of the cards and decisions
-  (`Round.result`) as its `round.settled` event; once voided, the same from its `round.voided`
-  event; a round the journal leaves open is still open;
-- a table: its name, game, pool, seats and whether it is open for play, as its `table.created`
-  event and the `table.changed` events after it leave them;
-- a terminal: the live ones (not revoked) are exactly those `terminal.issued` (or the operator's
-  `terminal.bootstrapped`) issued and no event revoked since, each at the table, with the name,
-  prefix and token hash issued (the hash is in the events written since the journal covers it;
-  older events give the prefix).
-Anything else is a problem reported by the walk, naming the row.
+Invariants:
+- each row says what its events say: a round its opening, terms, bets, result or void; a table
+  its name, game, pool, seats and state; the live terminals exactly those issued and not revoked;
+  anything else is a problem naming the row;
+- a full run compares every row; a routine run the rounds its new events name, those carried
+  open, every table and live terminal, and terminals made since: its cost does not grow with the
+  journal's age; an older edit is the next full run's (a settled round is also final in the
+  database).
 
-What each run compares, at a cost that does not grow with the journal's age on a routine run:
-- a full run (`carried` None) every round (each event's round, in chunks of `CHUNK` rows, and the
-  count of rows in each state against the events' counts), every table and every terminal;
-- a routine run the rounds its new events name, the rounds the checkpoint carried as open, every
-  table and every live terminal (how many the club has, not how old it is), and every terminal
-  row made since the checkpoint's highest id. A row edited before the checkpoint and not named
-  since (a settled round's result, a revoked terminal) is the next full run's, as
-  `jackpot.audit.verification` says of awards; a settled round's row is also final in the database
-  (the trigger of migration tables 0009).
+What each row is compared with: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

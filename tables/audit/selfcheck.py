@@ -1,29 +1,16 @@
-"""The start-up self-check (compliance requirement 27): after a restart the service refuses
-traffic until it passes. `manage.py selfcheck` runs it; gunicorn runs that command before it
-binds its port (deploy/gunicorn.conf.py) and systemd before each process (deploy/systemd).
+"""The start-up self-check (compliance 27): after a restart the service refuses traffic until it
+passes. `manage.py selfcheck` runs it; gunicorn before it binds, systemd before each process.
 
-The items, in order; each says ok, failed, skipped (an item before it failed) or, for the
-configuration only, unpinned (no approved checksum where one is not required):
-1. `database`: PostgreSQL answers;
-2. `migrations`: every migration of this build is applied, and the database has none this
-   build does not know (a database of a newer build);
-3. `journal`: the routine verification (`tables.audit.verification.verify_routine`) passes: the
-   newest checkpoint verifies under the journal's key, and every event since links and hashes,
-   the pools' balances carried forward sum to zero, each meter and reserve counter equals its
-   journal account (the meter equals the ledger), the award accounts equal the awards, the
-   stakes equal the rounds'; its cost is what was added since that checkpoint, not the
-   journal's age (jackpot.audit.verification says what a routine run covers);
-4. `configuration`: the checksum of what decides money in this build (`jackpot.pools.configuration`)
-   equals the approved one the operator pinned (`settings.JACKPOT_CONFIG_SHA256`). Missing, it
-   fails where `settings.SELFCHECK_REQUIRE_PIN` (production) and is only reported elsewhere;
-5. `anchors`: with `settings.JOURNAL_ANCHOR_DIR` set, the directory and every file in it can be
-   read, and none is writable by group or others; where `settings.ANCHORS_SEPARATE_USER`
-   (production), none is this process's user's own (an owner can always make a file writable
-   again) and this process cannot write in the directory (root can): the anchors are another
-   user's (deploy/systemd/jackpot-anchor.service), or someone holding the service's user could
-   move them to match a rewritten journal. Unset, nothing is read and the item is ok.
-The check passes when no item failed or was skipped. It writes only what a passing journal check
-leaves behind: its record (`tables.audit.verification_jobs`) and a new checkpoint.
+The items, in order, each ok, failed, skipped (an item before it failed) or unpinned: `database`,
+`migrations` (none missing, none unknown), `journal` (the routine verification: its cost is
+what was added since the newest checkpoint), `configuration` (the money configuration's checksum
+equals JACKPOT_CONFIG_SHA256, required in production), `anchors` (readable, not writable by this
+process's user where ANCHORS_SEPARATE_USER).
+
+Invariants: it passes when no item failed or was skipped; it writes only what a passing journal
+check leaves: its record and a new checkpoint.
+
+Each item in full: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,28 +1,17 @@
-"""The journal's checks that need the rounds, and the runs: routine (from the newest
-checkpoint) and full (from the first event).
+"""The journal's checks that need the rounds, and the runs: routine (`verify_routine`, from the
+newest checkpoint) and full (`verify_full`, from the first event).
 
-`jackpot.audit.verification` and `jackpot.reporting.reports` know the journal alone; the tables sit
-above the progressive and add what only they know, in the same snapshot (`RoundsCheck`):
-- each table's chain may move the money of the pools of record of its table's rounds, and of no
-  other; a transfer for a round moves the money of that round's pool of record (a table moved
-  to another pool keeps its old rounds' journal where it was);
-- per pool: the `stakes` account equals minus the progressive stakes of every round of the pool
-  that was not voided (a voided round's stakes were refunded by the house), the seats' bets as
-  the rounds' rows hold them;
-- a routine run also finds every round row made since its checkpoint announced by a
-  `round.opened` event (a round written behind the journal);
-- the rows the register prints (rounds' records, tables, terminals) say what their events say
-  (`tables.audit.records`).
-From the first event these are aggregates over every round; from a checkpoint, the checkpoint
-carries each pool's stakes (of rounds not voided, and how many stakes were ever taken, voided
-rounds included: the pool report's count) and the chains' pools, and the run adds the rounds
-its events opened or voided, read by one query.
+`jackpot.audit.verification` knows the journal alone; the tables add what only they know, in the
+same snapshot (`RoundsCheck`).
 
-`verify_routine` (the start-up gate, the scheduled reconciliation) and `verify_full` (the daily
-run, a run asked for over the API, `manage.py verify_journal`) store a checkpoint when they
-pass (`keep_checkpoint`, `jackpot.audit.checkpoints`), unless the newest one already reaches as far.
-The pool report (`pool_report`) adds the pool's stakes count, open rounds, integrity flags and
-the latest reconciliation to `jackpot.reporting.reports`.
+Invariants:
+- a table's chain moves only the money of its rounds' pools of record;
+- per pool, the `stakes` account equals minus the stakes of its rounds not voided;
+- every round row made since the checkpoint is announced by a `round.opened` event;
+- the rows the register prints say what their events say (`tables.audit.records`);
+- a passing run stores a checkpoint unless the newest already reaches as far.
+
+The checks in full: docs/accounting.md, "The modules, in detail".
 """
 
 from __future__ import annotations

@@ -1,39 +1,15 @@
 """The void watch: voids counted by table and by shift, and the tables whose void rate the other
-tables' make improbable (an integrity signal: tables.audit.integrity, docs/operations.md "Voids").
+tables' make improbable (an integrity signal: `tables.audit.integrity`).
 
-A terminal alone can void its open round, and the house refunds the round's progressive stakes
-(tables.rounds.voiding): a terminal (or a crew) voiding the rounds that went badly for the players
-would have the house pay for them, and a voided round leaves no award for the award counts to see.
-So voids are counted and tested:
+A terminal alone can void its open round and the house refunds its stakes, so voids are tested:
+each table's voids in each shift of the window (INTEGRITY_VOID_SHIFTS), and summed over the
+window, against the pool's other tables (Fisher's exact conditional test, its tail bounded by
+`rules.tails`), joining the award counts' Holm family.
 
-- **A shift** cuts the club day (midnight to midnight in settings.TIME_ZONE, the history's day)
-  every SHIFT_HOURS (8, a divisor of 24) hours of local clock time: 00:00-08:00, 08:00-16:00,
-  16:00-24:00 by default (the shift in which the clocks change is an hour shorter or longer). A
-  round belongs to the table and the shift it was opened at, and counts once decided (settled or
-  voided: an open round counts when it is). Only a pool's rounds are watched (their pool of
-  record): a round outside any pool (a Stud table's) has no progressive stake to refund.
-- **The window** is the last INTEGRITY_VOID_SHIFTS (21: a week) shifts, the current one included.
-  Every read here is bounded by it: the rounds opened since its start, through the index on
-  ``Round.opened_at``, so its cost is the window's rounds whatever the journal's age.
-- **The test**, within each pool. If, within a shift, every decided round of the pool's tables
-  is voided with the same probability, independently (that probability may change from shift to
-  shift), then given the shift's totals (N rounds, V voids) a table's voids among its n rounds
-  are hypergeometric (Fisher's exact conditional test: no unknown rate to estimate), of mean
-  n x V / N. A hypergeometric count is a sum of independent Bernoulli trials (its generating
-  polynomial has real roots only: Vatutin and Mikhailov, 1982), and so is a sum of such counts
-  over independent shifts: a Poisson-binomial, whose upper tail beyond its mean + 1 is bounded by
-  the Poisson tail of its mean (rules.tails, the award counts' bound). Two tests a table:
-  each shift alone (``voids_in_shift``), and its shifts of the window summed (``voids_in_window``:
-  a rate moderately high every shift, which no shift alone shows).
-- **Left out**: a scope with fewer than INTEGRITY_VOID_MIN_ROUNDS (30) decided rounds, and one
-  whose count the shifts' totals fix (no void in its shifts, or every round voided, or the
-  table alone in them). Both are decided by the totals alone, never by the table's voids, so
-  the test stays valid (a window's sum keeps the shifts the totals fix: trials of probability 0
-  or 1 are Bernoulli trials too).
-  The tests kept join the award counts' in one Holm family at INTEGRITY_ALPHA (check_integrity).
+Invariants: reads only (two aggregate queries bounded by the window); every expectation and tail
+is an exact Fraction; a shift's figures are those of the rounds opened in it.
 
-Invariants: reads only (two aggregate queries over the window); every expectation and tail is an
-exact Fraction (no float decides anything); a shift's figures are those of the rounds opened in it.
+Shifts, the window, the test and why it is valid: docs/operations.md, "The modules, in detail".
 """
 
 from __future__ import annotations
