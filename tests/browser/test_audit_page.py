@@ -32,7 +32,7 @@ from tables.selectors.voids import shift_of
 from tests import pool_story as story
 from tests.conftest import make_floor
 from tests.staff import grant_roles
-from tests.tables.test_integrity_voids import play as play_voids
+from tests.tables.audit.test_integrity_voids import play as play_voids
 
 WAIT_MS = 10_000
 

@@ -23,7 +23,7 @@ from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import Award
 from jackpot.staff.roles import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
-from tests.pages.conftest import PASSWORD, play_hit
+from tests.floor.conftest import PASSWORD, play_hit
 from tests.staff import grant_roles, surveilled
 from tests.winners import DOCUMENT, NAME, WINNER
 

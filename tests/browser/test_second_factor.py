@@ -22,7 +22,7 @@ from playwright.sync_api import expect
 from jackpot.models import SealedTOTPDevice
 from jackpot.staff import second_factor
 from jackpot.staff.roles import role_group
-from tests.pages.conftest import PASSWORD
+from tests.floor.conftest import PASSWORD
 from tests.staff import enroll, grant_roles
 
 WAIT_MS = 10_000

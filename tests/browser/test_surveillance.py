@@ -17,7 +17,7 @@ from jackpot.models import Award, SurveillanceReview
 from jackpot.staff.roles import role_group
 from tests.browser.test_floor import WAIT_MS, pay_with_identity, supervisor
 from tests.conftest import make_floor
-from tests.pages.conftest import PASSWORD, play_hit
+from tests.floor.conftest import PASSWORD, play_hit
 from tests.staff import grant_roles
 from tests.winners import DOCUMENT, NAME
 

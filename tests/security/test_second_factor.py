@@ -26,7 +26,7 @@ from jackpot.models import AuditEvent, Award, SealedTOTPDevice, StaffSecurity, S
 from jackpot.staff import second_factor
 from jackpot.staff.accounts import password_reset
 from jackpot.staff.roles import role_group
-from tests.pages.conftest import play_hit
+from tests.floor.conftest import play_hit
 from tests.staff import enroll, grant_roles, surveilled
 from tests.winners import PAY
 

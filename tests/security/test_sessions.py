@@ -25,7 +25,7 @@ from core.sessions import SEEN_AT, SEEN_EVERY_SECONDS, SIGNED_IN_AT, SessionStor
 from jackpot.models import AuditEvent, Award, StaffToken
 from jackpot.staff.accounts import staff_token_issue
 from tables.audit.verification import verify_full
-from tests.pages.conftest import play_hit
+from tests.floor.conftest import play_hit
 from tests.security.test_second_factor import (
     STEP,
     code,

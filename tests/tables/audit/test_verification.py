@@ -64,7 +64,7 @@ def test_verify_journal_command_reports_a_tampered_round_stake(tampered):
 
 def test_journal_verify_endpoint_reports_a_tampered_round_stake(tampered, django_user_model):
     # The endpoint reads no journal: a POST queues a full run (a worker's, run here in-process;
-    # tests/jackpot/test_verification_runs.py has the real worker), the GETs answer from it.
+    # tests/tables/audit/test_verification_runs.py has the real worker), the GETs answer from it.
     auditor = django_user_model.objects.create(username="a")
     grant_roles(auditor, role_group("auditor"))
     token = staff_token_issue(user=auditor, revoke_others=False, actor="test")

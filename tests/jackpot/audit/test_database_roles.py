@@ -32,7 +32,7 @@ from jackpot.staff.roles import role_group
 from tests.conftest import Floor, make_floor
 from tests.staff import grant_roles
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _superuser(sql: str, params: list[object] | None = None) -> list[tuple[object, ...]]:

@@ -24,7 +24,10 @@ from tests import pool_story as story
 from tests.staff import grant_roles
 
 # One process builds this module's fixtures (tests/conftest.py).
-pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("tests/tables/test_pool_history.py")]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.xdist_group("tests/tables/audit/test_pool_history.py"),
+]
 
 
 def staff(django_user_model, role: str) -> Client:

@@ -121,7 +121,7 @@ def test_an_altered_or_foreign_anchor_is_reported(played, tmp_path):
 
 
 def test_the_anchor_timer_runs_daily_and_the_nightly_check_reads_the_anchors():
-    systemd = Path(__file__).resolve().parent.parent.parent / "deploy" / "systemd"
+    systemd = Path(__file__).resolve().parents[3] / "deploy" / "systemd"
     assert "OnCalendar=*-*-* 06:00:00" in (systemd / "jackpot-anchor.timer").read_text()
     service = (systemd / "jackpot-anchor.service").read_text()
     assert "manage.py anchor_journal --out /var/lib/jackpot-anchors" in service

@@ -15,7 +15,7 @@ from pathlib import Path
 from config.handlers import _DRF_TYPES
 from core.codes import ERRORS, ErrorCode
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("config", "core", "jackpot", "tables")
 MAKERS = {"ApiError", "NotFound", "Conflict", "Forbidden", "PayloadTooLarge", "RulesError"}
 

@@ -11,7 +11,7 @@ import pytest
 from floor.slips import slip_pdf_bytes, slip_rows
 from jackpot.models import AuditEvent, Award, Transfer, TransferCode
 from jackpot.selectors import NoSlip, payment_slip
-from tests.pages.conftest import play_hit, signed_in
+from tests.floor.conftest import play_hit, signed_in
 from tests.winners import DOCUMENT, NAME
 
 pytestmark = pytest.mark.django_db

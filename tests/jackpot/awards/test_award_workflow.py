@@ -94,7 +94,7 @@ def test_verify_then_a_second_supervisor_approves_then_pay(hit, people):
 
 
 def test_one_supervisor_only_requests_a_jackpots_void(hit, people):
-    # The two-person void itself: tests/jackpot/test_jackpot_void.py.
+    # The two-person void itself: tests/jackpot/awards/test_jackpot_void.py.
     floor, jackpot, _ = hit
     before = _balances(floor)
     requested = _post(people["bob"], jackpot["id"], "void", {"reason": "dealer error on video"})

@@ -23,8 +23,8 @@ from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tables.watch import note_database_life, watch
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
+from tests.floor.conftest import play_hit
 from tests.jackpot.tamper import superuser_sql
-from tests.pages.conftest import play_hit
 from tests.staff import person, referred, signed_in, token_client
 
 #: The codes are a contract with the regulator and the receivers: a code never changes meaning.

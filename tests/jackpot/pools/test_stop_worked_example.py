@@ -24,7 +24,7 @@ from tests.staff import grant_roles
 
 pytestmark = pytest.mark.django_db
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "accounting.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "accounting.md"
 TERMS = {"stake_cents": 500, "meter_share_bp": 1250, "reserve_share_bp": 625}
 KINDS = (
     "stakes",

@@ -14,7 +14,7 @@ from jackpot.money import ledger
 from jackpot.money.accounting import ROUTES, Posting
 from tests.conftest import make_floor
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "accounting.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "accounting.md"
 
 
 def _documented_routes() -> dict[str, tuple[str, list[str]]]:

@@ -7,7 +7,7 @@ import logging
 import pytest
 from django.test import Client
 
-from tests.pages.conftest import PASSWORD, play_hit, signed_in
+from tests.floor.conftest import PASSWORD, play_hit, signed_in
 
 pytestmark = pytest.mark.django_db
 
