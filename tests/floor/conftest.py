@@ -6,24 +6,16 @@ import pytest
 from django.test import Client
 
 from jackpot.awards.workflow import award_approve, award_verify
-from jackpot.staff.roles import role_group
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles, surveilled
+from tests.staff import PASSWORD, person, surveilled
 from tests.winners import pay_identified
-
-PASSWORD = "a long floor password"
 
 
 @pytest.fixture
 def people(django_user_model):
     """ana and bob (supervisors), ida (auditor), and tom (staff with no role)."""
-    users = {}
-    for name, role in (("ana", "supervisor"), ("bob", "supervisor"), ("ida", "auditor")):
-        user = django_user_model.objects.create_user(username=name, password=PASSWORD)
-        grant_roles(user, role_group(role))
-        users[name] = user
-    users["tom"] = django_user_model.objects.create_user(username="tom", password=PASSWORD)
-    return users
+    cast = (("ana", "supervisor"), ("bob", "supervisor"), ("ida", "auditor"), ("tom", None))
+    return {name: person(name, *([role] if role else [])) for name, role in cast}
 
 
 def signed_in(name: str) -> Client:

@@ -7,7 +7,8 @@ import logging
 import pytest
 from django.test import Client
 
-from tests.floor.conftest import PASSWORD, play_hit, signed_in
+from tests.floor.conftest import play_hit, signed_in
+from tests.staff import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -25,10 +25,9 @@ from jackpot.models import (
     Transfer,
 )
 from jackpot.money import rows
-from jackpot.staff.roles import role_group
 from tables.audit.verification import keep_checkpoint, verify_full, verify_routine
 from tests.jackpot.tamper import play_rounds, superuser_sql
-from tests.staff import grant_roles
+from tests.staff import person
 
 pytestmark = pytest.mark.django_db
 
@@ -231,8 +230,7 @@ def test_an_award_approved_at_once_is_not_carried_and_its_payment_is_still_check
     assert str(full_house.pk) not in carried
     assert str(Award.objects.get(status=AwardStatus.PENDING).pk) in carried
 
-    cashier = django_user_model.objects.create(username="cashier")
-    grant_roles(cashier, role_group("supervisor"))
+    cashier = person("cashier", "supervisor")
     award_pay(award_id=full_house.pk, user=cashier, method=PaymentMethod.CASH)
     assert verify_routine().ok
     superuser_sql(

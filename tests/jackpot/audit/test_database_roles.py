@@ -27,10 +27,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from jackpot.audit import grants
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.conftest import Floor, make_floor
-from tests.staff import grant_roles
+from tests.staff import person, staff_token
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -228,14 +226,8 @@ def test_grant_app_role_refuses_a_role_that_owns_or_inherits_the_tables(app_role
 
 
 def _staff(floor: Floor) -> dict[str, str]:
-    from django.contrib.auth.models import User
-
-    tokens = {}
-    for name, role in (("ana", "supervisor"), ("bob", "supervisor"), ("ida", "auditor")):
-        user = User.objects.create(username=name)
-        grant_roles(user, role_group(role))
-        tokens[name] = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return tokens
+    cast = (("ana", "supervisor"), ("bob", "supervisor"), ("ida", "auditor"))
+    return {name: staff_token(person(name, role)) for name, role in cast}
 
 
 # Run by the application's role, in another process: everything a round and an award need.

@@ -11,11 +11,9 @@ from django.db import DatabaseError, connection, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent, Transfer
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.audit.verification_jobs import verification_run
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -109,15 +107,8 @@ def test_verify_journal_finds_a_missing_event(played):
 
 
 def test_journal_verify_api_is_for_auditors(played, django_user_model):
-    auditor = django_user_model.objects.create(username="a")
-    grant_roles(auditor, role_group("auditor"))
-    supervisor = django_user_model.objects.create(username="s")
-    grant_roles(supervisor, role_group("supervisor"))
-    auditor_token = staff_token_issue(user=auditor, revoke_others=False, actor="test")
-    supervisor_token = staff_token_issue(user=supervisor, revoke_others=False, actor="test")
-
-    auditor = Client(HTTP_AUTHORIZATION=f"Bearer {auditor_token}")
-    supervisor = Client(HTTP_AUTHORIZATION=f"Bearer {supervisor_token}")
+    auditor = token_client(person("a", "auditor"))
+    supervisor = token_client(person("s", "supervisor"))
     assert auditor.get("/api/v1/journal/verify").json() == {
         "latest": None,
         "latest_full": None,

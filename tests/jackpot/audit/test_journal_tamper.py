@@ -11,13 +11,12 @@ from jackpot.awards.workflow import award_approve, award_verify, award_void, awa
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.money import ledger
 from jackpot.pools.parameters import change_approve, change_propose
-from jackpot.staff.roles import role_group
 from tables.models import Table
 from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.jackpot.tamper import play_rounds, rehash_chain, superuser_sql, unkeyed_link, verify
-from tests.staff import grant_roles
+from tests.staff import person
 
 pytestmark = pytest.mark.django_db
 
@@ -61,8 +60,7 @@ def awarded(played, django_user_model):
     """The four of a kind verified by ana and approved by bob; carl is a third supervisor."""
     people = {}
     for name in ("ana", "bob", "carl"):
-        people[name] = django_user_model.objects.create(username=name)
-        grant_roles(people[name], role_group("supervisor"))
+        people[name] = person(name, "supervisor")
     quads = Award.objects.get(kind="four_of_a_kind")
     assert quads.status == "pending"
     award_verify(award_id=quads.pk, user=people["ana"], note="video checked")

@@ -16,11 +16,10 @@ from jackpot.bodies import AwardFilters
 from jackpot.models import Award, AwardKind
 from jackpot.reporting import exports, register
 from jackpot.sign import display
-from jackpot.staff.roles import role_group
 from tables.models import Table
 from tables.services import table_update
 from tests.conftest import make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person
 from tests.winners import pay_identified
 
 pytestmark = pytest.mark.django_db
@@ -42,8 +41,7 @@ def paid_full_house(django_user_model):
             "seats": [uth_play(1, "Kc Ks")],
         },
     )
-    cashier = django_user_model.objects.create(username="cashier")
-    grant_roles(cashier, role_group("supervisor"))
+    cashier = person("cashier", "supervisor")
     award = Award.objects.get(kind=AwardKind.FULL_HOUSE)  # under the threshold: approved
     pay_identified(award.pk, cashier)
     return floor, Award.objects.get(pk=award.pk)

@@ -13,10 +13,8 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent, Award, Pool, Transfer
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles, surveilled
+from tests.staff import api_clients, surveilled
 
 pytestmark = pytest.mark.django_db
 
@@ -32,13 +30,7 @@ ROYAL = {
 
 @pytest.fixture
 def people(django_user_model) -> dict[str, Client]:
-    clients = {}
-    for name in ("ana", "bob"):
-        user = django_user_model.objects.create(username=name)
-        grant_roles(user, role_group("supervisor"))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return clients
+    return api_clients(ana="supervisor", bob="supervisor")
 
 
 def _post(client: Client, award: int, step: str, body: dict | None = None):

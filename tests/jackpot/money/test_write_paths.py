@@ -11,10 +11,9 @@ import pytest
 from jackpot.awards.workflow import award_approve, award_verify, award_void, award_void_confirm
 from jackpot.models import AuditChain, AuditEvent, Award, AwardKind, Transfer
 from jackpot.money import ledger
-from jackpot.staff.roles import role_group
 from tables.models import Round
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles, surveilled
+from tests.staff import person, surveilled
 from tests.winners import pay_identified
 
 pytestmark = pytest.mark.django_db
@@ -140,9 +139,7 @@ def _rows(pool_id: int, tables: list[int]) -> dict[str, Any]:
 def test_the_one_statement_and_the_portable_path_write_the_same_rows(
     django_user_model, monkeypatch
 ):
-    users = [django_user_model.objects.create(username=name) for name in ("ann", "bob")]
-    for user in users:
-        grant_roles(user, role_group("supervisor"))
+    users = [person(name, "supervisor") for name in ("ann", "bob")]
     assert ledger.in_one_statement()  # the suite runs on PostgreSQL
     one_statement = _rows(*_play(users))
 
@@ -165,9 +162,7 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    users = [django_user_model.objects.create(username=name) for name in ("ann", "bob")]
-    for user in users:
-        grant_roles(user, role_group("supervisor"))
+    users = [person(name, "supervisor") for name in ("ann", "bob")]
     with CaptureQueriesContext(connection) as gated:
         before_the_row = _rows(*_play(users))
     # Each open: its event, then the pool row (E, P).

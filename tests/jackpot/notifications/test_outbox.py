@@ -27,11 +27,9 @@ from jackpot.models import (
     WebhookDelivery,
 )
 from jackpot.notifications import outbox, webhooks
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
 from tests.jackpot.webhook_receiver import Receiver
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 from tests.workers import wait_for
 
 # Each receiver its own secret.
@@ -58,10 +56,7 @@ def receiver() -> Iterator[Receiver]:
 
 
 def _staff(django_user_model, name: str, role: str) -> Client:
-    user = django_user_model.objects.create(username=name)
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(name, role))
 
 
 def _play(floor, round_id: str, seats: list[tuple[int, str]], board: str, table: int = 0):

@@ -12,24 +12,16 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent, ParameterChange, Pool
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.models import Table
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import api_clients
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def admins(django_user_model) -> dict[str, Client]:
-    clients = {}
-    for name, role in (("ana", "admin"), ("bob", "admin"), ("sam", "supervisor")):
-        user = django_user_model.objects.create(username=name)
-        grant_roles(user, role_group(role))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return clients
+    return api_clients(ana="admin", bob="admin", sam="supervisor")
 
 
 def _propose(client: Client, pool: int, changes: dict, reason: str = "a test"):

@@ -11,11 +11,9 @@ import pytest
 from django.test import Client
 
 from jackpot.models import AuditEvent, Award, ParameterChange, Pool, Transfer
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.models import Round, Table
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import api_clients, person
 from tests.winners import PAY_CASH
 
 pytestmark = pytest.mark.django_db
@@ -36,18 +34,7 @@ FULL_HOUSE = {  # seat 1: Kd Ks with Kh 2h 2d: a full house, 5,000 cents, payabl
 
 @pytest.fixture
 def staff(django_user_model) -> dict[str, Client]:
-    clients = {}
-    for name, role in (
-        ("ana", "admin"),
-        ("bob", "admin"),
-        ("sam", "supervisor"),
-        ("sue", "supervisor"),
-    ):
-        user = django_user_model.objects.create(username=name)
-        grant_roles(user, role_group(role))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return clients
+    return api_clients(ana="admin", bob="admin", sam="supervisor", sue="supervisor")
 
 
 def _post(client: Client, path: str, body: dict | None = None):
@@ -392,7 +379,7 @@ def test_checkpoints_reconciliation_and_the_report_understand_a_stop(staff):
 
 
 def test_the_pool_page_and_the_sign_page_say_the_status_in_french_and_english(floor: Floor):
-    from tests.staff import person, signed_in
+    from tests.staff import signed_in
 
     auditor = signed_in(person("aude", "auditor"))
     page = auditor.get(f"/audit/pools/{floor.pool_id}/").content.decode()

@@ -17,10 +17,8 @@ import pytest
 from django.test import Client
 
 from jackpot.models import Pool, Transfer
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.conftest import Floor, assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import api_clients
 
 pytestmark = pytest.mark.django_db
 
@@ -63,13 +61,7 @@ def _cents(cell: str) -> int:
 
 @pytest.fixture
 def admins(django_user_model) -> dict[str, Client]:
-    clients = {}
-    for name in ("ana", "bob"):
-        user = django_user_model.objects.create(username=name)
-        grant_roles(user, role_group("admin"))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return clients
+    return api_clients(ana="admin", bob="admin")
 
 
 def _pools_played() -> tuple[Floor, Floor]:

@@ -26,21 +26,16 @@ from jackpot.models import Award, AwardKind, AwardStatus, ExportJob, ExportStatu
 from jackpot.reporting import export_jobs
 from jackpot.reporting.export_jobs import Built, export_job_build, export_jobs_sweep
 from jackpot.reporting.exports import award_rows, awards_filtered
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.models import Round, RoundState
 from tests.conftest import make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 from tests.workers import wait_for
 
 EXPORTS = "/api/v1/awards/exports"
 
 
 def _staff(django_user_model, name: str, role: str) -> Client:
-    user = django_user_model.objects.create(username=name)
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(name, role))
 
 
 def _play_a_jackpot(floor) -> None:

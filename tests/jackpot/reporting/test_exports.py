@@ -12,10 +12,8 @@ from django.test import Client
 from django.utils import timezone
 
 from jackpot.models import AuditEvent
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles, surveilled
+from tests.staff import person, surveilled, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -31,10 +29,7 @@ EXPORT = "/api/v1/awards/export.csv"
 
 
 def _staff(django_user_model, name: str, role: str) -> Client:
-    user = django_user_model.objects.create(username=name)
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(name, role))
 
 
 @pytest.fixture
@@ -104,9 +99,7 @@ def test_export_names_who_paid_and_when(played, django_user_model):
 
 
 def _user(django_user_model, name: str):
-    user = django_user_model.objects.create(username=name)
-    grant_roles(user, role_group("supervisor"))
-    return user
+    return person(name, "supervisor")
 
 
 def test_export_filters_and_rights(played, django_user_model):

@@ -5,21 +5,15 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def auditor(django_user_model) -> Client:
-    user = django_user_model.objects.create(username="ida")
-    grant_roles(user, role_group("auditor"))
-    return Client(
-        HTTP_AUTHORIZATION=f"Bearer {staff_token_issue(user=user, revoke_others=False, actor='t')}"
-    )
+    return token_client(person("ida", "auditor"))
 
 
 def test_report_after_stakes_a_hit_a_void_and_a_voided_jackpot(auditor, django_user_model, db):
@@ -37,17 +31,11 @@ def test_report_after_stakes_a_hit_a_void_and_a_voided_jackpot(auditor, django_u
     ).json()
     terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(3)]})
     terminal.post("/rounds/r-2/void", {"reason": "misdeal"})
-    supervisor = django_user_model.objects.create(username="ana")
-    grant_roles(supervisor, role_group("supervisor"))
-    token = staff_token_issue(user=supervisor, revoke_others=False, actor="t")
     jackpot = hit["awards"][0]
-    Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
+    token_client(person("ana", "supervisor")).post(
         f"/api/v1/awards/{jackpot['id']}/void", {"reason": "test"}, content_type="application/json"
     )
-    second = django_user_model.objects.create(username="bob")
-    grant_roles(second, role_group("supervisor"))
-    token = staff_token_issue(user=second, revoke_others=False, actor="t")
-    confirmed = Client(HTTP_AUTHORIZATION=f"Bearer {token}").post(
+    confirmed = token_client(person("bob", "supervisor")).post(
         f"/api/v1/awards/{jackpot['id']}/void/confirm", {}, content_type="application/json"
     )
     assert confirmed.status_code == 200, confirmed.json()

@@ -17,7 +17,6 @@ from django.db import connection, transaction
 from jackpot.awards.workflow import award_void, award_void_confirm
 from jackpot.models import Account, AccountKind, Award, Transfer
 from jackpot.money import locks
-from jackpot.staff.roles import role_group
 from tables import tasks
 from tables.audit.history import fold_history, history_problems
 from tables.audit.integrity import expected_awards
@@ -25,7 +24,7 @@ from tables.audit.pool_history import pool_history
 from tables.bodies.history import PoolHistoryQuery
 from tables.models import HistoryCursor, HistoryDay, Round, RoundSeat, RoundState
 from tests.conftest import Floor, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person
 
 PARIS = ZoneInfo("Europe/Paris")
 DAYS = (date(2026, 3, 27), date(2026, 3, 28), date(2026, 3, 29))  # the 29th: summer time
@@ -57,9 +56,7 @@ def _void(floor: Floor, table: int, round_id: str) -> None:
 
 
 def _supervisor(django_user_model, name: str):
-    user = django_user_model.objects.create(username=name)
-    grant_roles(user, role_group("supervisor"))
-    return user
+    return person(name, "supervisor")
 
 
 NOTHING = ("2c 7d 9h Js 4s", "Kd Qc", ["3h 5h", "8c 8d"])

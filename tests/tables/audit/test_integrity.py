@@ -17,8 +17,6 @@ from django.test import Client
 
 from core.dispatch import send
 from jackpot.models import AuditEvent, Award, AwardKind
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from rules.progressive import AWARD_DEALS, TOTAL_DEALS, ProgressiveAward
 from simulator.deals import plan_round
 from tables.audit.integrity import check_integrity, round_probability
@@ -27,17 +25,14 @@ from tables.models import Game, IntegrityFlag, RoundSeat, Table
 from tables.rounds.opening import round_open
 from tables.rounds.settlement import round_settle
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 from tests.workers import wait_for
 
 QUADS = Fraction(AWARD_DEALS[ProgressiveAward.FOUR_OF_A_KIND], TOTAL_DEALS)
 
 
 def staff(django_user_model, role: str) -> Client:
-    user = django_user_model.objects.create(username=f"{role}-user")
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="t")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(f"{role}-user", role))
 
 
 def play_quads(terminal: Terminal, rounds: int, prefix: str = "q") -> None:

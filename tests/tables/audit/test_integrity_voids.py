@@ -20,8 +20,6 @@ from django.db import connection, transaction
 from django.test import Client
 
 from jackpot.models import AuditEvent
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from simulator.deals import plan_round
 from tables.audit.integrity import check_integrity
 from tables.bodies.integrity import VoidWatch
@@ -32,7 +30,7 @@ from tables.rounds.settlement import round_settle
 from tables.rounds.voiding import round_void
 from tables.selectors.voids import Shift, read_window, shift_of, window_reads, window_shifts
 from tests.conftest import make_floor
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 PARIS = ZoneInfo("Europe/Paris")
 DAY = date(2026, 11, 10)
@@ -73,10 +71,7 @@ def play(table_id: int, rounds: int, voids: int, seed: int, prefix: str = "v") -
 
 
 def staff(django_user_model, role: str) -> Client:
-    user = django_user_model.objects.create(username=f"{role}-voids")
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="t")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(f"{role}-voids", role))
 
 
 def test_shifts_cut_the_club_day_at_midnight_8_and_16_local_time(settings):

@@ -12,8 +12,6 @@ from fractions import Fraction
 import pytest
 from django.test import Client
 
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from rules.par import progressive_sheet
 from rules.paytables import CURRENT
 from tables.audit.history import fold_history
@@ -21,7 +19,7 @@ from tables.audit.pool_history import pool_history
 from tables.audit.reconciliation import reconcile
 from tables.bodies.history import PoolHistory, PoolHistoryQuery
 from tests import pool_story as story
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 # One process builds this module's fixtures (tests/conftest.py).
 pytestmark = [
@@ -31,10 +29,7 @@ pytestmark = [
 
 
 def staff(django_user_model, role: str) -> Client:
-    user = django_user_model.objects.create(username=f"{role}-1")
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="t")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(f"{role}-1", role))
 
 
 @pytest.fixture

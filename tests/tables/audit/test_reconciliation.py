@@ -26,8 +26,6 @@ from jackpot.models import AuditEvent, OutboxMessage, Transfer
 from jackpot.money import ledger
 from jackpot.notifications import significant
 from jackpot.pools.parameters import change_approve, change_propose
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.audit import reconciliation
 from tables.audit.reconciliation import reconcile
 from tables.models import Reconciliation, Table
@@ -36,17 +34,14 @@ from tables.services import table_update
 from tables.tasks import reconcile_daily
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
 from tests.jackpot.tamper import keyed_link, play_rounds, rehash_chain, superuser_sql
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 from tests.workers import wait_for
 
 EDIT = "UPDATE jackpot_transfer SET amount_cents = amount_cents + %s WHERE id = %s"
 
 
 def staff(django_user_model, role: str) -> Client:
-    user = django_user_model.objects.create(username=f"{role}-user")
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="t")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(f"{role}-user", role))
 
 
 def _purge() -> None:
@@ -270,9 +265,7 @@ def test_the_reports_are_for_auditors_supervisors_and_admins(django_user_model):
     for path in paths:
         assert Client().get(path).status_code == 401
         assert floor.uth[0].client().get(path).status_code in (401, 403)
-    nobody = django_user_model.objects.create(username="no-role")
-    token = staff_token_issue(user=nobody, revoke_others=False, actor="t")
-    assert Client(HTTP_AUTHORIZATION=f"Bearer {token}").get(paths[0]).status_code == 403
+    assert token_client(person("no-role")).get(paths[0]).status_code == 403
 
 
 @pytest.mark.django_db
@@ -284,11 +277,7 @@ def test_the_identity_is_not_applicable_once_the_meter_share_changed(django_user
     terminal = floor.uth[0]
     assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code == 201
     assert terminal.post("/rounds/r-1/void", {"reason": "misdeal"}).status_code == 200
-    proposer, approver = (
-        django_user_model.objects.create(username=name) for name in ("ann", "ben")
-    )
-    for admin in (proposer, approver):
-        grant_roles(admin, role_group("admin"))
+    proposer, approver = person("ann", "admin"), person("ben", "admin")
     for table in Table.objects.filter(pool_id=floor.pool_id):
         table_update(table_id=table.pk, changes={"enabled": False}, actor="test")
     change = change_propose(

@@ -9,16 +9,13 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
 
 from jackpot.audit import verification as journal
 from jackpot.money.ledger import table_chain
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.audit.verification_jobs import verification_run
 from tables.models import Round, RoundSeat, Table
 from tests.conftest import uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -65,10 +62,7 @@ def test_verify_journal_command_reports_a_tampered_round_stake(tampered):
 def test_journal_verify_endpoint_reports_a_tampered_round_stake(tampered, django_user_model):
     # The endpoint reads no journal: a POST queues a full run (a worker's, run here in-process;
     # tests/tables/audit/test_verification_runs.py has the real worker), the GETs answer from it.
-    auditor = django_user_model.objects.create(username="a")
-    grant_roles(auditor, role_group("auditor"))
-    token = staff_token_issue(user=auditor, revoke_others=False, actor="test")
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    client = token_client(person("a", "auditor"))
 
     started = client.post("/api/v1/journal/verify")
     assert started.status_code == 202

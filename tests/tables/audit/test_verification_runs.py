@@ -12,20 +12,15 @@ from django.test import Client
 from django.utils import timezone
 
 from jackpot.models import AuditEvent, Checkpoint, Verification, VerificationStatus
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.audit.reconciliation import reconcile
 from tables.audit.verification_jobs import heartbeat, verification_run
 from tests.jackpot.tamper import play_rounds
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 from tests.workers import wait_for
 
 
 def _auditor(django_user_model) -> Client:
-    user = django_user_model.objects.create(username="ida")
-    grant_roles(user, role_group("auditor"))
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person("ida", "auditor"))
 
 
 def test_a_full_verification_asked_for_runs_on_a_real_worker_with_progress(

@@ -11,14 +11,13 @@ from django.test import Client
 from core.errors import Conflict
 from jackpot.models import AuditEvent, Award, Pool, Transfer
 from jackpot.pools.creation import pool_create
-from jackpot.staff.accounts import operator_grant, staff_token_issue
-from jackpot.staff.roles import role_group
+from jackpot.staff.accounts import operator_grant
 from tables.audit.verification import verify_full
 from tables.bodies.round_requests import parse_open
 from tables.models import Game, Round, Table
 from tables.rounds import round_open
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -30,9 +29,7 @@ ROYAL = {
 
 
 def _admin_client(django_user_model, name: str) -> Client:
-    user = operator_grant(username=name, role="admin", actor="test")  # on the journal
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(operator_grant(username=name, role="admin", actor="test"))  # on the journal
 
 
 @pytest.fixture
@@ -159,11 +156,9 @@ def test_a_table_moves_only_closed_and_without_open_rounds(admin, second):
 def test_table_administration_refusals(admin, django_user_model):
     floor = make_floor()
     stud = floor.stud.table_id
-    supervisor = django_user_model.objects.create(username="sup")
-    grant_roles(supervisor, role_group("supervisor"))
-    token = staff_token_issue(user=supervisor, revoke_others=False, actor="test")
+    supervisor = token_client(person("sup", "supervisor"))
 
-    assert _patch(Client(HTTP_AUTHORIZATION=f"Bearer {token}"), stud, {"enabled": False})[0] == 403
+    assert _patch(supervisor, stud, {"enabled": False})[0] == 403
     assert _patch(admin, 999_999, {"enabled": False})[1]["error"]["code"] == "table_not_found"
     _patch(admin, stud, {"enabled": False})
     assert _propose(admin, stud, floor.pool_id)[1]["error"]["code"] == "pool_not_for_stud"

@@ -15,13 +15,11 @@ from django.utils import timezone
 
 from jackpot.bodies import PoolReport
 from jackpot.models import AuditEvent, Pool, Transfer
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.bodies.round_answers import VoidAnswer
 from tables.bodies.round_reads import RoundPage
 from tables.models import Round, Table
 from tests.conftest import Terminal, assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -34,10 +32,7 @@ RESULT = {
 
 
 def _staff(django_user_model, name: str, role: str) -> Client:
-    user = django_user_model.objects.create(username=name)
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(name, role))
 
 
 @pytest.fixture
