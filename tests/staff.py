@@ -10,12 +10,14 @@ groups and that event, in one transaction. (tests/security plays the insider who
 from __future__ import annotations
 
 import secrets
+import time
 from datetime import timedelta
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.test import Client
 from django.utils import timezone
+from django_otp.oath import TOTP
 
 from core.tokens import seal_totp_key
 from jackpot.awards.workflow import award_review
@@ -59,8 +61,9 @@ def enroll(user: User) -> SealedTOTPDevice:
     return device
 
 
-#: The password of the accounts `person` makes.
-PASSWORD = "the old password"
+#: The password of the accounts `person` makes (one the password validators accept, for a test
+#: that types it as a new one).
+PASSWORD = "a long floor password"
 
 
 def person(name: str, *roles: str, **flags: bool) -> User:
@@ -71,10 +74,46 @@ def person(name: str, *roles: str, **flags: bool) -> User:
     return user
 
 
+def enrolled(name: str, *roles: str, **flags: bool) -> User:
+    """`person` with a confirmed second factor (`enroll`): what the floor's door and a money
+    step's fresh code ask of staff when `STAFF_SECOND_FACTOR_REQUIRED` is on."""
+    user = person(name, *roles, **flags)
+    enroll(user)
+    return user
+
+
+def code_for(device: SealedTOTPDevice, steps_ahead: int = 0) -> str:
+    """The code `device`'s authenticator shows now (or `steps_ahead` time steps later)."""
+    totp = TOTP(device.bin_key, device.step, device.t0, device.digits, device.drift)
+    totp.time = time.time() + steps_ahead * device.step
+    return f"{totp.token():0{device.digits}d}"
+
+
+def wrong_code_for(device: SealedTOTPDevice) -> str:
+    """A six-digit code `device` refuses (none of the three its drift window accepts)."""
+    right = {code_for(device, ahead) for ahead in (-1, 0, 1)}
+    return next(c for c in ("000000", "111111", "222222", "333333") if c not in right)
+
+
+def code(user: User, steps_ahead: int = 0) -> str:
+    """The code `user`'s confirmed device shows now (or `steps_ahead` steps later)."""
+    return code_for(SealedTOTPDevice.objects.get(user=user, confirmed=True), steps_ahead)
+
+
+def wrong_code(user: User) -> str:
+    """A code `user`'s confirmed device refuses."""
+    return wrong_code_for(SealedTOTPDevice.objects.get(user=user, confirmed=True))
+
+
+def staff_token(user: User) -> str:
+    """A staff token `user` issued for itself: for a client not Django's (a live server's, the
+    generated client's), or a header built by the test."""
+    return staff_token_issue(user=user, revoke_others=False, actor="test")
+
+
 def token_client(user: User) -> Client:
     """An API client carrying a staff token `user` issued for itself."""
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {staff_token(user)}")
 
 
 def api_clients(**cast: str) -> dict[str, Client]:

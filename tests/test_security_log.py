@@ -15,12 +15,11 @@ from jackpot.pools.parameters import change_approve, change_propose
 from tables.models import Table
 from tables.pools import POOL_TABLES
 from tables.services import table_update
-from tests.staff import grant_roles
+from tests.staff import PASSWORD, person
 
 pytestmark = pytest.mark.django_db
 
 LOGIN = "/admin/login/"
-PASSWORD = "a-long-enough-password-9"
 
 
 @pytest.fixture
@@ -34,11 +33,7 @@ def fresh_counters(settings, throttle_clock):
 
 @pytest.fixture
 def staff(django_user_model):
-    from jackpot.staff.roles import role_group
-
-    user = django_user_model.objects.create_user("croupier-chief", password=PASSWORD, is_staff=True)
-    grant_roles(user, role_group("admin"))  # the admin site's pages need the role
-    return user
+    return person("croupier-chief", "admin", is_staff=True)  # the admin site's pages need the role
 
 
 def _login(client, username, password, address="10.1.1.1"):

@@ -6,7 +6,7 @@ table, sequence and the schema; the application's role, which the web and the wo
 which owns nothing. A table's owner can disable its triggers, drop them, or truncate it, so the
 journal's protection holds only while the application's role owns nothing.
 
-Invariants, checked by `problems()` (and `tests/jackpot/test_database_roles.py`):
+Invariants, checked by `problems()` (and `tests/jackpot/audit/test_database_roles.py`):
 - the append-only tables (`APPEND_ONLY`, the tables whose triggers refuse UPDATE and DELETE)
   are granted SELECT and INSERT only: no UPDATE, DELETE, TRUNCATE, REFERENCES or TRIGGER;
 - every other table gets what the code needs (`PRIVILEGES`), and a table not named there (a new

@@ -222,7 +222,7 @@ def content(
 
 def in_one_statement() -> bool:
     """Whether `record()` writes in one statement (PostgreSQL) or in up to four (elsewhere);
-    both write the same rows (tests/jackpot/test_write_paths.py)."""
+    both write the same rows (tests/jackpot/money/test_write_paths.py)."""
     return connection.vendor == "postgresql"
 
 

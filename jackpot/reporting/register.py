@@ -10,7 +10,7 @@ and sum and the lines where the cashier and a manager sign.
 
 Invariants: one row per paid award of the period, each with the amount its `award.paid` event
 moved, so the register's count and sum equal the journal's `award_paid` transfers of the period
-(tests/jackpot/test_winners.py checks it to the cent); every CSV cell is spreadsheet-safe
+(tests/jackpot/awards/test_winners.py checks it to the cent); every CSV cell is spreadsheet-safe
 (`jackpot.reporting.exports.spreadsheet_safe`). Read only (the auditors' endpoints run it on the
 replica).
 """

@@ -9,7 +9,8 @@ dumped once as JSON: the shape is the model's, written nowhere else. The audit p
 are records, not answers: their JSON is hashed into the chain (or re-derived from it,
 `tables.audit.records`) and never changes, so they are built here from the same domain values, never
 from the answer's JSON, and a change of the wire's shape cannot reach the chain
-(`tests/tables/test_round_payloads.py` pins them). Nothing here decides money or reads the database.
+(`tests/tables/rounds/test_round_payloads.py` pins them). Nothing here decides money or reads the
+database.
 """
 
 from __future__ import annotations

@@ -19,11 +19,9 @@ from types import ModuleType
 
 import pytest
 
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.api.generated_client import Api, entry, forget, generate, value
 from tests.conftest import make_floor
-from tests.staff import grant_roles
+from tests.staff import person, staff_token
 from tests.winners import PAY
 
 # The flows send a few dozen requests from one address: no throttle in the way.
@@ -54,17 +52,13 @@ def api(generated, live_service, settings) -> Api:
 @pytest.fixture
 def staff(live_service, django_user_model) -> dict[str, str]:
     """Bearer tokens: two supervisors (four eyes), an auditor and a surveillance officer."""
-    tokens = {}
-    for username, role in (
+    cast = (
         ("supervisor1", "supervisor"),
         ("supervisor2", "supervisor"),
         ("auditor", "auditor"),
         ("surveillance1", "surveillance"),
-    ):
-        user = django_user_model.objects.create(username=username)
-        grant_roles(user, role_group(role))
-        tokens[username] = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return tokens
+    )
+    return {username: staff_token(person(username, role)) for username, role in cast}
 
 
 def test_the_client_generates_without_warnings(generated):

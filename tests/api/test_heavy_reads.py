@@ -17,10 +17,8 @@ from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
 from config import schema
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.conftest import uth_seat
-from tests.staff import grant_roles
+from tests.staff import api_clients
 
 pytestmark = pytest.mark.django_db
 
@@ -49,12 +47,7 @@ def tight(settings):
 
 @pytest.fixture
 def auditors(django_user_model) -> dict[str, Client]:
-    clients = {}
-    for name in ("ida", "eve"):
-        user = grant_roles(django_user_model.objects.create(username=name), role_group("auditor"))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return clients
+    return api_clients(ida="auditor", eve="auditor")
 
 
 def _call(client: Client, method: str, path: str, pool: int) -> int:

@@ -10,7 +10,7 @@ from django.test import Client
 from jackpot.models import AuditEvent, Pool, Transfer
 from tables.models import Round, RoundSeat
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -278,14 +278,8 @@ def test_oversized_bodies_are_refused_unread(client):
 
 
 def test_a_token_of_the_wrong_kind_is_named(floor, django_user_model):
-    from jackpot.staff.accounts import staff_token_issue
-    from jackpot.staff.roles import role_group
 
-    user = django_user_model.objects.create(username="sup")
-    grant_roles(user, role_group("supervisor"))
-    staff = Client(
-        HTTP_AUTHORIZATION=f"Bearer {staff_token_issue(user=user, revoke_others=False, actor='t')}"
-    )
+    staff = token_client(person("sup", "supervisor"))
     error = _error(
         staff.post(
             f"/api/v1/tables/{floor.uth[0].table_id}/rounds", {}, content_type="application/json"

@@ -12,9 +12,7 @@ import logging
 import pytest
 from django.test import Client
 
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
-from tests.staff import grant_roles
+from tests.staff import api_clients, person
 
 pytestmark = pytest.mark.django_db
 
@@ -37,11 +35,7 @@ def callers(floor, django_user_model) -> dict[str, Client]:
         "own_terminal": Client(HTTP_AUTHORIZATION=f"Bearer {floor.uth[0].token}"),
         "other_terminal": Client(HTTP_AUTHORIZATION=f"Bearer {floor.uth[1].token}"),
     }
-    for role in ("supervisor", "auditor", "admin"):
-        user = django_user_model.objects.create(username=role)
-        grant_roles(user, role_group(role))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[role] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    clients.update(api_clients(supervisor="supervisor", auditor="auditor", admin="admin"))
     return clients
 
 
@@ -143,16 +137,13 @@ def test_refusals_are_logged_with_who_and_where(callers, floor, caplog):
 
 
 def test_staff_in_the_browser_use_their_session(client, django_user_model, floor):
-    from jackpot.staff.roles import role_group as group
 
-    user = grant_roles(django_user_model.objects.create(username="ida-browser"), group("auditor"))
+    user = person("ida-browser", "auditor")
     assert client.get("/api/v1/journal").status_code == 401
     client.force_login(user)
     assert client.get("/api/v1/journal").status_code == 200
     # Unsafe methods from a session need the CSRF token, like any Django form.
-    supervisor = grant_roles(
-        django_user_model.objects.create(username="ana-browser"), group("supervisor")
-    )
+    supervisor = person("ana-browser", "supervisor")
     csrf_client = Client(enforce_csrf_checks=True)
     csrf_client.force_login(supervisor)
     refused = csrf_client.post("/api/v1/awards/1/verify", {"note": "ok"})

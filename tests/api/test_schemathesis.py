@@ -68,13 +68,12 @@ from schemathesis.specs.openapi.checks import (
 from jackpot.bodies.exports import ExportRequest
 from jackpot.models import AuditEvent
 from jackpot.reporting.export_jobs import Built, export_job_build, export_job_create
-from jackpot.staff.accounts import staff_token_issue
 from jackpot.staff.roles import role_group
 from tables.audit.reconciliation import reconcile
 from tables.models import Table
 from tables.services import operator_terminal_issue
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles, referred, surveilled
+from tests.staff import grant_roles, person, referred, staff_token, surveilled
 
 MAX_EXAMPLES = 30
 UNDOCUMENTED_STATUS_FAILS = True
@@ -736,17 +735,13 @@ def world(transactional_db, kept_connection, django_user_model, settings, tmp_pa
     floor = make_floor()
     staff = {}
     for role in ("supervisor", "auditor", "admin", "manager"):
-        user = django_user_model.objects.create(username=role)
-        grant_roles(user, role_group(role))
-        staff[role] = staff_token_issue(user=user, revoke_others=False, actor="test")
+        staff[role] = staff_token(person(role, role))
     # Every staff operation but a money step is called with the admin's token (`MONEY`: the
     # manager's): the admin is also a surveillance
     # officer, so that a video review (the surveillance role's) is an operation it may call.
     grant_roles(django_user_model.objects.get(username="admin"), role_group("surveillance"))
     # A second admin proposes the changes the world's admin decides (four eyes).
-    second = django_user_model.objects.create(username="admin2")
-    grant_roles(second, role_group("admin"))
-    staff["admin2"] = staff_token_issue(user=second, revoke_others=False, actor="test")
+    staff["admin2"] = staff_token(person("admin2", "admin"))
     world = World(
         terminal=floor.uth[0],
         stud=floor.stud,

@@ -22,12 +22,10 @@ from django.http import HttpResponse
 from django.test import Client
 from openapi_spec_validator import validate as validate_spec
 
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.audit.reconciliation import reconcile
 from tests.api.strict import StrictClient, load_openapi, validate_exchange
 from tests.conftest import make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, staff_token
 from tests.winners import PAY, PAY_CASH
 
 # One process builds this module's fixtures (tests/conftest.py).
@@ -88,19 +86,15 @@ def api(openapi_and_spec, settings, db) -> StrictClient:
 def staff(db, django_user_model) -> dict[str, str]:
     """Bearer tokens: two supervisors (four eyes), an auditor, an admin, a surveillance officer,
     a manager (a referral's decision: never an admin's, compliance 52)."""
-    tokens = {}
-    for username, role in (
+    cast = (
         ("supervisor1", "supervisor"),
         ("supervisor2", "supervisor"),
         ("auditor", "auditor"),
         ("admin", "admin"),
         ("officer", "surveillance"),
         ("manager", "manager"),
-    ):
-        user = django_user_model.objects.create(username=username)
-        grant_roles(user, role_group(role))
-        tokens[username] = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return tokens
+    )
+    return {username: staff_token(person(username, role)) for username, role in cast}
 
 
 def test_the_schema_is_valid_openapi_3_1(openapi_and_spec):
@@ -388,9 +382,7 @@ def test_the_staff_steps_and_exports(api, staff, django_user_model):
     terminal, pool = floor.uth[0], floor.pool_id
     table = f"/api/v1/tables/{terminal.table_id}"
     admin = staff["admin"]
-    second = django_user_model.objects.create(username="admin2")
-    grant_roles(second, role_group("admin"))
-    admin2 = staff_token_issue(user=second, revoke_others=False, actor="test")
+    admin2 = staff_token(person("admin2", "admin"))
 
     # A stuck round voided by a supervisor; a jackpot's void filed, then cancelled.
     api.post(

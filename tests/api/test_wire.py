@@ -13,7 +13,7 @@ from tables.bodies.round_reads import RoundDetail
 from tables.bodies.round_requests import parse_open
 from tables.models import Game, Round
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, staff_token
 
 pytestmark = pytest.mark.django_db
 
@@ -247,9 +247,4 @@ def test_award_queries_are_read_strictly(admin_client_token, query, param):
 
 @pytest.fixture
 def admin_client_token(django_user_model) -> str:
-    from jackpot.staff.accounts import staff_token_issue
-    from jackpot.staff.roles import role_group
-
-    user = django_user_model.objects.create(username="auditor")
-    grant_roles(user, role_group("auditor"))
-    return f"Bearer {staff_token_issue(user=user, revoke_others=False, actor='test')}"
+    return f"Bearer {staff_token(person('auditor', 'auditor'))}"

@@ -20,29 +20,24 @@ from zoneinfo import ZoneInfo
 import pytest
 import time_machine
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from jackpot.staff.roles import role_group
 from tables.audit.integrity import check_integrity
 from tables.audit.reconciliation import reconcile
 from tables.selectors.voids import shift_of
 from tests import pool_story as story
 from tests.conftest import make_floor
-from tests.staff import grant_roles
-from tests.tables.test_integrity_voids import play as play_voids
+from tests.staff import person, signed_in
+from tests.tables.audit.test_integrity_voids import play as play_voids
 
 WAIT_MS = 10_000
 
 
 def sign_in(page, server, role: str) -> None:
     """A session for a new user of `role`, made by the server's own login, as Chromium's cookie."""
-    user = get_user_model().objects.create(username=f"{role}-page")
-    grant_roles(user, role_group(role))
-    client = Client()
-    client.force_login(user)
+    client = signed_in(person(f"{role}-page", role))
     cookie = client.cookies[settings.SESSION_COOKIE_NAME]
     page.context.add_cookies(
         [{"name": cookie.key, "value": cookie.value, "url": server.url, "httpOnly": True}]

@@ -21,10 +21,9 @@ from playwright.sync_api import expect
 from jackpot.awards import winners
 from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import Award
-from jackpot.staff.roles import role_group
 from tests.conftest import make_floor, uth_play, uth_seat
-from tests.pages.conftest import PASSWORD, play_hit
-from tests.staff import grant_roles, surveilled
+from tests.floor.conftest import play_hit
+from tests.staff import PASSWORD, person, surveilled
 from tests.winners import DOCUMENT, NAME, WINNER
 
 WAIT_MS = 10_000  # the queue polls every 2 s
@@ -35,8 +34,7 @@ TABLET = {"width": 1180, "height": 820}  # a 10-inch tablet, landscape
 def floor(live_service):
     floor = make_floor()
     for name in ("ana", "bob"):
-        user = get_user_model().objects.create_user(username=name, password=PASSWORD)
-        grant_roles(user, role_group("supervisor"))
+        person(name, "supervisor")
     return floor
 
 

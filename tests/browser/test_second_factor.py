@@ -15,15 +15,12 @@ import time
 from base64 import b32decode
 
 import pytest
-from django.contrib.auth import get_user_model
 from django_otp.oath import TOTP
 from playwright.sync_api import expect
 
 from jackpot.models import SealedTOTPDevice
 from jackpot.staff import second_factor
-from jackpot.staff.roles import role_group
-from tests.pages.conftest import PASSWORD
-from tests.staff import enroll, grant_roles
+from tests.staff import PASSWORD, enroll, person
 
 WAIT_MS = 10_000
 
@@ -33,9 +30,7 @@ def supervisors(live_service, settings):
     settings.STAFF_SECOND_FACTOR_REQUIRED = True
     users = {}
     for name in ("ana", "bob"):
-        user = get_user_model().objects.create_user(username=name, password=PASSWORD)
-        grant_roles(user, role_group("supervisor"))
-        users[name] = user
+        users[name] = person(name, "supervisor")
     enroll(users["ana"])
     return users
 
@@ -43,8 +38,7 @@ def supervisors(live_service, settings):
 @pytest.fixture
 def activation(supervisors) -> str:
     """The activation code another admin issued for bob's first enrollment, handed to him."""
-    admin = get_user_model().objects.create_user(username="ops", password=PASSWORD)
-    grant_roles(admin, role_group("admin"))
+    admin = person("ops", "admin")
     return second_factor.activation_issue(subject=supervisors["bob"], user=admin)
 
 

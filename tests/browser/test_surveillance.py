@@ -14,11 +14,10 @@ from playwright.sync_api import expect
 
 from jackpot.awards.workflow import award_verify
 from jackpot.models import Award, SurveillanceReview
-from jackpot.staff.roles import role_group
 from tests.browser.test_floor import WAIT_MS, pay_with_identity, supervisor
 from tests.conftest import make_floor
-from tests.pages.conftest import PASSWORD, play_hit
-from tests.staff import grant_roles
+from tests.floor.conftest import play_hit
+from tests.staff import person
 from tests.winners import DOCUMENT, NAME
 
 
@@ -31,8 +30,7 @@ def floor(live_service):
         ("sam", "surveillance"),
         ("max", "manager"),
     ):
-        user = get_user_model().objects.create_user(username=name, password=PASSWORD)
-        grant_roles(user, role_group(role))
+        person(name, role)
     return floor
 
 

@@ -27,14 +27,12 @@ from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 
 from jackpot.models import AuditEvent, Pool, Transfer
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.api.authentication import TerminalPrincipal
 from tables.api.views import TerminalThrottle
 from tables.models import Round, Table, Terminal
 from tests import live
 from tests.conftest import uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, staff_token
 
 SECURITY = "jackpot.security"
 
@@ -123,9 +121,7 @@ def test_failed_authentications_and_denials_are_logged_with_who_and_where(
     own, other = floor.uth
     url = f"/api/v1/tables/{own.table_id}/rounds"
     body = {"round_id": "r-1", "seats": [uth_seat(1)]}
-    auditor = django_user_model.objects.create(username="ida")
-    grant_roles(auditor, role_group("auditor"))
-    auditor_token = staff_token_issue(user=auditor, revoke_others=False, actor="test")
+    auditor_token = staff_token(person("ida", "auditor"))
     revoked = Terminal.objects.get(table_id=other.table_id)
 
     def post(token: str | None, address: str, path: str = url):

@@ -21,11 +21,9 @@ from django.test import Client
 from django.utils import timezone
 
 from jackpot.models import AuditEvent, Transfer
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.models import Round
 from tests.conftest import uth_play, uth_seat
-from tests.staff import grant_roles, surveilled
+from tests.staff import person, surveilled, token_client
 from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
@@ -39,10 +37,7 @@ ROYAL = {
 
 
 def _staff(django_user_model, name: str) -> Client:
-    user = django_user_model.objects.create(username=name)
-    grant_roles(user, role_group("supervisor"))
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(name, "supervisor"))
 
 
 def test_every_entry_carries_server_utc_time_sequence_actor_and_table(floor, django_user_model):

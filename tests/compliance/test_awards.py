@@ -6,7 +6,7 @@
 - 23: a seat that did not stake the progressive in the round wins nothing from it, not even with
   a jackpot royal in its hand: no award, no hit, no envy for the others, the meter untouched.
 
-(Requirements 21 and 25 are proved by tests/tables/test_rounds.py, see docs/compliance.md.)
+(Requirements 21 and 25 are proved by tests/tables/rounds/test_rounds.py, see docs/compliance.md.)
 """
 
 from __future__ import annotations

@@ -26,10 +26,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from jackpot.models import UNITS_PER_CENT, Account, Award, Pool, Transfer
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.conftest import assert_journal_ok, make_floor
-from tests.staff import grant_roles, surveilled
+from tests.staff import person, surveilled, token_client
 from tests.winners import PAY
 
 U = UNITS_PER_CENT
@@ -73,13 +71,12 @@ STEP = st.one_of(
 
 
 def _supervisors(django_user_model) -> tuple[Client, Client]:
-    clients = []
-    for name in ("sup-a", "sup-b"):
-        user, _ = django_user_model.objects.get_or_create(username=name)
-        grant_roles(user, role_group("supervisor"))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients.append(Client(HTTP_AUTHORIZATION=f"Bearer {token}"))
-    return clients[0], clients[1]
+    """Two supervisors' clients; the accounts made at the first example, kept by the next ones."""
+    first, second = (
+        django_user_model.objects.filter(username=name).first() or person(name, "supervisor")
+        for name in ("sup-a", "sup-b")
+    )
+    return token_client(first), token_client(second)
 
 
 @pytest.mark.django_db

@@ -7,15 +7,12 @@ from __future__ import annotations
 import psycopg
 import pytest
 from django.db import OperationalError
-from django.test import Client
 
 from jackpot.models import AuditEvent, Award, AwardKind, Pool, Transfer
 from jackpot.money import ledger, locks
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.models import Round
 from tests.conftest import assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -68,11 +65,7 @@ def test_an_award_step_is_run_again_too(monkeypatch, django_user_model):
         "seats": [uth_play(1, "Jh Th"), uth_play(2, "2s 2d", "fold")],
     }
     assert terminal.post("/rounds/r-1/result", royal).status_code == 200
-    user = django_user_model.objects.create(username="sup")
-    grant_roles(user, role_group("supervisor"))
-    staff = Client(
-        HTTP_AUTHORIZATION=f"Bearer {staff_token_issue(user=user, revoke_others=False, actor='t')}"
-    )
+    staff = token_client(person("sup", "supervisor"))
     jackpot = Award.objects.get(kind=AwardKind.ROYAL_FLUSH)
     tried = _failing(1, psycopg.errors.DeadlockDetected, monkeypatch)
 

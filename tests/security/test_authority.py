@@ -23,10 +23,9 @@ from jackpot.staff.roles import role_group
 from tables.models import Round, Table, Terminal
 from tables.services import operator_terminal_issue, terminal_revoke
 from tests.conftest import uth_seat
-from tests.pages.conftest import play_hit
-from tests.security.test_second_factor import code, signed_in
-from tests.security.test_second_factor import person as enrolled
-from tests.staff import person, referred, surveilled, token_client
+from tests.floor.conftest import play_hit
+from tests.security.test_second_factor import signed_in
+from tests.staff import code, enrolled, person, referred, surveilled, token_client
 from tests.staff import signed_in as session_of
 
 pytestmark = pytest.mark.django_db

@@ -37,8 +37,8 @@ from jackpot.staff.accounts import (
     staff_change_approve,
     staff_create_propose,
 )
-from tests.security.test_second_factor import PASSWORD, STEP, person
-from tests.staff import signed_in
+from tests.security.test_second_factor import STEP
+from tests.staff import PASSWORD, enrolled, person, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -91,8 +91,8 @@ def devices(user: User) -> list[tuple[int, str, bool]]:
 
 def admins() -> tuple[User, User]:
     return (
-        person("root", "admin", is_staff=True),
-        person("ops", "admin", is_staff=True),
+        enrolled("root", "admin", is_staff=True),
+        enrolled("ops", "admin", is_staff=True),
     )
 
 
@@ -111,7 +111,7 @@ def activation_from_admin(admin: User, subject: User) -> tuple[str, str]:
 def test_sql_cannot_make_the_enrollment_show_a_colleagues_secret(
     django_capture_on_commit_callbacks,
 ):
-    bob = person("bob", "supervisor")
+    bob = enrolled("bob", "supervisor")
     second_factor.recovery_codes_issue(bob)
     device = SealedTOTPDevice.objects.get(user=bob)
     real_key = device.bin_key
@@ -170,7 +170,7 @@ def test_sql_cannot_make_the_enrollment_show_a_colleagues_secret(
 
 def test_every_enrollment_view_makes_a_new_key_and_only_the_last_confirms():
     _, ops = admins()
-    dan = person("dan", "supervisor", device=False)
+    dan = person("dan", "supervisor")
     activation = second_factor.activation_issue(subject=dan, user=ops)
     client = Client()
     assert password_step(client, "dan")["Location"] == STEP
@@ -272,7 +272,7 @@ def test_enrollment_reset_and_recovery_codes_are_significant_events(
     django_capture_on_commit_callbacks,
 ):
     root, ops = admins()
-    ana = person("ana", "supervisor")
+    ana = enrolled("ana", "supervisor")
     assert {significant.BY_KIND[k].code for k in significant.KINDS if k.startswith("staff.")} == {
         "SE13",
         "SE14",
@@ -328,14 +328,14 @@ def forge(kind: str, user: User, sequence: int) -> None:
 def test_a_journal_event_written_by_sql_says_nothing():
     """An enrollment or a reset inserted by SQL (no journal key) neither refuses a person nor
     lets them enroll again: the journal's word is its key's."""
-    ana = person("ana", "supervisor", device=False)
+    ana = person("ana", "supervisor")
     forge("staff.second_factor_enrolled", ana, 999998)
     assert not second_factor.journal_enrolled(ana)
     client = Client()
     assert password_step(client, "ana")["Location"] == STEP
     assert client.get(STEP).context["phase"] == "activate"  # not refused, and a code first
 
-    bob = person("bob", "supervisor")
+    bob = enrolled("bob", "supervisor")
     forge("staff.second_factor_reset", bob, 999999)
     SealedTOTPDevice.objects.filter(user=bob).update(confirmed=False)
     assert second_factor.journal_enrolled(bob)

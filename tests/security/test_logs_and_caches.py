@@ -21,6 +21,7 @@ from core.metrics import REGISTRY
 from jackpot.models import AuditEvent, Pool, Transfer
 from jackpot.sign import display
 from tests.conftest import make_floor, uth_play, uth_seat
+from tests.staff import person
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +93,7 @@ def test_a_refused_stake_is_logged_with_the_clients_address(
 
 def test_the_login_throttle_and_its_log_read_the_same_address(settings, caplog, django_user_model):
     _proxies(settings, 1)
-    django_user_model.objects.create_user("ada", password="a-long-enough-password-9")
+    person("ada")
     with caplog.at_level(logging.INFO, logger=SECURITY):
         response = Client().post(
             "/admin/login/",

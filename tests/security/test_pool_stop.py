@@ -9,14 +9,12 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.test import Client
 from django.utils import timezone
 
 from jackpot.models import AuditEvent, ParameterChange, Pool, Transfer
-from jackpot.staff.accounts import staff_token_issue
 from tables.models import Table
 from tests.conftest import make_floor, uth_seat
-from tests.staff import person, signed_in
+from tests.staff import person, signed_in, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -29,11 +27,6 @@ def root() -> User:
 @pytest.fixture
 def bob() -> User:
     return person("bob", "admin", is_staff=True)
-
-
-def _api(user: User) -> Client:
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
 
 
 def _approve_in_admin(user: User, change: ParameterChange) -> str:
@@ -67,7 +60,7 @@ def test_one_person_with_every_privilege_cannot_stop_a_pool(root, bob):
     assert (change.changes, change.proposed_by) == ({"to": "orphan", "to_pool": None}, root)
 
     assert "cannot also approve it" in _approve_in_admin(root, change)
-    refused = _api(root).post(
+    refused = token_client(root).post(
         f"/api/v1/pools/{floor.pool_id}/changes/{change.pk}/approve",
         {},
         content_type="application/json",

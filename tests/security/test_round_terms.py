@@ -17,14 +17,12 @@ from django.db import connection
 from django.test import Client
 
 from jackpot.models import AuditEvent, Award, ParameterChange, Pool
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from rules import paytables
 from rules.paytables import CURRENT, ProgressiveSchedule
 from tables.audit.verification import verify_full
 from tables.models import Round, RoundState, Table
 from tests.conftest import Floor, uth_play, uth_seat
-from tests.staff import grant_roles
+from tests.staff import api_clients
 
 pytestmark = pytest.mark.django_db
 
@@ -61,13 +59,7 @@ def other_paytable(monkeypatch):
 
 @pytest.fixture
 def admins(django_user_model) -> dict[str, Client]:
-    clients = {}
-    for name in ("ana", "bob"):
-        user = django_user_model.objects.create(username=name)
-        grant_roles(user, role_group("admin"))
-        token = staff_token_issue(user=user, revoke_others=False, actor="test")
-        clients[name] = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return clients
+    return api_clients(ana="admin", bob="admin")
 
 
 def _set_table(admin: Client, table: int, enabled: bool) -> dict:

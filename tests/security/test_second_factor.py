@@ -25,14 +25,22 @@ from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import AuditEvent, Award, SealedTOTPDevice, StaffSecurity, StaffToken
 from jackpot.staff import second_factor
 from jackpot.staff.accounts import password_reset
-from jackpot.staff.roles import role_group
-from tests.pages.conftest import play_hit
-from tests.staff import enroll, grant_roles, surveilled
+from tests.floor.conftest import play_hit
+from tests.staff import (
+    PASSWORD,
+    code,
+    code_for,
+    enroll,
+    enrolled,
+    person,
+    surveilled,
+    wrong_code,
+    wrong_code_for,
+)
 from tests.winners import PAY
 
 pytestmark = pytest.mark.django_db
 
-PASSWORD = "a long floor password"
 STEP = "/floor/login/next/"
 
 
@@ -46,35 +54,6 @@ def required(settings):
     settings.CACHES = {
         "default": {**settings.CACHES["default"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}
     }
-
-
-def person(name: str, *roles: str, device: bool = True, **flags: bool) -> User:
-    user = User.objects.create_user(username=name, password=PASSWORD, **flags)
-    for role in roles:
-        grant_roles(user, role_group(role))
-    if device:
-        enroll(user)
-    return user
-
-
-def code_for(device: SealedTOTPDevice, steps_ahead: int = 0) -> str:
-    """The code `device`'s authenticator shows now (or `steps_ahead` time steps later)."""
-    totp = TOTP(device.bin_key, device.step, device.t0, device.digits, device.drift)
-    totp.time = time.time() + steps_ahead * device.step
-    return f"{totp.token():0{device.digits}d}"
-
-
-def wrong_code_for(device: SealedTOTPDevice) -> str:
-    right = {code_for(device, ahead) for ahead in (-1, 0, 1)}
-    return next(c for c in ("000000", "111111", "222222", "333333") if c not in right)
-
-
-def code(user: User, steps_ahead: int = 0) -> str:
-    return code_for(SealedTOTPDevice.objects.get(user=user, confirmed=True), steps_ahead)
-
-
-def wrong_code(user: User) -> str:
-    return wrong_code_for(SealedTOTPDevice.objects.get(user=user, confirmed=True))
 
 
 def password_step(client: Client, name: str, password: str = PASSWORD, door: str = "/floor/login/"):
@@ -112,7 +91,7 @@ def security(caplog) -> list[str]:
 
 
 def test_a_password_alone_cannot_verify_approve_or_pay(floor):
-    ana, bob = person("ana", "supervisor"), person("bob", "supervisor")
+    ana, bob = enrolled("ana", "supervisor"), enrolled("bob", "supervisor")
     jackpot, _ = play_hit(floor.uth[0])
     before = AuditEvent.objects.count()
 
@@ -156,7 +135,7 @@ def test_a_password_alone_cannot_verify_approve_or_pay(floor):
 
 
 def test_a_wrong_or_reused_code_is_refused_and_counted(caplog):
-    ana = person("ana", "supervisor")
+    ana = enrolled("ana", "supervisor")
     device = SealedTOTPDevice.objects.get(user=ana)
     client = Client(REMOTE_ADDR="10.7.7.7")
     with caplog.at_level(logging.INFO, logger="jackpot.security"):
@@ -191,7 +170,7 @@ def test_a_wrong_or_reused_code_is_refused_and_counted(caplog):
 
 
 def test_a_recovery_code_works_once(django_capture_on_commit_callbacks, caplog):
-    ana = person("ana", "supervisor")
+    ana = enrolled("ana", "supervisor")
     codes = second_factor.recovery_codes_issue(ana)
     client = Client()
     assert password_step(client, "ana")["Location"] == STEP
@@ -217,7 +196,7 @@ def test_a_recovery_code_works_once(django_capture_on_commit_callbacks, caplog):
 
 
 def test_a_staff_token_is_issued_only_to_oneself_and_only_from_a_verified_session():
-    ana, bob = person("ana", "supervisor"), person("bob", "supervisor")
+    ana, bob = enrolled("ana", "supervisor"), enrolled("bob", "supervisor")
     events = len(admin_events())
 
     # bob's password alone (a session some other door made) cannot mint a lasting credential.
@@ -253,7 +232,7 @@ def test_a_staff_token_is_issued_only_to_oneself_and_only_from_a_verified_sessio
 def test_a_flagged_account_must_change_its_password_before_any_page(
     django_capture_on_commit_callbacks, caplog
 ):
-    carl = person("carl", "supervisor")
+    carl = enrolled("carl", "supervisor")
     StaffSecurity.objects.create(user=carl, must_change_password=True)
     client = Client()
     assert password_step(client, "carl")["Location"] == STEP
@@ -299,16 +278,16 @@ def test_a_flagged_account_must_change_its_password_before_any_page(
 def test_an_admin_who_knows_a_colleagues_temporary_password_cannot_pass_their_second_factor(
     floor, door
 ):
-    root = person("root", "admin", is_staff=True, is_superuser=True)
+    root = enrolled("root", "admin", is_staff=True, is_superuser=True)
     root_codes = second_factor.recovery_codes_issue(root)
     # bob signs in at both doors (is_staff), so he holds no money role, and root verifies
     # nothing (compliance 52): a supervisor verified the jackpot bob's session would approve.
-    bob = person("bob", "auditor", is_staff=True)
+    bob = enrolled("bob", "auditor", is_staff=True)
     # An admin's reset (jackpot.staff.accounts): a temporary password root knows; bob must change
     # it.
     temporary = password_reset(subject=bob, user=root)
     jackpot, _ = play_hit(floor.uth[0])
-    award_verify(award_id=jackpot["id"], user=person("ana", "supervisor"), note="video")
+    award_verify(award_id=jackpot["id"], user=enrolled("ana", "supervisor"), note="video")
     events = len(admin_events())
 
     client = Client(REMOTE_ADDR="10.6.6.6")
@@ -338,10 +317,10 @@ def test_an_admin_who_knows_a_colleagues_temporary_password_cannot_pass_their_se
 def test_a_supervisor_without_a_device_enrolls_before_anything(
     django_capture_on_commit_callbacks, caplog
 ):
-    dan = person("dan", "supervisor", device=False)
+    dan = person("dan", "supervisor")
     # Another admin's activation code, which a first enrollment needs (tests/security/
     # test_enrollment.py): dan types it before his key is made.
-    activation = second_factor.activation_issue(subject=dan, user=person("ops", "admin"))
+    activation = second_factor.activation_issue(subject=dan, user=enrolled("ops", "admin"))
     client = Client()
     assert password_step(client, "dan")["Location"] == STEP
     assert client.post(STEP, {"step": "enroll", "activation": activation})["Location"] == STEP
@@ -398,7 +377,7 @@ def test_production_requires_the_second_factor_whatever_the_environment(python_s
 
 
 def test_the_admins_door_asks_for_the_code_too():
-    person("root", "admin", is_staff=True, is_superuser=True)
+    enrolled("root", "admin", is_staff=True, is_superuser=True)
     client = Client()
     assert client.get("/admin/login/?next=/admin/").status_code == 200
     assert password_step(client, "root", door="/admin/login/?next=/admin/")["Location"] == STEP
@@ -413,7 +392,7 @@ def test_the_database_alone_gives_no_code(settings):
     recovery codes from their rows, or puts their own device on ana's account: none of it passes
     ana's second factor, while the same secrets still work for their owner."""
     settings.THROTTLE_ADMIN_LOGIN = "10/day"  # three refusals here, then the owner's sign-in
-    ana, mallory = person("ana", "supervisor"), person("mallory", "supervisor", device=False)
+    ana, mallory = enrolled("ana", "supervisor"), person("mallory", "supervisor")
     codes = second_factor.recovery_codes_issue(ana)
     stored = TOTPDevice.objects.get(user=ana)  # django-otp's own view of the row
     read_off_the_row = TOTP(bytes.fromhex(stored.key), stored.step, stored.t0, stored.digits)

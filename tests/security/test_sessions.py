@@ -25,16 +25,9 @@ from core.sessions import SEEN_AT, SEEN_EVERY_SECONDS, SIGNED_IN_AT, SessionStor
 from jackpot.models import AuditEvent, Award, StaffToken
 from jackpot.staff.accounts import staff_token_issue
 from tables.audit.verification import verify_full
-from tests.pages.conftest import play_hit
-from tests.security.test_second_factor import (
-    STEP,
-    code,
-    code_step,
-    password_step,
-    person,
-    signed_in,
-)
-from tests.staff import surveilled
+from tests.floor.conftest import play_hit
+from tests.security.test_second_factor import STEP, code_step, password_step, signed_in
+from tests.staff import code, enrolled, surveilled
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +60,7 @@ def with_cookie(key: str) -> Client:
 
 
 def test_a_session_row_read_or_written_by_sql_signs_no_one_in(floor):
-    ana, bob = person("ana", "supervisor"), person("bob", "supervisor")
+    ana, bob = enrolled("ana", "supervisor"), enrolled("bob", "supervisor")
     jackpot, _ = play_hit(floor.uth[0])
 
     def approve(client: Client, body: dict | None = None):
@@ -146,7 +139,7 @@ def stamps_back(client: Client, **seconds: int) -> None:
     [(SEEN_AT, "STAFF_SESSION_IDLE_SECONDS"), (SIGNED_IN_AT, "STAFF_SESSION_MAX_SECONDS")],
 )
 def test_a_session_past_its_idle_or_absolute_limit_is_signed_out(stamp, limit, caplog):
-    ana = person("ana", "supervisor")
+    ana = enrolled("ana", "supervisor")
     client = signed_in(ana)
     assert client.get("/api/v1/awards").status_code == 200
     stamps_back(client, **{stamp: getattr(settings, limit)})
@@ -164,7 +157,7 @@ def test_a_session_past_its_idle_or_absolute_limit_is_signed_out(stamp, limit, c
 
 
 def test_a_session_within_its_limits_is_written_at_most_once_a_minute():
-    ana = person("ana", "supervisor")
+    ana = enrolled("ana", "supervisor")
     client = signed_in(ana)
     data, expires = stored(client)
     seen = SessionStore(cookie(client))[SEEN_AT]
@@ -185,7 +178,7 @@ def test_a_session_within_its_limits_is_written_at_most_once_a_minute():
 
 
 def test_an_expired_staff_token_is_refused(django_user_model):
-    ana = person("ana", "supervisor")
+    ana = enrolled("ana", "supervisor")
     token = staff_token_issue(user=ana, revoke_others=False, actor="user:ana")
     row = StaffToken.objects.get(user=ana)
     event = AuditEvent.objects.filter(kind="staff_token.issued").latest("sequence")
@@ -204,7 +197,7 @@ def test_an_expired_staff_token_is_refused(django_user_model):
 
 
 def test_a_token_s_expiry_moved_by_sql_is_reported():
-    ana = person("ana", "supervisor")
+    ana = enrolled("ana", "supervisor")
     staff_token_issue(user=ana, revoke_others=False, actor="user:ana")
     assert verify_full().ok
     token = StaffToken.objects.get(user=ana)
@@ -221,7 +214,7 @@ def test_a_token_s_expiry_moved_by_sql_is_reported():
 
 
 def test_sign_in_gives_a_new_key_and_sign_out_ends_the_session():
-    ana = person("ana", "supervisor")
+    ana = enrolled("ana", "supervisor")
     client = Client()
     assert client.get("/floor/login/").status_code == 200
     assert password_step(client, "ana")["Location"] == STEP
@@ -239,7 +232,7 @@ def test_sign_in_gives_a_new_key_and_sign_out_ends_the_session():
 
 
 def test_clearsessions_removes_what_can_no_longer_load():
-    ana, bob = person("ana", "supervisor"), person("bob", "supervisor")
+    ana, bob = enrolled("ana", "supervisor"), enrolled("bob", "supervisor")
     stays, idle = signed_in(ana), signed_in(bob)
     store = SessionStore(cookie(idle))
     store[SEEN_AT] -= settings.STAFF_SESSION_IDLE_SECONDS

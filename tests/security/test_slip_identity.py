@@ -20,7 +20,7 @@ from django.test import Client
 
 from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import AuditEvent, WinnerIdentity
-from tests.pages.conftest import play_hit
+from tests.floor.conftest import play_hit
 from tests.staff import person, signed_in, surveilled
 from tests.winners import DOCUMENT, NAME, pay_identified
 

@@ -12,17 +12,15 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.test import Client
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from core.errors import Forbidden
 from jackpot.models import AuditEvent, ParameterChange, Pool
 from jackpot.pools.parameters import pool_create_approve
 from jackpot.staff import accounts
-from jackpot.staff.accounts import staff_token_issue
 from tables.models import Table
 from tables.services import table_update
-from tests.staff import person, signed_in
+from tests.staff import person, signed_in, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -170,12 +168,7 @@ def test_one_admin_cannot_create_a_pool(root, bob):
 def test_one_admin_cannot_move_a_table(floor, root, bob):
     other = Pool.objects.create(name="Other", meter_changed_at="2026-12-01T00:00:00Z")
     table = floor.uth[0].table_id
-    token = {
-        name: Client(
-            HTTP_AUTHORIZATION=f"Bearer {staff_token_issue(user=u, revoke_others=False, actor='t')}"
-        )
-        for name, u in (("root", root), ("bob", bob))
-    }
+    token = {"root": token_client(root), "bob": token_client(bob)}
     # The one admin's own PATCH of the pool is no longer a field of the table.
     patched = token["root"].patch(
         f"/api/v1/tables/{table}", {"pool": other.pk}, content_type="application/json"

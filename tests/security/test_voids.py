@@ -19,14 +19,12 @@ import time_machine
 from django.test import Client
 
 from jackpot.models import AuditEvent, Transfer, TransferCode
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from simulator.deals import plan_round
 from tables.audit.integrity import check_integrity
 from tables.models import IntegrityFlag, Round, RoundSeat, RoundState
 from tables.models import Terminal as TerminalRow
 from tests.conftest import Terminal, make_floor
-from tests.staff import grant_roles
+from tests.staff import person, token_client
 
 PARIS = ZoneInfo("Europe/Paris")
 DAY = date(2026, 11, 10)
@@ -49,10 +47,7 @@ def play(terminal: Terminal, rounds: int, voids: int, seed: int) -> None:
 
 
 def auditor(django_user_model) -> Client:
-    user = django_user_model.objects.create(username="auditor-voids")
-    grant_roles(user, role_group("auditor"))
-    token = staff_token_issue(user=user, revoke_others=False, actor="t")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person("auditor-voids", "auditor"))
 
 
 @pytest.mark.django_db

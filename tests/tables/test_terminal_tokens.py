@@ -9,10 +9,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from jackpot.models import AuditEvent
-from jackpot.staff.accounts import staff_token_issue
-from jackpot.staff.roles import role_group
 from tests.conftest import Terminal, assert_journal_ok, make_floor, uth_play, uth_seat
-from tests.staff import grant_roles, person, token_client
+from tests.staff import person, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -24,10 +22,7 @@ RESULT = {
 
 
 def _staff(django_user_model, username: str, role: str) -> Client:
-    user = django_user_model.objects.create(username=username)
-    grant_roles(user, role_group(role))
-    token = staff_token_issue(user=user, revoke_others=False, actor="test")
-    return Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return token_client(person(username, role))
 
 
 @pytest.fixture

@@ -1,0 +1,93 @@
+"""The chart of transfers in code (`jackpot.money.accounting.ROUTES`) is the one docs/accounting.md
+prints, and the ledger writes nothing it does not route."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from jackpot.models import AccountKind, Transfer, TransferCode
+from jackpot.money import ledger
+from jackpot.money.accounting import ROUTES, Posting
+from tests.conftest import make_floor
+
+DOC = Path(__file__).resolve().parents[3] / "docs" / "accounting.md"
+
+
+def _documented_routes() -> dict[str, tuple[str, list[str]]]:
+    """The "Transfer codes" table of docs/accounting.md: code -> (debit, credits)."""
+    text = DOC.read_text()
+    section = text[text.index("## Transfer codes") : text.index("### The way of an award")]
+    routes = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or not cells[0].startswith("`"):
+            continue
+        code = cells[0].strip("`")
+        routes[code] = (cells[1].strip("`"), re.findall(r"`(\w+)`", cells[2]))
+    return routes
+
+
+def test_every_route_is_the_documented_one():
+    documented = _documented_routes()
+    assert set(documented) == set(TransferCode.values)
+    for code, route in ROUTES.items():
+        debit, credits = documented[code]
+        expected = [route.credit] + ([route.pending_credit] if route.pending_credit else [])
+        assert (debit, credits) == (route.debit, expected), code
+    # The one code without a route is the one the doc reserves: any account to any account.
+    assert set(TransferCode) - set(ROUTES) == {TransferCode.CORRECTION}
+    assert documented["correction"] == ("any", [])
+
+
+def test_routes_move_money_between_two_accounts():
+    for code, route in ROUTES.items():
+        assert route.debit != route.credit, code
+        assert route.pending_credit in (None, AccountKind.AWARDS_PENDING), code
+
+
+def test_a_posting_the_chart_does_not_allow_is_refused():
+    with pytest.raises(ValueError, match="no route"):
+        Posting(TransferCode.CORRECTION, 1).accounts()
+    with pytest.raises(ValueError, match="never waits"):
+        Posting(TransferCode.CONTRIBUTION_METER, 1, pending=True).accounts()
+    assert Posting(TransferCode.ENVY, 1, pending=True).accounts() == (
+        AccountKind.HOUSE,
+        AccountKind.AWARDS_PENDING,
+    )
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_a_second_transfer_of_one_code_for_one_round():
+    floor = make_floor()
+    terminal = floor.uth[0]
+    opened = terminal.post(
+        "/rounds",
+        {
+            "round_id": "r-1",
+            "seats": [
+                {
+                    "seat": 1,
+                    "bets": {"ante_cents": 500, "blind_cents": 500, "progressive_cents": 500},
+                }
+            ],
+        },
+    )
+    assert opened.status_code == 201
+    round_pk = Transfer.objects.get(code=TransferCode.CONTRIBUTION_METER).round_id
+    before = Transfer.objects.count()
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ledger.record(
+            chain=ledger.table_chain(terminal.table_id),
+            kind="round.opened",
+            actor="test",
+            pool_id=floor.pool_id,
+            payload={},
+            postings=[Posting(TransferCode.CONTRIBUTION_METER, 100, round_pk)],
+        )
+
+    assert Transfer.objects.count() == before
