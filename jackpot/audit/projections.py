@@ -8,8 +8,8 @@ tokens, surveillance's records and the winners' identities with what the events 
 Invariants:
 - each problem names the award or pool and the chain and sequence of its last event;
 - who acted is the account that held the event's name at the event's time;
-- a walk from a checkpoint (`ProgressiveProjection.resume`) carries what later events may change; a row
-  edited in place that no later event touched is the next full walk's to find;
+- a walk from a checkpoint (`ProgressiveProjection.resume`) carries what later events may
+  change; a row edited in place that no later event touched is the next full walk's to find;
 - what a broken chain said is not trusted: its awards and pools are not compared.
 
 What is compared, field by field: docs/accounting.md, "The modules, in detail".
