@@ -80,6 +80,33 @@ def folder(module: str) -> str:
     return str(MODULES[module].parent.relative_to(ROOT))
 
 
+def room(module: str) -> str:
+    """A room of an app: a module at its root or one of its folders (a wing), as a reader meets
+    them; elsewhere, the package."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] in ("jackpot", "tables") else parts[0]
+
+
+def rooms(app: str) -> dict[str, set[str]]:
+    arrows: dict[str, set[str]] = {}
+    for source, targets in ARROWS.items():
+        if source.startswith(app + ".") and ".migrations" not in source:
+            here = room(source)
+            arrows.setdefault(here, set()).update(
+                room(t) for t in targets if t.startswith(app + ".") and room(t) != here
+            )
+    return arrows
+
+
+def room_depth(arrows: dict[str, set[str]]) -> int:
+    @cache
+    def down(here: str, seen: frozenset[str]) -> int:
+        below = [down(t, seen | {here}) for t in arrows.get(here, ()) if t not in seen]
+        return 1 + max(below, default=0)
+
+    return max(down(here, frozenset()) for here in arrows)
+
+
 def functions() -> tuple[int, str]:
     longest = (0, "")
     for module, path in MODULES.items():
@@ -128,6 +155,14 @@ def main() -> None:
             if source.startswith("jackpot")
         ),
         "longest_chain": max(depth(m) for m in MODULES),
+        "rooms": {
+            app: {
+                "rooms": len(rooms(app)),
+                "arrows": sum(len(t) for t in rooms(app).values()),
+                "levels": room_depth(rooms(app)),
+            }
+            for app in ("jackpot", "tables")
+        },
         "folders_importing_each_other": back_and_forth,
         "apps_importing_each_other": sorted(
             f"{a} <-> {b}" for a, b in app_arrows if (b, a) in app_arrows and a < b
