@@ -25,7 +25,7 @@ A transaction takes the locks it needs in this order, never going back to an ear
    only lock tables share. It is taken by the first statement of `jackpot.money.meter` a transaction
    runs (each is a single `UPDATE ... RETURNING`, or `pool_counters` for a hit), never by
    a read followed by a write. A round's stakes run that UPDATE last, after the round's event
-   is written (`jackpot.money.movements.take_stakes_recorded`, `jackpot.money.ledger.Gate`): the row
+   is written (`jackpot.money.movements.take_stakes_last`, `jackpot.money.ledger.Gate`): the row
    is then held for that one statement and the commit, nothing computed or written in between.
    A parameter change's row (`jackpot_parameterchange`) is taken after it when both are (an
    approval), and alone otherwise (a rejection, a withdrawal): it is never held while waiting
