@@ -72,7 +72,7 @@ DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
 SEATS = range(1, 8)
 # The statement that takes the pool row: its UPDATE, run after the round's event is written
 # (jackpot.money.ledger.Gate), alone or first in a statement that writes with it (an award's numbers
-# and its rows: jackpot.money.movements.grant_awards_recorded).
+# and its rows: jackpot.money.movements.grant_awards_last).
 POOL_UPDATE = re.compile(r"^\s*(WITH\s+\w+\s+AS\s+\(\s*)?UPDATE\s+jackpot_pool\b", re.IGNORECASE)
 
 

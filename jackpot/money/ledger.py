@@ -1,31 +1,20 @@
 """The only writer of transfers and audit events.
 
-`record()` appends one audit event to its chain and the event's transfers, inside the caller's
-transaction, so money and its audit record commit or roll back together. Invariants:
-- every transfer has a positive amount and moves it between the two accounts of its pool that
-  `jackpot.money.accounting.ROUTES` gives its code, so every pool's balances sum to zero
-  (zero-amount postings are simply not written);
-- an event's hash covers its fields and the transfers it wrote, chained to the previous event of
-  its chain: editing either afterwards is detected by `verify_journal`. The hash is an
-  HMAC-SHA256 under `settings.JOURNAL_HMAC_KEY` (`journal_key`), a key that is not in the
-  database, so rows rewritten in the database cannot be given matching hashes without it;
-- the chain head is locked by `jackpot.money.locks.chain_slot`, in the order `jackpot.money.locks`
-  states.
+`record` appends one event to its chain with its transfers and any rows written with it
+(`also`), inside the caller's transaction, in one statement on PostgreSQL. `record_gated` does
+the same, then runs a `Gate` (the statement that takes the pool row) and keeps it all only if
+the gate returns what was expected (`jackpot.money.movements.Attempt`).
 
-The hot path (a round's open): `record_gated` writes the event, its transfers, the chain head
-and the round's answer first, the event and its hash computed from the counters the pool row's
-UPDATE is expected to return; the UPDATE (a `Gate`) runs last and keeps them only if it returns
-exactly those, else everything since the savepoint before them is rolled back (the row's lock
-with it) and the caller records the event as `record` does. So in the usual case the pool row is
-held for its own UPDATE and the commit, with nothing written, no foreign key left to check at the
-commit (they are checked with the event's statement) and no Python in between.
-
-The events that change what a pool pays or who may do what (`SECURITY_KINDS`: pools, tables,
-tokens, staff), and the significant events (`jackpot.notifications.significant`: the
-reconciliation's alerts, a silent terminal, a suspension...), whether made in the admin or by a
-service, are also written to the security log (`jackpot.security`) once their transaction commits:
-what the operator ships is what happened. A significant event is also sent by webhook and counted
-(`significant.follow`).
+Invariants:
+- a transfer has a positive amount and moves it between the two accounts of its pool that
+  `jackpot.money.accounting.ROUTES` gives its code: every pool's balances sum to zero;
+- an event's hash (HMAC-SHA256 under `settings.JOURNAL_HMAC_KEY`, a key not in the database)
+  covers its fields and its transfers, chained to the previous event of its chain
+  (`verify_journal` detects an edit); chain heads are locked in `jackpot.money.locks`'s order;
+- a gated event is hashed and written before its gate, its foreign keys checked with it, so the
+  pool row is held for the gate's statement and the commit alone;
+- the security kinds and the significant events (`jackpot.notifications.significant`) go to the
+  security log once their transaction commits.
 """
 
 from __future__ import annotations

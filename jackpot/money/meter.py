@@ -88,7 +88,7 @@ def stakes_update(
     *, pool_id: int, stakes: int, stake_cents: int, now: datetime, at_version: int | None = None
 ) -> tuple[str, list[Any]]:
     """`add_stakes`' statement and its parameters, for a caller that runs it itself, after the
-    event it decides (`jackpot.money.movements.take_stakes_recorded`, `jackpot.money.ledger.Gate`).
+    event it decides (`jackpot.money.movements.take_stakes_last`, `jackpot.money.ledger.Gate`).
 
     With `at_version`, the statement also moves nothing, and returns no row, unless the meter is
     still at that version: a row another transaction moved is then left unlocked once that
@@ -148,7 +148,7 @@ def expected_stakes(*, pool_id: int, stakes: int, stake_cents: int) -> tuple[int
     transaction changed the pool first, read without a lock; None when it would refuse.
 
     Only a guess, never written: a caller writes it only where the statement's own returned row
-    equals it (`jackpot.money.movements.take_stakes_recorded`), and goes by that row otherwise.
+    equals it (`jackpot.money.movements.take_stakes_last`), and goes by that row otherwise.
     """
     with connection.cursor() as cursor:
         cursor.execute(_EXPECTED, [pool_id, stake_cents])
@@ -327,7 +327,7 @@ def last_award_number(*, pool_id: int) -> int:
 
 def award_numbers_update(*, pool_id: int, count: int, after: int) -> tuple[str, list[Any]]:
     """`next_award_numbers`' statement for a caller that runs it itself, after the awards and
-    the event it numbered from `after` (`jackpot.money.movements.grant_awards_recorded`): it takes
+    the event it numbered from `after` (`jackpot.money.movements.grant_awards_last`): it takes
     the `count` numbers after `after`, and returns `after + count`, only if no award took a
     number since; else it moves nothing and returns no row (and leaves the row unlocked)."""
     return (

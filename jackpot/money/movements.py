@@ -1,46 +1,24 @@
 """The progressive's money movements: the one place that decides what moves where, and why.
 
-Every operation the progressive knows is here: seed a new pool, take a round's stakes, grant a
-round's awards (winning and resetting the jackpot on a royal), refund a voided round, and the
-award workflow's approve, pay and void (a voided jackpot undoes its hit: the jackpot back on the
-meter, the reset back to the reserve and the house). Each changes the pool's counters where it
-must (through `jackpot.money.meter`, which takes the pool row lock) and returns a typed result whose
-`postings` the caller records with `jackpot.money.ledger.record` in the same transaction, under its
-own audit event.
-Callers (the round lifecycle, `jackpot.awards.workflow`, `jackpot.pools.creation`) never name an
-account or a transfer code: the codes are chosen here and routed by
-`jackpot.money.accounting.ROUTES`.
+Seed a pool, take a round's stakes, grant its awards (a royal wins and resets the jackpot), refund
+a voided round, approve, pay or void an award. Each moves the pool's counters where it must
+(`jackpot.money.meter`) and returns data: a typed result whose `postings` the caller records
+(`jackpot.money.ledger`) under its own event, in the same transaction; a round's stakes and awards
+come as an `Attempt`, which the step writes its event with, the pool row taken last (the technique
+and its reasons: docs/accounting.md, "The pool row taken last"). It never calls back into the
+caller, nor the sign. Callers never name an account or a transfer code (`accounting.ROUTES`).
 
-Invariants:
-- a stake's cents all go somewhere named: the meter and the reserve get the whole cents their
-  counters crossed, the house the rest (one cent less, as `sub_cent_carry`, when the counters
-  crossed a cent more than the stakes brought; see docs/accounting.md);
-- a round is settled with the terms it opened with (`Terms`: the stake, the progressive
-  paytable's version and the verification threshold its pool had then, which the round records),
-  never with the pool's as they are at settlement: a change of the pool's parameters, approved or
-  written behind the service's back, reaches only the rounds opened after it;
-- a jackpot always waits for verification; a fixed award or envy waits when it is at or above the
-  round's verification threshold, and is approved at once otherwise;
-- an envy follows its round's jackpot (`Award.follows`, written with it): it is paid only once
-  that one is approved, and voided with it (`jackpot.awards.workflow`), an approved one's money back
-  from `payable` (`award_void_payable`);
-- an award records what it shows of its round (`Dealt`: the table's key, name and game, the
-  terminal's round id, its seat's cards, the board, its winning five) in the INSERT that grants
-  it, so that nothing in the progressive reads the tables' rows to show it; the round's
-  `round.settled` event carries the same, and the columns never change (a trigger);
-- award numbers follow the commit order (taken under the pool row lock), within a round in seat
-  order, each seat's own award before its envy; the awards are written by the statement that
-  takes their numbers, and, but for a jackpot's, after their event (`grant_awards_recorded`);
-- the metrics count a change only after commit (`_count_after_commit`, core.metrics): a
-  rolled-back transaction counts nothing. The signs are told by the step that called, once it
-  has the result (`jackpot.sign.display`): the money never calls the sign;
-- a round's stakes and its event are written together, by the statement that takes the pool row
-  (`take_stakes_recorded`): what the event says of the stakes (the split, the meter after, the
-  meter version) is built from the counters read just before and written only if the UPDATE
-  returns exactly them, else built again from what it returned. Either way the event holds the
-  values the UPDATE returned: the hash chain cannot tell the two apart. A wrong guess leaves
-  the row unlocked (its UPDATE names the version read), and a pool whose guesses have mostly
-  been wrong lately is taken first (`GuessOdds`).
+Invariants (docs/accounting.md):
+- a stake's cents all go somewhere named (the house's share one cent less, `sub_cent_carry`, when
+  the counters crossed a cent more than the stakes brought);
+- a round settles with the terms it opened with (`Terms`), never the pool's as they are now;
+- a jackpot always waits for verification, another award from the round's threshold; an envy
+  follows its jackpot (`Award.follows`), paid after it and voided with it;
+- an award records what it shows of its round (`Dealt`) in the INSERT that grants it;
+- award numbers follow the commit order (under the pool row), in seat order within a round;
+- an `Attempt`'s event holds the values the pool row's statement returned, guessed or not: the
+  same rows and hash either way;
+- the metrics count a movement only once its transaction commits (`_count_after_commit`).
 """
 
 from __future__ import annotations
@@ -49,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Any, NoReturn
+from typing import Any, Generic, NoReturn, TypeVar
 
 from django.db import transaction
 
@@ -57,7 +35,6 @@ from core import metrics
 from core.errors import Conflict
 from jackpot.bodies.meter import Meter
 from jackpot.models import (
-    AuditEvent,
     Award,
     AwardKind,
     AwardStatus,
@@ -260,32 +237,13 @@ def take_stakes(
     return taken
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """What a step records with the stakes it took (`take_stakes_recorded`): its event's
-    payload, the rows written with it (`ledger.record`'s `also`) and its answer."""
-
-    payload: dict[str, Any]
-    also: tuple[rows.RowWrite, ...]
-    answer: dict[str, object]
-
-
 class GuessOdds:
-    """Whether `take_stakes_recorded` (`GUESSES`: a guess at the counters) or
-    `grant_awards_recorded` (`AWARD_GUESSES`: at the award numbers) builds its event before the
-    pool row or after it, per pool, from how its last guesses in this process fared.
-
-    A wrong guess costs more than it saves: its event is built and written for nothing, and the
-    open waits for the pool row twice. On a pool where most guesses are wrong (many tables
-    opening at once) every open then waits longer, the row's queue grows, and waits reach the
-    lock timeout (50 terminals on one process's threads: 77 s and 1,020 refusals for 10,000
-    stakes with every open guessing, 55 s and 590 to 667 with this; docs/benchmarks.md). So each
-    pool's share of wrong guesses is followed (a moving average over about the last `WINDOW`),
-    and a pool with more than `MAX_WRONG` wrong goes to the row first, guessing once in `PROBE`
-    opens to notice the contention has passed.
-
-    It decides the order of the work, never what is written: both ways write the same rows. Kept
-    per process, without a lock: a race between two threads only loses a sample.
+    """Whether a movement taken last (`take_stakes_last`, `grant_awards_last`) guesses before
+    the pool row or takes the row first, per pool, from how its last guesses in this process
+    fared: a pool with more than `MAX_WRONG` of about its last `WINDOW` guesses wrong goes to the
+    row first, guessing once in `PROBE` (why: docs/accounting.md, "The pool row taken last").
+    It orders the work, never what is written. Per process, without a lock: a race between two
+    threads only loses a sample.
     """
 
     WINDOW = 8
@@ -308,90 +266,117 @@ class GuessOdds:
         self._wrong[pool_id] = wrong + ((0.0 if right else 1.0) - wrong) / self.WINDOW
 
 
-GUESSES = GuessOdds()
-AWARD_GUESSES = GuessOdds()  # grant_awards_recorded's guesses at the award numbers
+GUESSES = GuessOdds()  # take_stakes_last's guesses at the counters
+AWARD_GUESSES = GuessOdds()  # grant_awards_last's guesses at the award numbers
+
+Moved = TypeVar("Moved", "StakesTaken", "AwardsGranted")
 
 
-def _recorded(
-    built: Entry,
-    postings: Sequence[Posting],
-    gate: ledger.Gate | None,
-    pool: Pool,
-    chain: ChainSlot,
-    kind: str,
-    actor: str,
-    now: datetime,
-) -> AuditEvent | None:
-    """The step's event (`built`) with `postings` on `chain`: behind `gate`, or as
-    `ledger.record` writes it when there is none (the pool row already held)."""
-    write = ledger.record if gate is None else partial(ledger.record_gated, gate)
-    return write(
-        chain=chain,
-        kind=kind,
-        actor=actor,
-        pool_id=pool.pk,
-        occurred_at=now,
-        postings=postings,
-        payload=built.payload,
-        also=built.also,
-    )
+def _nothing() -> None:
+    pass
 
 
-def take_stakes_recorded(
-    *,
-    pool: Pool,
-    round_pk: int,
-    stakes: int,
-    stake_cents: int,
-    now: datetime,
-    chain: ChainSlot,
-    kind: str,
-    actor: str,
-    entry: Callable[[StakesTaken], Entry],
-) -> tuple[StakesTaken, Entry]:
-    """`take_stakes`, then `ledger.record` of the event `entry` builds from the stakes taken
-    (its postings the stakes'), with the pool row taken last: held for its UPDATE and the commit.
+@dataclass(frozen=True, slots=True)
+class Guess(Generic[Moved]):
+    """How an attempt built from values read without the pool row's lock is checked, and made
+    again when they were wrong."""
 
-    The stakes' split, the event, its hash and its answer depend on the counters the pool's
-    UPDATE returns. So they are built first from the counters as read now (without a lock:
-    `meter.expected_stakes`) and written, and the UPDATE runs after them, keeping them only if it
-    returns exactly those counters (`ledger.Gate`): nothing is computed or written under the
-    lock. If another table moved the pool in between, they are rolled back with the UPDATE, and
-    the stakes are taken and the event recorded as `take_stakes` and `record` do, the row held
-    from the start: the same values either way, so the same rows and the same hash (only how
-    long the lock is held differs). A refusal (a stale stake, a pool not active) is
-    `take_stakes`'.
-    """
+    gate: ledger.Gate  # the statement that takes the pool row; keeps the event if it bears them out
+    odds: GuessOdds
+    again: Callable[[], Attempt[Moved]]  # the movement made with the pool row taken first
+    savepoint: str | None = None  # taken before the guess's own writes, undone with them
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt(Generic[Moved]):
+    """One try at writing a movement (`moved`) with the step's audit event, the pool row last.
+
+    The step builds its event, its answer and its rows from `moved`, and `record`s them. With a
+    `guess`, `moved` was built from the pool as read without a lock, and the event is written
+    behind the guess's gate; `record` is False, nothing of the attempt left, when the row did not
+    bear it out, and the step builds again from `retake()`, the row taken first. Without one the
+    row is held already and `record` is `ledger.record`. `kept` follows a kept event."""
+
+    moved: Moved
+    pool_id: int
+    now: datetime
+    guess: Guess[Moved] | None = None
+    kept: Callable[[], None] = _nothing
+
+    def record(
+        self,
+        *,
+        chain: ChainSlot,
+        kind: str,
+        actor: str,
+        payload: dict[str, Any],
+        also: Sequence[rows.RowWrite] = (),
+    ) -> bool:
+        """Write the event with `moved`'s postings; whether it stayed written."""
+        guess = self.guess
+        write = ledger.record if guess is None else partial(ledger.record_gated, guess.gate)
+        event = write(
+            chain=chain,
+            kind=kind,
+            actor=actor,
+            pool_id=self.pool_id,
+            occurred_at=self.now,
+            postings=self.moved.postings,
+            payload=payload,
+            also=also,
+        )
+        if guess is not None:
+            guess.odds.fared(self.pool_id, right=event is not None)
+        if event is not None:
+            self.kept()
+            return True
+        assert guess is not None  # only a gate leaves nothing written
+        # Moved by another table since (or refused as read): nothing of this attempt stays, nor
+        # its after-commit work (Django drops what was registered since the savepoint).
+        if guess.savepoint is not None:
+            transaction.savepoint_rollback(guess.savepoint)
+        pool = str(self.pool_id)
+        _count_after_commit(lambda: metrics.POOL_ROW_RETAKEN.labels(pool).inc())
+        return False
+
+    def retake(self) -> Attempt[Moved]:
+        """The movement made again, the pool row taken first (after a `record` that was False)."""
+        assert self.guess is not None, "an attempt with the row held is never retaken"
+        return self.guess.again()
+
+
+def take_stakes_last(
+    *, pool: Pool, round_pk: int, stakes: int, stake_cents: int, now: datetime
+) -> Attempt[StakesTaken]:
+    """`take_stakes`, the pool row taken last: the split guessed from the counters as read now
+    (`meter.expected_stakes`), gated by the stakes' UPDATE at the version read
+    (`meter.stakes_update`), which a wrong guess leaves unlocked. A refusal (a stale stake, a
+    pool not active) is `take_stakes`', on the retake."""
+
+    def row_first() -> Attempt[StakesTaken]:
+        taken = take_stakes(
+            pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=stake_cents, now=now
+        )
+        return Attempt(taken, pool.pk, now)
+
     expected = (
         meter.expected_stakes(pool_id=pool.pk, stakes=stakes, stake_cents=stake_cents)
         if GUESSES.worth_it(pool.pk)
         else None
     )
-    if expected is not None:
-        guess = meter.split_of(expected, stakes=stakes, stake_cents=stake_cents)
-        taken = _stakes_taken(pool, round_pk, stakes, stake_cents, guess, now)
-        built = entry(taken)
-        sql, params = meter.stakes_update(
-            pool_id=pool.pk,
-            stakes=stakes,
-            stake_cents=stake_cents,
-            now=now,
-            at_version=expected[-1] - 1,  # the version read: the counters the guess is from
-        )
-        gate = ledger.Gate(sql, params, expected)
-        event = _recorded(built, taken.postings, gate, pool, chain, kind, actor, now)
-        GUESSES.fared(pool.pk, right=event is not None)
-        if event is not None:
-            _announce_stakes(pool, taken)
-            return taken, built
-        _count_after_commit(lambda: metrics.POOL_ROW_RETAKEN.labels(str(pool.pk)).inc())
-    # Refused as read, or moved by another table since: the row first, then the event.
-    taken = take_stakes(
-        pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=stake_cents, now=now
+    if expected is None:
+        return row_first()
+    split = meter.split_of(expected, stakes=stakes, stake_cents=stake_cents)
+    taken = _stakes_taken(pool, round_pk, stakes, stake_cents, split, now)
+    sql, params = meter.stakes_update(
+        pool_id=pool.pk,
+        stakes=stakes,
+        stake_cents=stake_cents,
+        now=now,
+        at_version=expected[-1] - 1,  # the version read: the counters the guess is from
     )
-    built = entry(taken)
-    _recorded(built, taken.postings, None, pool, chain, kind, actor, now)
-    return taken, built
+    guess = Guess(ledger.Gate(sql, params, expected), GUESSES, row_first)
+    return Attempt(taken, pool.pk, now, guess, partial(_announce_stakes, pool, taken))
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,7 +454,7 @@ def grant_awards(
     return AwardsGranted(tuple(awards), postings, body, hit.meter_version)
 
 
-def grant_awards_recorded(
+def grant_awards_last(
     *,
     pool: Pool,
     terms: Terms,
@@ -477,68 +462,54 @@ def grant_awards_recorded(
     dealt: Dealt,
     owed: Sequence[OwedAward],
     now: datetime,
-    chain: ChainSlot,
-    kind: str,
-    actor: str,
-    entry: Callable[[AwardsGranted], Entry],
-) -> tuple[AwardsGranted, Entry]:
-    """`grant_awards`, then `ledger.record` of the event `entry` builds from the awards (its
-    postings the awards'), then the big wins' notifications (`jackpot.notifications.big_wins`), with
-    the pool row taken last when no seat won the jackpot: held for the award numbers' UPDATE and
-    the commit.
+) -> Attempt[AwardsGranted]:
+    """`grant_awards` and the big wins' notifications (`jackpot.notifications.big_wins`), the
+    pool row taken last unless a seat won the jackpot (a jackpot's amount is the meter's).
 
-    The numbers are in the awards' rows, the event and its hash, so they are guessed first (the
-    ones after the pool's last, read without a lock: `meter.last_award_number`), with the
-    awards' ids (`rows.next_ids`), and the event, its transfers and the notifications are
-    written with them. The awards themselves are written by the statement that takes the
-    numbers (`meter.award_numbers_update`), only if it took exactly those (`ledger.Gate`), so
-    every award, on either path, is written under the pool row: a guess never waits on another
-    round's award, nor another round on a guess's. Else the event and the rest are rolled back
-    to a savepoint taken before them, and the awards are granted as `grant_awards` does, the
-    row held from the start: the same rows either way. A jackpot moves the meter, whose amount
-    the award needs: a round with a royal takes the row first, as on SQLite (one writer).
-    """
+    The award numbers are guessed (the ones after the pool's last, read without a lock:
+    `meter.last_award_number`), with the awards' ids (`rows.next_ids`); their notifications are
+    written after a savepoint, and the awards themselves by the gate, the statement that takes
+    the numbers (`meter.award_numbers_update`), so every award is written under the pool row.
+    On PostgreSQL only (elsewhere the gate would be more than one statement)."""
+
+    def row_first() -> Attempt[AwardsGranted]:
+        granted = grant_awards(
+            pool=pool, terms=terms, round_pk=round_pk, dealt=dealt, owed=owed, now=now
+        )
+        return Attempt(granted, pool.pk, now, kept=partial(_notify, pool, dealt, granted.awards))
+
     royal = any(item.kind == ProgressiveAward.ROYAL_FLUSH for item in owed)
-    if not royal and ledger.in_one_statement() and AWARD_GUESSES.worth_it(pool.pk):
-        after = meter.last_award_number(pool_id=pool.pk)
-        numbers = range(after + 1, after + len(owed) + 1)
-        awards = _awards(pool, terms, round_pk, dealt, owed, now, numbers, None)
-        for award, pk in zip(awards, rows.next_ids(Award, len(awards)), strict=True):
-            award.pk = pk
-        savepoint = transaction.savepoint()
-        postings = _granted(pool, round_pk, awards, None)
-        granted = AwardsGranted(tuple(awards), postings, pool_meter(pool_id=pool.pk), None)
-        built = entry(granted)
-        _notify(pool, dealt, awards)
-        numbered, params = meter.award_numbers_update(pool_id=pool.pk, count=len(owed), after=after)
-        fields = Award._meta.concrete_fields
-        written, values = rows.insert_from(
-            Award, [{f.attname: getattr(a, f.attname) for f in fields} for a in awards], "numbered"
-        )
-        gate = ledger.Gate(
-            f"WITH numbered AS ({numbered}), awarded AS ({written})"
-            " SELECT last_award_number FROM numbered",
-            [*params, *values],
-            (numbers[-1],),
-            deferred=True,
-        )
-        event = _recorded(built, granted.postings, gate, pool, chain, kind, actor, now)
-        AWARD_GUESSES.fared(pool.pk, right=event is not None)
-        if event is not None:
-            for award in awards:
-                award._state.adding = False  # written, as bulk_create leaves them
-            return granted, built
-        # Numbered by another round meanwhile: nothing of this attempt stays, nor its
-        # after-commit work (Django drops what was registered since the savepoint).
-        transaction.savepoint_rollback(savepoint)
-        _count_after_commit(lambda: metrics.POOL_ROW_RETAKEN.labels(str(pool.pk)).inc())
-    granted = grant_awards(
-        pool=pool, terms=terms, round_pk=round_pk, dealt=dealt, owed=owed, now=now
+    if royal or not ledger.in_one_statement() or not AWARD_GUESSES.worth_it(pool.pk):
+        return row_first()
+    after = meter.last_award_number(pool_id=pool.pk)
+    numbers = range(after + 1, after + len(owed) + 1)
+    awards = _awards(pool, terms, round_pk, dealt, owed, now, numbers, None)
+    for award, pk in zip(awards, rows.next_ids(Award, len(awards)), strict=True):
+        award.pk = pk
+    savepoint = transaction.savepoint()
+    postings = _granted(pool, round_pk, awards, None)
+    granted = AwardsGranted(tuple(awards), postings, pool_meter(pool_id=pool.pk), None)
+    _notify(pool, dealt, awards)
+    numbered, params = meter.award_numbers_update(pool_id=pool.pk, count=len(owed), after=after)
+    fields = Award._meta.concrete_fields
+    written, values = rows.insert_from(
+        Award, [{f.attname: getattr(a, f.attname) for f in fields} for a in awards], "numbered"
     )
-    built = entry(granted)
-    _recorded(built, granted.postings, None, pool, chain, kind, actor, now)
-    _notify(pool, dealt, granted.awards)
-    return granted, built
+    gate = ledger.Gate(
+        f"WITH numbered AS ({numbered}), awarded AS ({written})"
+        " SELECT last_award_number FROM numbered",
+        [*params, *values],
+        (numbers[-1],),
+        deferred=True,
+    )
+    guess = Guess(gate, AWARD_GUESSES, row_first, savepoint)
+    return Attempt(granted, pool.pk, now, guess, partial(_saved, awards))
+
+
+def _saved(awards: Sequence[Award]) -> None:
+    """The awards the gate wrote, marked written as `bulk_create` leaves them."""
+    for award in awards:
+        award._state.adding = False
 
 
 def _awards(

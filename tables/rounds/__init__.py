@@ -4,9 +4,10 @@ every box and progressive award worked out), void (a misdeal before settlement).
 Read in this order: `opening`, `settlement`, `voiding` (one screen each); `store` (the round's
 own rows), `answers` (the JSON they write: the answer, and the audit payloads built from the
 domain values), `results` (what a step returns), `replay` (answers stored and replayed, so a
-terminal may retry anything). Money is decided by `jackpot.money.movements` and written by
-`jackpot.money.ledger`; every rule is the rules engine's (`rules`); locks follow
-`jackpot.money.locks`.
+terminal may retry anything). Money is decided by `jackpot.money.movements`, which returns it
+as data; the step builds its event and answer from it and writes them (`jackpot.money.ledger`,
+or a movement's `Attempt`): nothing calls back into the step. Every rule is the rules engine's
+(`rules`); locks follow `jackpot.money.locks`.
 
 Each step has one entry, `round_open`, `round_settle`, `round_void` (the terminal's and the
 supervisor's void alike): `jackpot.money.locks.retried`, the one retry policy, around one

@@ -1,28 +1,18 @@
 """Open a round: the bets lock, and each progressive stake raises the pool's meter at once.
 
-One transaction: the round and its seats' rows, the stakes taken (`jackpot.money.movements`), the
-audit event with its transfers and the stored answer. Locks, in `jackpot.money.locks`'s order: the
-table's row (shared: it cannot change pool or close until the round is written, and no change of its
-pool's parameters can be approved: the approval locks it exclusively), the new round row, the
-table's chain head, then the pool row, last, held only for the final write and commit. The round
-belongs to the pool its table feeds now, and records that pool's terms as committed under the
-table's lock (stake, progressive paytable version, verification threshold), which settle it
-whatever happens to the table or the pool later; its `round.opened` event carries them too
-(`terms`), so the chain covers what the round settles with.
+`round_open`, the one entry: `jackpot.money.locks.retried` around one durable transaction, in
+which the Idempotency-Key is looked up (`tables.rounds.replay.idempotent`), the round and its seats
+are written (`store`), the stakes taken (`jackpot.money.movements.take_stakes_last`: an `Attempt`
+the step builds its event and answer from and writes them with), and the signs told after commit.
 
-A table has one open round at a time (`tables.models.ONE_OPEN_ROUND`, a partial unique index):
-an open while another round is open at the table is a 409 `round_in_progress` naming it. Two
-opens racing at one table cannot both pass: the second one's INSERT waits on the first one's
-uncommitted row in the index, and writes nothing once it commits (`ON CONFLICT DO NOTHING`; it
-goes on if the first rolls back). When the INSERT met a round in progress that has closed by the
-time it is looked for, the open is run again whole (`jackpot.money.locks.StaleConflict`, `retried`):
-the table is free now.
-
-`round_open` is the one entry: `jackpot.money.locks.retried` around one durable transaction, in
-which the Idempotency-Key's record, if the request has one, is looked up first
-(`tables.rounds.replay.idempotent`) and written with the open's answer and event, before the pool
-row is taken. The open itself takes no savepoint: what refuses it (the round's unique indexes)
-refuses before it writes anything.
+Invariants:
+- locks in `jackpot.money.locks`'s order: the table's row (shared), the new round row, the table's
+  chain head, the pool row last, held for the final statement and the commit;
+- the round belongs to the pool its table feeds now and records that pool's terms as committed
+  under the table's lock; its `round.opened` event carries them (`terms`);
+- one open round a table (`tables.models.ONE_OPEN_ROUND`): an open while another is open is a 409
+  `round_in_progress`; the round's INSERT refuses before anything is written (no savepoint), and
+  one that met a round closed since is run again whole (`locks.StaleConflict`).
 """
 
 from __future__ import annotations
@@ -39,7 +29,7 @@ from tables.bodies.round_requests import OpenRequest
 from tables.models import Round, RoundState, Table
 from tables.rounds import answers, store
 from tables.rounds.replay import IdempotencyKey, KeyRecord, idempotent, replayed
-from tables.rounds.results import RoundOpened
+from tables.rounds.results import RoundOpened, Written
 
 
 @locks.retried
@@ -115,38 +105,37 @@ def _open(
         if isinstance(seat.bets, UthBets) and seat.bets.progressive_cents
     )
 
-    def entry(taken: movements.StakesTaken | None) -> movements.Entry:
+    def built(taken: movements.StakesTaken | None) -> Written:
         meter = taken.meter if taken else pool_meter(pool_id=pool.pk) if pool else None
         answer = answers.opened(table=table, request=request, now=now, stakes=taken, meter=meter)
         payload = answers.opened_event(
             table=table, round_pk=round_pk, request=request, stakes=taken, terms=terms
         )
         answered = store.answered(round_pk, {"open_response": answer})
-        return movements.Entry(payload, (answered, *record.rows(answer)), answer)
+        return Written(payload, (answered, *record.rows(answer)), answer)
 
-    if pool is not None and stakes:
-        # Built before the pool row is taken, written with it (movements.take_stakes_recorded).
-        taken, built = movements.take_stakes_recorded(
-            pool=pool,
-            round_pk=round_pk,
-            stakes=stakes,
-            stake_cents=pool.stake_cents,
-            now=now,
+    if pool is None or not stakes:
+        written = built(None)
+        ledger.record(
             chain=slot,
             kind="round.opened",
             actor=actor,
-            entry=entry,
+            pool_id=table.pool_id,
+            occurred_at=now,
+            payload=written.payload,
+            also=written.also,
         )
-        display.meter_changed(pool.pk, taken.meter)  # the signs, after commit
-        return RoundOpened(built.answer)
-    built = entry(None)
-    ledger.record(
-        chain=slot,
-        kind="round.opened",
-        actor=actor,
-        pool_id=table.pool_id,
-        occurred_at=now,
-        payload=built.payload,
-        also=built.also,
+        return RoundOpened(written.answer)
+    # The event built before the pool row is taken, written with it (movements.Attempt).
+    attempt = movements.take_stakes_last(
+        pool=pool, round_pk=round_pk, stakes=stakes, stake_cents=pool.stake_cents, now=now
     )
-    return RoundOpened(built.answer)
+    while True:
+        written = built(attempt.moved)
+        if attempt.record(
+            chain=slot, kind="round.opened", actor=actor, payload=written.payload, also=written.also
+        ):
+            break
+        attempt = attempt.retake()
+    display.meter_changed(pool.pk, attempt.moved.meter)  # the signs, after commit
+    return RoundOpened(written.answer)

@@ -1,20 +1,31 @@
-"""What a round step returns: which step it was, the answer it gave, and whether that answer is
-the stored first one of an earlier request (a replay) rather than this request's own.
+"""What a round step writes with its event (`Written`) and what it returns (`RoundOpened`,
+`RoundSettled`, `RoundVoided`): the answer it gave, and whether that is the stored first answer
+of an earlier request (a replay).
 
-No HTTP here: the view chooses the status from the step (`RoundOpened` is a creation, the others
-are not) and renders the answer. The answer is the wire JSON the step stored with its rows, in
-its transaction, so that a replay gives the terminal exactly the first answer; the step renders
-it once (`tables.rounds.answers`) and hands it over here rather than the view rendering it again.
-What is hashed into the audit chain is not taken from it (`answers.opened_event` and the others
-are built from the step's domain values), so the wire's shape never reaches the chain.
+Invariants: no HTTP here (the view chooses the status and renders the answer); the answer is the
+wire JSON stored with the step's rows, so a replay gives exactly the first answer; the event's
+payload is never taken from it (`tables.rounds.answers` builds both from the domain values).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jackpot.money.rows import RowWrite
+
 #: A JSON object as the API answers it.
 JsonObject = dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What a step writes with its audit event: the event's `payload`, the rows written in the
+    event's statement (`also`: the round's answer, the Idempotency-Key's record) and the
+    `answer` they store."""
+
+    payload: JsonObject
+    also: tuple[RowWrite, ...]
+    answer: JsonObject
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,22 +1,17 @@
 """Settle a round: the cards and decisions in, every box and progressive award worked out.
 
-One transaction: the round row locked, every seat settled by the rules engine with the terms the
-round recorded when it opened (its pool's stake, progressive paytable and verification threshold
-then, `store.round_terms`: never the pool's as they are now), the awards granted
-(`jackpot.money.movements`, each with what it shows of the round: the table's name and game, the
-terminal's round id, its seat's cards, the board and its winning five, so that the progressive
-never reads this app's rows to show it), the audit event with its transfers and the stored
-answer, and the big wins' notifications in the outbox (`jackpot.notifications.big_wins`). Locks, in
-`jackpot.money.locks`'s order: the round row, the table's chain head, then the pool row (only when
-the round grants awards), last: unless a seat won the jackpot, after the event and the outbox's
-messages are written, for the statement that numbers and writes the awards and the commit
-(`jackpot.money.movements.grant_awards_recorded`); the outbox's INSERT locks no existing row. The
-round is counted (`jackpot_rounds_settled_total`, core.metrics) once the transaction commits,
-never before.
+`round_settle`, the one entry: `jackpot.money.locks.retried` around one durable transaction, in
+which the Idempotency-Key is looked up (`tables.rounds.replay.idempotent`), the round row locked,
+each seat settled by the rules engine with the terms the round opened with (`store.round_terms`),
+the awards granted (`jackpot.money.movements.grant_awards_last`: an `Attempt` the step builds its
+event, answer and round record from and writes them with), and the signs told after commit.
 
-`round_settle` is the one entry: `jackpot.money.locks.retried` around one durable transaction, in
-which the Idempotency-Key's record, if the request has one, is looked up first
-(`tables.rounds.replay.idempotent`) and written with the answer, in the event's statement.
+Invariants:
+- locks in `jackpot.money.locks`'s order: the round row, the table's chain head, the pool row (only
+  when the round grants awards) last, unless a seat won the jackpot: then first;
+- each award records what it shows of the round (`movements.Dealt`), so the progressive never
+  reads this app's rows; the big wins' notifications commit with the awards;
+- the round is counted (`jackpot_rounds_settled_total`) once the transaction commits.
 """
 
 from __future__ import annotations
@@ -40,7 +35,7 @@ from tables.models import Game, Round, RoundState, Table
 from tables.rounds import answers, store
 from tables.rounds.answers import Settlement
 from tables.rounds.replay import IdempotencyKey, KeyRecord, already_closed, idempotent
-from tables.rounds.results import RoundSettled
+from tables.rounds.results import RoundSettled, Written
 
 
 @locks.retried
@@ -128,7 +123,7 @@ def _settle(
         ledger.table_chain(table.pk)
     )  # before the pool row: jackpot.money.locks
 
-    def entry(granted: movements.AwardsGranted | None) -> movements.Entry:
+    def built(granted: movements.AwardsGranted | None) -> Written:
         meter = granted.meter if granted else pool_meter(pool_id=pool.pk) if pool else None
         answer = answers.settled(
             table=table,
@@ -153,7 +148,7 @@ def _settle(
                 "result": answers.result_record(request, settlements),
             },
         )
-        return movements.Entry(payload, (closed, *record.rows(answer)), answer)
+        return Written(payload, (closed, *record.rows(answer)), answer)
 
     owed = (
         round_awards(
@@ -168,41 +163,49 @@ def _settle(
     )
     game = str(table.game)
     transaction.on_commit(lambda: metrics.ROUNDS_SETTLED.labels(game).inc(), robust=True)
-    if owed:
-        assert pool is not None and terms is not None
-        # The award odds of the table and its terminals, checked once this commits (a task sent
-        # then: nothing more on the terminal's request; the watch checks too).
-        send_after_commit(award_odds.TASK, table.pk)
-        # The awards, their event and the big wins' notifications, the pool row taken last
-        # unless a seat won the jackpot (movements.grant_awards_recorded).
-        granted, built = movements.grant_awards_recorded(
-            pool=pool,
-            terms=terms,
-            round_pk=found.pk,
-            dealt=_dealt(table, found, request, settlements),
-            owed=owed,
-            now=now,
+    if not owed:
+        written = built(None)
+        ledger.record(
             chain=slot,
             kind="round.settled",
             actor=actor,
-            entry=entry,
+            pool_id=found.pool_id,
+            occurred_at=now,
+            payload=written.payload,
+            also=written.also,
         )
-        # The signs, after commit: the new awards, and the meter a jackpot reset.
-        display.awards_changed(pool.pk)
-        if granted.hit_meter_version is not None:
-            display.meter_changed(pool.pk, granted.meter)
-        return RoundSettled(built.answer)
-    built = entry(None)
-    ledger.record(
-        chain=slot,
-        kind="round.settled",
-        actor=actor,
-        pool_id=found.pool_id,
-        occurred_at=now,
-        payload=built.payload,
-        also=built.also,
+        return RoundSettled(written.answer)
+    assert pool is not None and terms is not None
+    # The award odds of the table and its terminals, checked once this commits (a task sent
+    # then: nothing more on the terminal's request; the watch checks too).
+    send_after_commit(award_odds.TASK, table.pk)
+    # The awards and their event, the pool row taken last unless a seat won the jackpot
+    # (movements.Attempt).
+    attempt = movements.grant_awards_last(
+        pool=pool,
+        terms=terms,
+        round_pk=found.pk,
+        dealt=_dealt(table, found, request, settlements),
+        owed=owed,
+        now=now,
     )
-    return RoundSettled(built.answer)
+    while True:
+        written = built(attempt.moved)
+        if attempt.record(
+            chain=slot,
+            kind="round.settled",
+            actor=actor,
+            payload=written.payload,
+            also=written.also,
+        ):
+            break
+        attempt = attempt.retake()
+    granted = attempt.moved
+    # The signs, after commit: the new awards, and the meter a jackpot reset.
+    display.awards_changed(pool.pk)
+    if granted.hit_meter_version is not None:
+        display.meter_changed(pool.pk, granted.meter)
+    return RoundSettled(written.answer)
 
 
 def _dealt(

@@ -1,6 +1,6 @@
 """A round's awards, its event and their notifications are written before the pool row is taken,
 unless a seat won the jackpot: the statement that takes the row takes the award numbers and
-writes the awards (`jackpot.money.movements.grant_awards_recorded`). On real PostgreSQL connections:
+writes the awards (`jackpot.money.movements.grant_awards_last`). On real PostgreSQL connections:
 the row is held for that statement and the COMMIT alone, a number another round took in
 between is never taken twice, and every award still has a number of its own, in commit order.
 """

@@ -156,7 +156,7 @@ def test_stakes_written_with_the_pool_rows_statement_or_after_it_write_the_same_
     django_user_model, monkeypatch
 ):
     """A round's open writes its event before the statement that takes the pool row when the
-    counters it read still hold then (jackpot.money.movements.take_stakes_recorded), and after it
+    counters it read still hold then (jackpot.money.movements.take_stakes_last), and after it
     when another table moved them in between (the first write rolled back): the same rows
     either way."""
     from django.db import connection
