@@ -136,7 +136,7 @@ def test_a_backup_restored_into_an_empty_database_reproduces_the_books_and_the_s
             [
                 sys.executable,
                 "-c",
-                "import json, django; django.setup(); from jackpot import display;"
+                "import json, django; django.setup(); from jackpot.sign import display;"
                 f"print(json.dumps(display.display_meter({floor.pool_id})[0]))",
             ],
             cwd=ROOT,
