@@ -1,36 +1,17 @@
 """Answers stored and replayed: what makes a terminal's retry safe.
 
-A round step's first answer is stored with the fingerprint (SHA-256 of the canonical request) of
-the request that made it, in the same transaction as the money, so the two commit together.
-Invariants:
-- a round step (open, settle, void) retried with the same payload returns the first answer and
-  moves nothing; another payload under the same round id is refused (409 `round_id_reused`);
-- a request sent with an `Idempotency-Key` runs at most once per (table, key): the same key with
-  the same request replays the first answer, with another request it is a 409
-  (`idempotency_key_reused`). The key's record is looked up and written in the step's own (and
-  only) transaction, the durable one its service opens, so the record commits with the money or
-  not at all. A step writes it in the statement that writes its answer (`KeyRecord`), which on
-  an open comes before the pool row is taken: the row is not held for one more INSERT; a step
-  that wrote no answer (a replay by round id) leaves it to `idempotent`, after the step. Two
-  requests racing with one key: the loser's INSERT of the record waits for the winner's commit
-  and fails on the unique (table, key); its step's writes roll back to the savepoint taken
-  before them, and it replays the winner's record, by then committed and visible (READ
-  COMMITTED: each statement reads what was committed before it);
-- a key's fingerprint is derived from the body's (`key_fingerprint`: the path and the body's
-  fingerprint, hashed), so a request's canonical JSON is hashed once. A record stored before
-  this derivation (it hashed the path and the body's JSON together) compares differently: a
-  retry across that upgrade with the same key is a 409 `idempotency_key_reused`, and the same
-  request without the key is still replayed by its round id;
-- a replayed answer says so (`StepResult.replayed`, the `Idempotent-Replayed: true` header): a
-  terminal that restarted its round numbering learns it got an old answer, not a new round;
-- a replay is an acknowledgement too, so it is given only once the synchronous standby has what
-  it acknowledges (`_replay`): a first commit whose wait for the standby was cancelled is
-  visible on its server before the standby has it (config.database), and a resend must not be
-  told "done" off that server alone;
-- a supervisor's void stands for any void of the round: once a supervisor voided it, the
-  terminal's own void (whatever its reason) gets the supervisor's stored answer as a replay, and
-  a supervisor's void of a round already void gets the stored answer too. The refund is made
-  once, by whichever void came first.
+A step's first answer is stored with its request's fingerprint, in the transaction that moves
+the money, so the two commit together. Invariants:
+- a step (open, settle, void) retried with the same payload replays the first answer and moves
+  nothing; another payload under the same round id is a 409 `round_id_reused`;
+- a request with an `Idempotency-Key` runs at most once per (table, key); the same key with
+  another request is a 409 `idempotency_key_reused`; the key's record is written in the step's
+  own transaction, in the statement that writes its answer (`KeyRecord`);
+- a replay says so (`Idempotent-Replayed: true`) and is given only once the synchronous standby
+  has what it acknowledges (`_replay`);
+- a supervisor's void stands for any void of the round; the refund is made once.
+Why each holds (the race of two requests with one key, the fingerprint's derivation, the
+standby): docs/accounting.md, "The modules, in detail".
 """
 
 from __future__ import annotations
