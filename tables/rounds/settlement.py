@@ -26,7 +26,7 @@ from jackpot.money.meter import pool_meter
 from jackpot.sign import display
 from rules.errors import RulesError
 from rules.paytables import CURRENT
-from rules.progressive import round_awards
+from rules.progressive import OwedAward, round_awards
 from rules.stud import StudBets, StudDecision, settle_stud
 from rules.uth import UthBets, UthDecision, UthSettlement, settle_uth
 from tables.audit import award_odds
@@ -83,45 +83,10 @@ def _settle(
     record: KeyRecord,
 ) -> RoundSettled:
     now = timezone.now()
-    bets = store.round_bets(found.pk, Game(table.game))
-    posted = sorted(play.seat for play in request.seats)
-    if posted != sorted(bets):
-        raise RulesError(
-            "seats_mismatch",
-            f"the result must give exactly the seats that opened the round {sorted(bets)}, "
-            f"got {posted}",
-            param="seats",
-        )
     pool = store.round_pool(found, table)
     terms = store.round_terms(found)
-    paytables = movements.paytables(terms) if terms else CURRENT
-    settlements: dict[int, Settlement] = {}
-    for play in request.seats:
-        seat_bets = bets[play.seat]
-        if isinstance(seat_bets, UthBets):
-            assert isinstance(play.decision, UthDecision)
-            settlements[play.seat] = settle_uth(
-                player=play.cards,
-                dealer=request.dealer,
-                board=request.board,
-                bets=seat_bets,
-                decision=play.decision,
-                paytables=paytables,
-                progressive_stake_cents=found.stake_cents,
-            )
-        else:
-            assert isinstance(seat_bets, StudBets) and isinstance(play.decision, StudDecision)
-            settlements[play.seat] = settle_stud(
-                player=play.cards,
-                dealer=request.dealer,
-                bets=seat_bets,
-                decision=play.decision,
-                paytables=paytables,
-            )
-
-    slot = locks.chain_slot(
-        ledger.table_chain(table.pk)
-    )  # before the pool row: jackpot.money.locks
+    settlements = _settlements(table, found, request, terms)
+    slot = locks.chain_slot(ledger.table_chain(table.pk))  # before the pool row (money.locks)
 
     def built(granted: movements.AwardsGranted | None) -> Written:
         meter = granted.meter if granted else pool_meter(pool_id=pool.pk) if pool else None
@@ -150,17 +115,7 @@ def _settle(
         )
         return Written(payload, (closed, *record.rows(answer)), answer)
 
-    owed = (
-        round_awards(
-            {
-                seat: settlement.progressive.award
-                for seat, settlement in settlements.items()
-                if isinstance(settlement, UthSettlement) and settlement.progressive is not None
-            }
-        )
-        if pool is not None and terms is not None
-        else ()
-    )
+    owed = _owed(settlements) if pool is not None and terms is not None else ()
     game = str(table.game)
     transaction.on_commit(lambda: metrics.ROUNDS_SETTLED.labels(game).inc(), robust=True)
     if not owed:
@@ -206,6 +161,58 @@ def _settle(
     if granted.hit_meter_version is not None:
         display.meter_changed(pool.pk, granted.meter)
     return RoundSettled(written.answer)
+
+
+def _settlements(
+    table: Table, found: Round, request: ResultRequest, terms: movements.Terms | None
+) -> dict[int, Settlement]:
+    """Each seat settled by the rules engine with the terms the round opened with; 400
+    `seats_mismatch` unless the result gives exactly the seats that opened the round."""
+    bets = store.round_bets(found.pk, Game(table.game))
+    posted = sorted(play.seat for play in request.seats)
+    if posted != sorted(bets):
+        raise RulesError(
+            "seats_mismatch",
+            f"the result must give exactly the seats that opened the round {sorted(bets)}, "
+            f"got {posted}",
+            param="seats",
+        )
+    paytables = movements.paytables(terms) if terms else CURRENT
+    settlements: dict[int, Settlement] = {}
+    for play in request.seats:
+        seat_bets = bets[play.seat]
+        if isinstance(seat_bets, UthBets):
+            assert isinstance(play.decision, UthDecision)
+            settlements[play.seat] = settle_uth(
+                player=play.cards,
+                dealer=request.dealer,
+                board=request.board,
+                bets=seat_bets,
+                decision=play.decision,
+                paytables=paytables,
+                progressive_stake_cents=found.stake_cents,
+            )
+        else:
+            assert isinstance(seat_bets, StudBets) and isinstance(play.decision, StudDecision)
+            settlements[play.seat] = settle_stud(
+                player=play.cards,
+                dealer=request.dealer,
+                bets=seat_bets,
+                decision=play.decision,
+                paytables=paytables,
+            )
+    return settlements
+
+
+def _owed(settlements: dict[int, Settlement]) -> tuple[OwedAward, ...]:
+    """The progressive's awards the round owes, envy included (`rules.progressive`)."""
+    return round_awards(
+        {
+            seat: settlement.progressive.award
+            for seat, settlement in settlements.items()
+            if isinstance(settlement, UthSettlement) and settlement.progressive is not None
+        }
+    )
 
 
 def _dealt(
