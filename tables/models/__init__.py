@@ -11,15 +11,29 @@ change (`jackpot.pools.parameters`, told by `tables.pools`, with the index `roun
 table has at most one open round at a time (a partial unique index: a table deals one hand at a
 time, and two terminals' opens racing cannot both pass it, whatever locks they hold); a pool's
 history day (`HistoryDay`) is the journal's figures of that club day up to the fold's cursor
-(`HistoryCursor`), one row per pool and day, recomputable from the journal at any time.
+(`HistoryCursor`), one row per pool and day, recomputable from the journal at any time; a club
+session's snapshot and drop counts are as `tables.models.club` says.
 """
 
 from tables.models.checks import HistoryCursor, HistoryDay, IntegrityFlag, Reconciliation
+from tables.models.club import (
+    ONE_OPEN_SESSION,
+    ClosedBy,
+    ClubSession,
+    DropCount,
+    SessionPool,
+    SessionStatus,
+    SessionTable,
+)
 from tables.models.rounds import ONE_OPEN_ROUND, IdempotencyRecord, Round, RoundSeat, RoundState
 from tables.models.tables import Game, Table, Terminal
 
 __all__ = [
     "ONE_OPEN_ROUND",
+    "ONE_OPEN_SESSION",
+    "ClosedBy",
+    "ClubSession",
+    "DropCount",
     "Game",
     "HistoryCursor",
     "HistoryDay",
@@ -29,6 +43,9 @@ __all__ = [
     "Round",
     "RoundSeat",
     "RoundState",
+    "SessionPool",
+    "SessionStatus",
+    "SessionTable",
     "Table",
     "Terminal",
 ]
