@@ -58,6 +58,8 @@ class EventCode(StrEnum):
     SECOND_FACTOR_MISSING = "SE16"
     TERMINAL_ISSUED = "SE17"
     AWARD_ODDS_ALARM = "SE18"
+    # SE19 is the club sessions' (another branch): a code is never reused.
+    POOL_CORRECTED = "SE20"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +165,12 @@ CATALOGUE: tuple[EventType, ...] = (
         "integrity.award_odds",
         "A table's or terminal's awards of a kind improbably many for the boxes that played it "
         "in a sliding window (binomial tail of the PAR sheet's odds below AWARD_ODDS_THRESHOLD)",
+    ),
+    EventType(
+        EventCode.POOL_CORRECTED,
+        "pool.corrected",
+        "A documented correction of a pool's meter, reserve or an award's amount: a new "
+        "compensating entry with its reason and the regulator's reference, approved by two people",
     ),
 )
 
