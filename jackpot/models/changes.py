@@ -1,7 +1,8 @@
 """A two-person change: one admin proposes, a different one approves (compliance 16, 17, 36, 40,
 47). Each `kind` is something one admin must not do alone: `pool.parameters`, `pool.create`,
 `pool.stop`, `table.move`, `staff.create`, `staff.access`, `staff.second_factor_reset`,
-`terminal.issue`, `pool.correction` (two money deciders, not admins). The row keeps the proposal and its outcome; `jackpot.approvals.changes` writes
+`terminal.issue`; and `pool.correction`, a money decision of two people who are not admins
+(compliance 55). The row keeps the proposal and its outcome; `jackpot.approvals.changes` writes
 it, each kind's module applies it, and every step is also an audit event.
 
 Invariants, each a database CHECK beside the service's refusal:
