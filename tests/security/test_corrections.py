@@ -63,9 +63,7 @@ def test_one_manager_cannot_correct_alone_even_by_editing_the_proposal(db):
     assert (same.value.status_code, same.value.code) == (403, "four_eyes")
 
     # The row says meg proposed it: the journal's proposal event says max did.
-    _sql(
-        "UPDATE jackpot_parameterchange SET proposed_by_id = %s WHERE id = %s", meg.pk, change.pk
-    )
+    _sql("UPDATE jackpot_parameterchange SET proposed_by_id = %s WHERE id = %s", meg.pk, change.pk)
     with pytest.raises(ApiError) as forged:
         corrections.correction_approve(pool_id=floor.pool_id, change_id=change.pk, user=max_user)
     assert forged.value.code in ("four_eyes", "change_unexplained")

@@ -93,7 +93,12 @@ def _corrected(pool_id: int) -> AuditEvent:
 
 @pytest.mark.parametrize(
     ("target", "amount", "account"),
-    [("meter", 2_500, "meter"), ("meter", -700, "meter"), ("reserve", -100, "reserve"), ("reserve", 4_000, "reserve")],
+    [
+        ("meter", 2_500, "meter"),
+        ("meter", -700, "meter"),
+        ("reserve", -100, "reserve"),
+        ("reserve", 4_000, "reserve"),
+    ],
 )
 def test_two_managers_move_exactly_the_amount(staff, floor: Floor, target, amount, account):
     _played(floor)
@@ -280,14 +285,18 @@ def test_a_corrected_award_is_approved_and_paid_its_corrected_amount(staff, floo
 def test_an_award_is_never_corrected_to_nothing_nor_once_void(staff, floor: Floor):
     opened = floor.uth[0].post("/rounds", {"round_id": "fh", "seats": [uth_seat(1)]})
     assert opened.status_code == 201
-    settled = floor.uth[0].post(
-        "/rounds/fh/result",
-        {
-            "board": ["5c", "6c", "7c", "2s", "9h"],
-            "dealer": ["Ac", "Qd"],
-            "seats": [uth_play(1, "8c 9c")],
-        },
-    ).json()
+    settled = (
+        floor.uth[0]
+        .post(
+            "/rounds/fh/result",
+            {
+                "board": ["5c", "6c", "7c", "2s", "9h"],
+                "dealer": ["Ac", "Qd"],
+                "seats": [uth_play(1, "8c 9c")],
+            },
+        )
+        .json()
+    )
     (award,) = settled["awards"]  # a straight flush, 150,000 cents, pending
     nothing = propose(
         staff["sue"],
@@ -357,14 +366,18 @@ def test_a_full_house_paid_cash_is_unaffected(staff, floor: Floor):
     """An award never corrected is approved and paid its amount, as ever."""
     opened = floor.uth[0].post("/rounds", {"round_id": "fh", "seats": [uth_seat(1)]})
     assert opened.status_code == 201
-    settled = floor.uth[0].post(
-        "/rounds/fh/result",
-        {
-            "board": ["Kh", "2h", "2d", "7s", "9c"],
-            "dealer": ["Ac", "Qd"],
-            "seats": [uth_play(1, "Kd Ks")],
-        },
-    ).json()
+    settled = (
+        floor.uth[0]
+        .post(
+            "/rounds/fh/result",
+            {
+                "board": ["Kh", "2h", "2d", "7s", "9c"],
+                "dealer": ["Ac", "Qd"],
+                "seats": [uth_play(1, "Kd Ks")],
+            },
+        )
+        .json()
+    )
     (award,) = settled["awards"]
     paid = _post(staff["sue"], f"/awards/{award['id']}/pay", PAY_CASH)
     assert paid.status_code == 200, paid.json()
