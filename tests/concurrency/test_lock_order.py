@@ -18,10 +18,12 @@ from django.test.utils import CaptureQueriesContext
 from jackpot.awards.workflow import award_void, award_void_confirm
 from jackpot.models import Award, AwardKind
 from jackpot.money.locks import Lock
+from jackpot.pools.corrections import correction_approve, correction_propose
 from jackpot.pools.parameters import change_approve, change_propose
 from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tests.conftest import ROOT, make_floor, uth_play, uth_seat
+from tests.staff import person
 
 pytestmark = pytest.mark.django_db
 
@@ -199,9 +201,6 @@ def test_every_row_lock_is_asked_for_by_jackpot_locks():
 
 
 def test_a_corrections_approval_takes_its_locks_in_the_one_order(django_user_model):
-    from jackpot.pools.corrections import correction_approve, correction_propose
-    from tests.staff import person
-
     floor = make_floor()
     response = floor.uth[0].post(
         "/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]}

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import AuditEvent, Award, ParameterChange, Pool, Transfer
 from jackpot.money import ledger
+from jackpot.reporting.liability import pool_liability
+from jackpot.reporting.statements import liability_csv
 from tests.conftest import Floor, assert_journal_ok, uth_play, uth_seat
 from tests.floor.conftest import play_hit
 from tests.staff import person, surveilled, token_client
@@ -382,3 +385,34 @@ def test_a_full_house_paid_cash_is_unaffected(staff, floor: Floor):
     paid = _post(staff["sue"], f"/awards/{award['id']}/pay", PAY_CASH)
     assert paid.status_code == 200, paid.json()
     assert Transfer.objects.get(award_id=award["id"], code="award_paid").amount_cents == 5_000
+
+
+def test_the_liability_shows_the_periods_corrections_and_rolls_forward(staff, floor: Floor):
+    jackpot, _envy = play_hit(floor.uth[0])
+    pool = Pool.objects.get(pk=floor.pool_id)
+    start = timezone.now()
+    opening = pool_liability(pool, at=start, start=start)
+    for fields in (
+        {"amount_cents": 2_500},
+        {"target": "reserve", "amount_cents": 300},
+        {"target": "award", "award": jackpot["id"], "amount_cents": 777},
+    ):
+        change = propose(staff["sue"], floor.pool_id, **fields).json()
+        assert approve(staff["max"], floor.pool_id, change["id"]).status_code == 200
+    closing = pool_liability(pool, at=timezone.now(), start=start)
+    corrections = closing.period.corrections
+    assert (corrections.count, corrections.meter_cents, corrections.reserve_cents) == (
+        3,
+        2_500,
+        300,
+    )
+    assert (corrections.pending_cents, corrections.payable_cents) == (777, 0)
+    # The roll-forward: what is owed moved by the period's corrections, to the cent.
+    assert closing.owed_cents == opening.owed_cents + 2_500 + 300 + 777
+    assert closing.pending.amount_cents == opening.pending.amount_cents + 777
+    figures = dict(
+        line.split(",", 1) for line in liability_csv(closing).decode().splitlines()[1:-1]
+    )
+    assert figures["corrections_meter_cents"] == "2500"
+    assert figures["corrections_reserve_cents"] == "300"
+    assert figures["corrections_pending_cents"] == "777"
