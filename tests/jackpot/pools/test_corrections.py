@@ -160,6 +160,10 @@ def test_two_managers_move_exactly_the_amount(staff, floor: Floor, target, amoun
     assert [t.code for t in event.transfers.all()] == ["correction"]
     listed = staff["aud"].get(f"/api/v1/pools/{floor.pool_id}/corrections").json()
     assert [c["status"] for c in listed["results"]] == ["applied"]
+    # The auditors' meter identity counts the meter's corrections, to the unit.
+    report = staff["aud"].get(f"/api/v1/pools/{floor.pool_id}/report").json()
+    assert report["meter_identity"]["holds"] is True, report["meter_identity"]
+    assert report["meter_identity"]["meter_units"] == pool.meter_units
     assert_journal_ok()
 
 
