@@ -174,8 +174,13 @@ def _corrections(pool: Pool, start: datetime, end: datetime) -> CorrectionFigure
             figures[_CORRECTED[credit]] += cents
         if debit in _CORRECTED:
             figures[_CORRECTED[debit]] -= cents
-    count = found.values("event").distinct().count()
-    return CorrectionFigures.model_construct(count=count, **figures)
+    return CorrectionFigures.model_construct(
+        count=found.values("event").distinct().count(),
+        meter_cents=figures["meter_cents"],
+        reserve_cents=figures["reserve_cents"],
+        pending_cents=figures["pending_cents"],
+        payable_cents=figures["payable_cents"],
+    )
 
 
 def _seed(pool: Pool, at: datetime) -> int:
