@@ -30,7 +30,7 @@ from jackpot.selectors import correction_list, pool_get
 from jackpot.staff import duties, second_factor
 
 DECIDERS = [require_roles(*corrections.PROPOSERS)]
-READERS = [require_roles(*corrections.PROPOSERS, "auditor")]
+READERS = [require_roles(*corrections.PROPOSERS, "auditor", "admin")]
 MANAGERS = [require_roles(duties.MANAGER)]
 
 
@@ -43,7 +43,7 @@ class PoolCorrectionsView(StaffView):
         operation_id="pool_correction_list",
         parameters=query_parameters(CorrectionQuery),
         responses={200: CorrectionPage},
-        summary="A pool's corrections, newest first (supervisors, managers, auditors)",
+        summary="A pool's corrections, newest first (supervisors, managers, auditors, admins)",
     )
     def get(self, request: Request, pool: int) -> Response:
         query = read_query(CorrectionQuery, request.query_params)
