@@ -74,7 +74,8 @@ def test_schema_validates_and_lists_every_api_url(schema):
     # + a pool's suspension, resumption and stop proposal (3)
     # + surveillance's review of an award and a manager's decision on its referral (2)
     # + a terminal token's proposal approved, rejected, withdrawn (3)
-    assert len(expected) == 58
+    # + a pool's corrections: listed and proposed, approved, rejected, withdrawn (4)
+    assert len(expected) == 62
     documented = {path: set(schema["paths"][path]) for path in expected if path in schema["paths"]}
     assert documented == expected
     # Nothing documented that is not routed under /api/v1/.
@@ -219,7 +220,8 @@ def test_a_titled_body_is_in_the_schema_under_its_title_alone(schema):
     components = schema["components"]["schemas"]
     renamed = [body for body in _bodies() if component_name(body) != body.__name__]
     assert {component_name(body) for body in renamed} == {
-        "Award", "ExportJob", "IntegrityFlag", "ParameterChange", "Reconciliation", "WinnerIdentity"
+        "Award", "Correction", "ExportJob", "IntegrityFlag", "ParameterChange", "Reconciliation",
+        "WinnerIdentity",
     }  # fmt: skip
     for body in renamed:
         assert component_name(body) in components
