@@ -93,6 +93,10 @@ COMPONENTS = {
     "FoldActionEnum": "",
     "Hand": "best_five category",
     "HistoryChart": "",
+    "HistoryCorrection": (
+        "amount_cents approved_by at award change day meter_after_cents proposed_by reason "
+        "reference reserve_after_cents target"
+    ),
     "HistoryHit": (
         "amount_cents at award day reset_house_cents reset_reserve_cents round seat status table"
     ),
@@ -114,7 +118,7 @@ COMPONENTS = {
     ),
     "LiabilityPeriod": "corrections end granted jackpots paid start voided",
     "Meter": "amount_cents as_of currency pool sequence status",
-    "MeterDay": "change_cents closing_cents day",
+    "MeterDay": "change_cents closing_cents corrections_cents day",
     "MeterIdentity": "expected_units formula holds meter_units",
     "NameEnum": "",
     "Notification": (
@@ -152,8 +156,8 @@ COMPONENTS = {
         "stake_cents surveillance_required tables verification_threshold_cents"
     ),
     "PoolHistory": (
-        "awards currency first_day hits last_day meter pool reconciled reconciliation "
-        "settled_rounds settled_stakes stakes time_zone"
+        "awards corrections currency first_day hits last_day meter pool reconciled "
+        "reconciliation settled_rounds settled_stakes stakes time_zone"
     ),
     "PoolLife": "pool reason since status",
     "PoolParameters": (
@@ -394,7 +398,7 @@ CSV_HEADERS = {
         "cashier",
         "approver",
     ],
-    "history meter": ["day", "closing_cents", "change_cents"],
+    "history meter": ["day", "closing_cents", "change_cents", "corrections_cents"],
     "history stakes": ["day", "count", "stakes_cents", "refunded_count", "refunded_cents"],
     "history awards": [
         "kind",

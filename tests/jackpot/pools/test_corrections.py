@@ -420,3 +420,28 @@ def test_the_liability_shows_the_periods_corrections_and_rolls_forward(staff, fl
     assert figures["corrections_meter_cents"] == "2500"
     assert figures["corrections_reserve_cents"] == "300"
     assert figures["corrections_pending_cents"] == "777"
+
+
+def test_the_history_and_the_auditors_page_show_the_corrections(staff, floor: Floor):
+    _played(floor)
+    meter = propose(staff["sue"], floor.pool_id, amount_cents=2_500).json()
+    assert approve(staff["max"], floor.pool_id, meter["id"]).status_code == 200
+    reserve = propose(staff["sue"], floor.pool_id, target="reserve", amount_cents=40).json()
+    assert approve(staff["max"], floor.pool_id, reserve["id"]).status_code == 200
+
+    history = staff["aud"].get(f"/api/v1/pools/{floor.pool_id}/history").json()
+    listed = [(c["target"], c["amount_cents"], c["reference"]) for c in history["corrections"]]
+    assert listed == [("meter", 2_500, "ANJ-2026-0412"), ("reserve", 40, "ANJ-2026-0412")]
+    (today,) = history["meter"]
+    assert today["corrections_cents"] == 2_500
+    # The day's change is the stakes' shares and the correction together, to the cent.
+    assert today["closing_cents"] == Pool.objects.get(pk=floor.pool_id).meter_cents
+
+    auditor = person("ann", "auditor")
+    page = Client()
+    page.force_login(auditor)
+    shown = page.get(f"/audit/pools/{floor.pool_id}/?lang=en")
+    assert shown.status_code == 200
+    body = shown.content.decode()
+    assert 'id="corrections-table"' in body and "Documented corrections" in body
+    assert "Regulator&#x27;s reference" in body or "Regulator's reference" in body
