@@ -4,10 +4,11 @@ The page is a shell for signed-in auditors and admins (a Django session, `floor.
 a visitor is sent to the login page, anyone else signed in gets a 403 page, and no one is shown a
 byte of the pool before that): its script reads the pool's
 history from the API (`GET /api/v1/pools/{pool}/history`, with the session) and draws each chart
-as inline SVG of its own; each chart links to its CSV (`history.csv?chart=`), the same rows. Its
+as inline SVG of its own; each chart links to its CSV (`history.csv?chart=`), the same rows. The
+documented corrections of the range (compliance 55) are marked on the meter chart and listed,
+each with its reference and who proposed and approved it. Its
 void watch (`GET /api/v1/pools/{pool}/voids`, tables.selectors.voids) is the integrity check's
-window, not the days picked: its documented corrections (compliance 55) are marked on the meter
-chart and listed, each with its reference and who proposed and approved it; each table's voids over the window and shift by shift, the check's
+window, not the days picked: each table's voids over the window and shift by shift, the check's
 alarms marked, and the pool's void flags listed. Its liability links download the period-end
 statement (`GET /api/v1/pools/{pool}/liability`, `jackpot.reporting.liability`) of last month's
 close and of this month to date, as PDF and CSV, the months named in the club's time zone. Its
