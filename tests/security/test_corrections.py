@@ -22,7 +22,7 @@ from tables.audit.verification import verify_full
 from tests.conftest import make_floor
 from tests.floor.conftest import play_hit
 from tests.jackpot.tamper import superuser_sql
-from tests.staff import code, enrolled, person
+from tests.staff import code, enrolled, person, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -168,3 +168,18 @@ def test_the_verification_reports_an_edited_correction(db):
     assert report.broken_chain == f"pool-{floor.pool_id}"
     assert any("content does not match its hash" in p for p in report.problems), report.problems
     assert Award.objects.get(pk=jackpot["id"]).corrected_cents == 500
+
+
+def test_the_admin_site_decides_no_correction(db):
+    floor = make_floor()
+    root = person("root", "admin", "auditor", is_staff=True, is_superuser=True)
+    change = _propose(person("sue", "supervisor"), floor.pool_id)
+    for action in ("approve", "reject"):
+        page = signed_in(root).post(
+            "/admin/jackpot/parameterchange/",
+            {"action": action, "_selected_action": [change.pk]},
+            follow=True,
+        )
+        assert "done" not in page.content.decode(), action
+    assert ParameterChange.objects.get(pk=change.pk).status == "proposed"
+    assert not AuditEvent.objects.filter(kind="pool.corrected").exists()
