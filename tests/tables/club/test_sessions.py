@@ -13,6 +13,7 @@ from core.errors import ApiError
 from jackpot.models import AuditEvent, Pool
 from tables.club.sessions import close_at_day_end, close_session, club_day, open_session
 from tables.models import ClosedBy, ClubSession, SessionPool, SessionStatus, SessionTable
+from tables.tasks import close_club_day
 from tests.conftest import assert_journal_ok, make_floor
 from tests.staff import person
 from tests.tables.club.story import Recount, open_round, play, void
@@ -167,3 +168,13 @@ def test_the_club_day_setting_off_closes_nothing(settings):
     with time_machine.travel(datetime.combine(date(2026, 11, 12), time(9), PARIS), tick=False):
         assert close_at_day_end() is None
     assert ClubSession.objects.get().status == SessionStatus.OPEN
+
+
+def test_beats_task_closes_the_session_at_the_day_end():
+    ana = person("ana", "supervisor")
+    with time_machine.travel(datetime.combine(date(2026, 11, 10), time(21), PARIS), tick=False):
+        session = open_session(user=ana)
+        assert close_club_day() is None
+    with time_machine.travel(datetime.combine(date(2026, 11, 11), time(7), PARIS), tick=False):
+        assert close_club_day() == session.pk
+        assert close_club_day() is None
