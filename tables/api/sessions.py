@@ -43,7 +43,7 @@ def _detail(session_id: int) -> Response:
 class SessionsView(APIView):
     authentication_classes = STAFF_AUTHENTICATION
 
-    def get_permissions(self) -> list:  # type: ignore[type-arg]
+    def get_permissions(self) -> list:
         roles = READERS if self.request.method == "GET" else duties.MONEY_ROLES
         return [require_roles(*roles)()]
 

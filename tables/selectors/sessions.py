@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet, Sum
 
 from core.errors import NotFound
@@ -17,7 +19,7 @@ from tables.bodies.sessions import (
 from tables.models import ClubSession, DropCount, SessionPool, SessionTable
 
 
-def _summary_fields(session: ClubSession) -> dict[str, object]:
+def _summary_fields(session: ClubSession) -> dict[str, Any]:
     return {
         "id": session.pk,
         "number": session.number,
