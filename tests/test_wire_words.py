@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -271,6 +272,27 @@ COMPONENTS = {
         "recorded_at recorded_by"
     ),
     "Error": "error",
+    # The club's sessions (tables.bodies.sessions)
+    "DropCountBody": (
+        "confirmed confirmed_at confirmed_by counted counted_at counted_by counted_cents "
+        "difference_cents expected_cents table"
+    ),
+    "DropCountConfirmation": "counted_cents second_factor_code",
+    "DropCountEntry": "counted_cents",
+    "NoBody": "",
+    "SessionBody": (
+        "closed_at closed_by closed_how club_day drops id number opened_at opened_by pools "
+        "status tables"
+    ),
+    "SessionPage": "count limit offset results",
+    "SessionPoolLine": "corrections corrections_cents displayed_cents meter_version pool status",
+    "SessionSummary": (
+        "closed_at closed_by closed_how club_day id number opened_at opened_by status"
+    ),
+    "SessionTableLine": (
+        "house_cents meter_cents pool reserve_cents rounds stakes stakes_cents table voided "
+        "voided_cents withheld_cents"
+    ),
 }
 
 #: Every operation of the schema by its id (what generated clients call their methods), with
@@ -339,6 +361,12 @@ OPERATIONS = {
     "terminal_issue_withdraw": "change table",
     "terminal_list": "table",
     "terminal_revoke": "table terminal",
+    "drop_confirm": "session table",
+    "drop_count": "session table",
+    "session_close": "session",
+    "session_get": "session",
+    "session_list": "from limit offset to",
+    "session_open": "",
 }
 
 #: The header of each CSV (and the liability statement's figures' names).
@@ -480,6 +508,22 @@ EVENTS = {
     "pool.changed": (
         "after after.name approved_by before before.name change note pool proposed_at proposed_by"
     ),
+    # The club's sessions (tables.club)
+    "session.opened": "club_day heads heads.pool-<n> number session",
+    "session.closed": (
+        "closed_how heads heads.pool-<n> heads.table-<n> number pools pools[].corrections "
+        "pools[].corrections_cents pools[].displayed_cents pools[].meter_version pools[].pool "
+        "pools[].status session tables tables[].house_cents tables[].meter_cents tables[].pool "
+        "tables[].reserve_cents tables[].rounds tables[].stakes tables[].stakes_cents "
+        "tables[].table tables[].voided tables[].voided_cents tables[].withheld_cents"
+    ),
+    "session.drop_counted": "counted_by_id counted_cents expected_cents session table",
+    "session.drop_confirmed": (
+        "confirmed_by_id counted_by counted_cents difference_cents expected_cents session table"
+    ),
+    "session.drop_difference": (
+        "confirmed_by_id counted_by counted_cents difference_cents expected_cents session table"
+    ),
 }
 
 
@@ -519,6 +563,8 @@ def _story() -> dict[str, list[str]]:
         ana="supervisor", bob="supervisor", ida="auditor", adam="admin", alex="admin"
     )
     terminal = floor.uth[0]
+    opened = people["ana"].post("/api/v1/sessions", content_type=JSON)
+    assert opened.status_code == 201, opened.json()
     assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]})
     settled = terminal.post(
         "/rounds/r-1/result",
@@ -542,6 +588,12 @@ def _story() -> dict[str, list[str]]:
     assert paid.status_code == 200, paid.json()
     assert terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(1)]}).status_code == 201
     assert terminal.post("/rounds/r-2/void", {"reason": "misdeal"}).status_code == 200
+    session = f"/api/v1/sessions/{opened.json()['id']}"
+    assert people["ana"].post(f"{session}/close", content_type=JSON).status_code == 200
+    count = f"{session}/tables/{terminal.table_id}/count"
+    assert people["ana"].post(count, {"counted_cents": 400}, content_type=JSON).status_code == 200
+    confirmed = people["bob"].post(f"{count}/confirm", {"counted_cents": 400}, content_type=JSON)
+    assert confirmed.status_code == 200, confirmed.json()  # a difference: SE19
     closed = people["adam"].patch(
         f"/api/v1/tables/{terminal.table_id}", {"enabled": False}, content_type=JSON
     )
@@ -581,11 +633,11 @@ def _story() -> dict[str, list[str]]:
 
 def _paths(value: object, prefix: str = "") -> set[str]:
     """Every key of a payload, as a path (`awards[].kind`); a key that is a number (an id) is
-    `<n>`, since ids differ from run to run."""
+    `<n>`, and so is a chain key's id (`heads.table-<n>`), since ids differ from run to run."""
     found: set[str] = set()
     if isinstance(value, dict):
         for key, inner in value.items():
-            word = "<n>" if str(key).isdigit() else str(key)
+            word = "<n>" if str(key).isdigit() else re.sub(r"-[0-9]+$", "-<n>", str(key))
             path = f"{prefix}.{word}" if prefix else word
             found |= {path} | _paths(inner, path)
     elif isinstance(value, list):

@@ -58,6 +58,7 @@ class EventCode(StrEnum):
     SECOND_FACTOR_MISSING = "SE16"
     TERMINAL_ISSUED = "SE17"
     AWARD_ODDS_ALARM = "SE18"
+    DROP_DIFFERENCE = "SE19"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +164,12 @@ CATALOGUE: tuple[EventType, ...] = (
         "integrity.award_odds",
         "A table's or terminal's awards of a kind improbably many for the boxes that played it "
         "in a sliding window (binomial tail of the PAR sheet's odds below AWARD_ODDS_THRESHOLD)",
+    ),
+    EventType(
+        EventCode.DROP_DIFFERENCE,
+        "session.drop_difference",
+        "A table's drop box, counted by two people at a session's end, differs from the "
+        "progressive stakes the journal says it withheld",
     ),
 )
 

@@ -6,6 +6,7 @@ from tables.api import (
     integrity,
     reconciliations,
     rules_views,
+    sessions,
     verifications,
     views,
 )
@@ -99,6 +100,19 @@ urlpatterns = [
     ),
     path("integrity/flags", integrity.IntegrityFlagsView.as_view(), name="integrity-flags"),
     path("pools/<int:pool>/voids", integrity.PoolVoidsView.as_view(), name="pool-voids"),
+    path("sessions", sessions.SessionsView.as_view(), name="sessions"),
+    path("sessions/<int:session>", sessions.SessionView.as_view(), name="session-detail"),
+    path("sessions/<int:session>/close", sessions.SessionCloseView.as_view(), name="session-close"),
+    path(
+        "sessions/<int:session>/tables/<int:table>/count",
+        sessions.DropCountView.as_view(),
+        name="drop-count",
+    ),
+    path(
+        "sessions/<int:session>/tables/<int:table>/count/confirm",
+        sessions.DropConfirmView.as_view(),
+        name="drop-confirm",
+    ),
     path("reconciliations", reconciliations.ReconciliationsView.as_view(), name="reconciliations"),
     path(
         "reconciliations/<int:reconciliation>",

@@ -48,6 +48,7 @@ STABLE = {
     "SE16": "staff.second_factor_missing",
     "SE17": "terminal.issued",
     "SE18": "integrity.award_odds",
+    "SE19": "session.drop_difference",
 }
 
 
