@@ -22,6 +22,7 @@ import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import Any
 from xml.sax.saxutils import escape
 from zoneinfo import ZoneInfo
 
@@ -86,6 +87,7 @@ DISPLAYED_HEADER = (
 #: Sessions read per step back when looking for a pool's previous displayed amount.
 LOOK_BACK = 8
 
+#: A line's figures, summed into its totals.
 _SUMMED = (
     "rounds",
     "stakes",
@@ -97,6 +99,9 @@ _SUMMED = (
     "voided_cents",
     "withheld_cents",
 )
+
+
+_ZEROS: dict[str, Any] = dict.fromkeys(_SUMMED, 0)
 
 
 def _closed_sessions(first: date, last: date) -> list[ClubSession]:
@@ -161,7 +166,7 @@ def _withheld_lines(rows: list[SessionTable], counts: dict[int, DropCount]) -> l
                     pool=None,
                     pool_name="",
                     currency="",
-                    **dict.fromkeys(_SUMMED, 0),
+                    **_ZEROS,
                     drop_count=_count_line(count),
                 )
             )
@@ -235,6 +240,7 @@ def _previous_displayed(before: int, pools: set[int]) -> dict[int, int]:
         for _, pool_id, displayed in newest_first:
             found.setdefault(pool_id, displayed)
         oldest = step[-1][2]
+        assert oldest is not None  # a closed session's time (a CHECK holds it)
         missing = pools - found.keys()
         if not missing or all(created[pool] >= oldest for pool in missing):
             break
@@ -250,7 +256,8 @@ def displayed_register(first: date, last: date) -> DisplayedRegister:
         rows[row.session_id].append(row)
     pools = {row.pool_id for lines in rows.values() for row in lines}
     previous = _previous_displayed(sessions[0].number, pools) if sessions else {}
-    parts, totals = [], {}
+    parts: list[DisplayedSession] = []
+    totals: dict[int, DisplayedTotal] = {}
     for session in sessions:
         assert session.closed_at is not None  # a closed session's time (a CHECK holds it)
         lines = []
@@ -397,7 +404,7 @@ WORDS: dict[str, dict[str, str]] = {
         "confirmed_by": "Confirmé par",
         "not_counted": "non compté",
         "not_confirmed": "à confirmer",
-        "boxes": "{confirmed} urne(s) sur {boxes} comptée(s) et confirmée(s)",
+        "boxes": "urnes confirmées : {confirmed}/{boxes}",
         "day": "Journée",
         "number": "Séance",
         "closed": "Close le",
@@ -444,7 +451,7 @@ WORDS: dict[str, dict[str, str]] = {
         "confirmed_by": "Confirmed by",
         "not_counted": "not counted",
         "not_confirmed": "to confirm",
-        "boxes": "{confirmed} of {boxes} drop box(es) counted and confirmed",
+        "boxes": "boxes confirmed: {confirmed}/{boxes}",
         "day": "Club day",
         "number": "Session",
         "closed": "Closed",

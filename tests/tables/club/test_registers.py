@@ -115,6 +115,10 @@ def _shown(session: ClubSession, pool: Pool, displayed: int, *corrections: int) 
 
 @pytest.fixture
 def club() -> Club:
+    return make_club()
+
+
+def make_club() -> Club:
     """Sessions 1 (the 27th, before the range), 2 (the 28th), 3 (the 29th), 4 (the 29th, still
     open) and 5 (the 30th, after the range); the second pool feeds nothing until session 3."""
     with time_machine.travel(datetime(2026, 11, 1, 12, tzinfo=PARIS)):  # before the sessions
