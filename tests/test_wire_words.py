@@ -271,6 +271,27 @@ COMPONENTS = {
         "award date_of_birth document_number document_type keep_until name nationality "
         "recorded_at recorded_by"
     ),
+    # The session registers, models 8 and 8 ter (tables.bodies.registers).
+    "DisplayedLine": (
+        "change_cents corrections corrections_cents currency displayed_cents pool pool_name status"
+    ),
+    "DisplayedRegister": "club first_day last_day sessions totals",
+    "DisplayedSession": "closed_at club_day lines session",
+    "DisplayedTotal": (
+        "change_cents corrections corrections_cents currency last_displayed_cents pool "
+        "pool_name sessions"
+    ),
+    "DropCountLine": "confirmed_by counted_by counted_cents difference_cents expected_cents",
+    "WithheldLine": (
+        "currency drop_count house_cents meter_cents pool pool_name reserve_cents rounds stakes "
+        "stakes_cents table table_name voided voided_cents withheld_cents"
+    ),
+    "WithheldRegister": "club first_day last_day sessions total",
+    "WithheldSession": "closed_at club_day lines session total",
+    "WithheldTotal": (
+        "boxes boxes_confirmed counted_cents difference_cents house_cents meter_cents "
+        "reserve_cents rounds stakes stakes_cents voided voided_cents withheld_cents"
+    ),
     "Error": "error",
     # The club's sessions (tables.bodies.sessions)
     "DropCountBody": (
@@ -337,6 +358,9 @@ OPERATIONS = {
     "pool_voids": "pool",
     "reconciliation_get": "reconciliation",
     "reconciliations": "daily limit offset ok",
+    # The session registers (tables.api.registers).
+    "register_displayed": "format from lang to",
+    "register_withheld": "format from lang to",
     "round_detail": "round_id table",
     "round_list": "limit offset state table",
     "round_open": "Idempotency-Key table",
@@ -430,6 +454,41 @@ CSV_HEADERS = {
         "status",
         "reset_reserve_cents",
         "reset_house_cents",
+    ],
+    # The session registers, models 8 and 8 ter (tables.club.registers).
+    "register withheld": [
+        "club_day",
+        "session",
+        "closed_at_utc",
+        "table",
+        "pool",
+        "currency",
+        "rounds",
+        "stakes",
+        "stakes_cents",
+        "meter_cents",
+        "reserve_cents",
+        "house_cents",
+        "voided",
+        "voided_cents",
+        "withheld_cents",
+        "counted_cents",
+        "expected_cents",
+        "difference_cents",
+        "counted_by",
+        "confirmed_by",
+    ],
+    "register displayed": [
+        "club_day",
+        "session",
+        "closed_at_utc",
+        "pool",
+        "currency",
+        "status",
+        "displayed_cents",
+        "corrections",
+        "corrections_cents",
+        "change_cents",
     ],
     "liability": ["figure", "value"],
     "liability figures": [
@@ -619,6 +678,11 @@ def _story() -> dict[str, list[str]]:
     for chart in ("meter", "stakes", "awards", "hits"):
         history = auditor.get(f"/api/v1/pools/{floor.pool_id}/history.csv", {"chart": chart})
         headers[f"history {chart}"] = _first_line(history)
+    # The session registers, models 8 and 8 ter (tables.club.registers).
+    days = {"from": f"{now - day:%Y-%m-%d}", "to": f"{now:%Y-%m-%d}", "format": "csv"}
+    for register in ("withheld", "displayed"):
+        answer = auditor.get(f"/api/v1/registers/{register}", days)
+        headers[f"register {register}"] = _first_line(answer)
     liability = auditor.get(f"/api/v1/pools/{floor.pool_id}/liability", {"format": "csv"})
     assert liability.status_code == 200, liability.content
     rows = list(csv.reader(io.StringIO(liability.content.decode())))

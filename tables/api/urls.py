@@ -5,6 +5,7 @@ from tables.api import (
     history,
     integrity,
     reconciliations,
+    registers,
     rules_views,
     sessions,
     verifications,
@@ -118,5 +119,16 @@ urlpatterns = [
         "reconciliations/<int:reconciliation>",
         reconciliations.ReconciliationView.as_view(),
         name="reconciliation-detail",
+    ),
+    # The session registers, models 8 and 8 ter (tables.api.registers).
+    path(
+        "registers/withheld",
+        registers.WithheldRegisterView.as_view(),
+        name="register-withheld",
+    ),
+    path(
+        "registers/displayed",
+        registers.DisplayedRegisterView.as_view(),
+        name="register-displayed",
     ),
 ]
