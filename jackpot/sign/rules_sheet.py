@@ -316,9 +316,9 @@ _WORDS: dict[str, dict[str, str]] = {
         "collected": "It is always collected, whatever the hand: it is the contribution to the "
         "jackpot, not returned (only a round voided by a misdeal returns every bet). Awards are "
         "paid on top of it. Of each {stake}:",
-        "to_meter": "raises the jackpot shown on the sign (the meter)",
-        "to_reserve": "feeds the reserve for the next start value",
-        "to_house": "goes to the house",
+        "to_meter": "To the meter: the jackpot shown on the sign",
+        "to_reserve": "To the reserve for the next start value",
+        "to_house": "To the house",
         "h_rounding": "Rounding",
         "rounding": "The meter and the reserve count in ten-thousandths of a cent: no fraction of "
         "a cent is ever lost.",
@@ -395,9 +395,9 @@ _WORDS: dict[str, dict[str, str]] = {
         "collected": "Elle est toujours prélevée, quelle que soit la main : c'est la "
         "contribution au jackpot, elle n'est pas rendue (seul un coup annulé pour une erreur de "
         "donne rend toutes les mises). Les gains s'y ajoutent. Sur chaque mise de {stake} :",
-        "to_meter": "augmente le jackpot affiché (le compteur)",
-        "to_reserve": "alimente la réserve du prochain montant de départ",
-        "to_house": "revient à l'établissement",
+        "to_meter": "Au compteur : le jackpot affiché au panneau",
+        "to_reserve": "À la réserve du prochain montant de départ",
+        "to_house": "À l'établissement",
         "h_rounding": "Arrondi",
         "rounding": "Le compteur et la réserve comptent en dix-millièmes de centime : aucune "
         "fraction de centime n'est jamais perdue.",

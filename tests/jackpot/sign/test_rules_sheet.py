@@ -72,9 +72,9 @@ def _digest(pool: int) -> str:
 DEFAULT_FR = (
     "coûte exactement 5,00 EUR par place et par coup",
     "Sur chaque mise de 5,00 EUR :",
-    "augmente le jackpot affiché (le compteur) 1,00 EUR (20,00 %)",
-    "alimente la réserve du prochain montant de départ 0,40 EUR (8,00 %)",
-    "revient à l'établissement 3,60 EUR (72,00 %)",
+    "Au compteur : le jackpot affiché au panneau 1,00 EUR (20,00 %)",
+    "À la réserve du prochain montant de départ 0,40 EUR (8,00 %)",
+    "À l'établissement 3,60 EUR (72,00 %)",
     "arrondi au centime inférieur",
     "au moment du gain 100,00 % du compteur",
     "Quinte flush royale communautaire : les 5 cartes communes seules 5 000,00 EUR",
@@ -91,9 +91,9 @@ DEFAULT_FR = (
 DEFAULT_EN = (
     "costs exactly EUR 5.00 per seat and round",
     "Of each EUR 5.00:",
-    "raises the jackpot shown on the sign (the meter) EUR 1.00 (20.00%)",
-    "feeds the reserve for the next start value EUR 0.40 (8.00%)",
-    "goes to the house EUR 3.60 (72.00%)",
+    "To the meter: the jackpot shown on the sign EUR 1.00 (20.00%)",
+    "To the reserve for the next start value EUR 0.40 (8.00%)",
+    "To the house EUR 3.60 (72.00%)",
     "the meter rounded down to the cent",
     "at the moment of the hit 100.00% of the meter",
     "Community royal: the 5 board cards alone are a royal flush EUR 5,000.00",
@@ -111,17 +111,17 @@ DEFAULT_EN = (
 # sheet shows them to the 1/10,000 cent the meter keeps, with the bets that make them whole.
 ODD_FR = (
     "coûte exactement 3,00 EUR",
-    "augmente le jackpot affiché (le compteur) 0,3702 EUR (12,34 %)",
-    "alimente la réserve du prochain montant de départ 0,1701 EUR (5,67 %)",
-    "revient à l'établissement 2,4597 EUR (81,99 %)",
+    "Au compteur : le jackpot affiché au panneau 0,3702 EUR (12,34 %)",
+    "À la réserve du prochain montant de départ 0,1701 EUR (5,67 %)",
+    "À l'établissement 2,4597 EUR (81,99 %)",
     "après une mise le panneau affiche 0,37 EUR de plus, et après 50 mises exactement "
     "18,51 EUR de plus (50 \u00d7 0,3702 EUR)",
 )
 ODD_EN = (
     "costs exactly EUR 3.00",
-    "raises the jackpot shown on the sign (the meter) EUR 0.3702 (12.34%)",
-    "feeds the reserve for the next start value EUR 0.1701 (5.67%)",
-    "goes to the house EUR 2.4597 (81.99%)",
+    "To the meter: the jackpot shown on the sign EUR 0.3702 (12.34%)",
+    "To the reserve for the next start value EUR 0.1701 (5.67%)",
+    "To the house EUR 2.4597 (81.99%)",
     "after one bet the sign shows EUR 0.37 more, and after 50 bets exactly EUR 18.51 more "
     "(50 \u00d7 EUR 0.3702)",
 )
