@@ -58,6 +58,8 @@ class EventCode(StrEnum):
     SECOND_FACTOR_MISSING = "SE16"
     TERMINAL_ISSUED = "SE17"
     AWARD_ODDS_ALARM = "SE18"
+    # The code proved (compliance 59; SE19 and SE20 are other work's).
+    CODE_MISMATCH = "SE21"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +165,13 @@ CATALOGUE: tuple[EventType, ...] = (
         "integrity.award_odds",
         "A table's or terminal's awards of a kind improbably many for the boxes that played it "
         "in a sliding window (binomial tail of the PAR sheet's odds below AWARD_ODDS_THRESHOLD)",
+    ),
+    # The code proved (compliance 59): the start-up gate's item `code` (jackpot.audit.code).
+    EventType(
+        EventCode.CODE_MISMATCH,
+        "code.mismatch",
+        "The start-up gate found the installed code's digest not the approved one "
+        "(JACKPOT_CODE_SHA256), or none approved where one is required: the service stays closed",
     ),
 )
 

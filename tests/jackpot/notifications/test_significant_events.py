@@ -48,6 +48,8 @@ STABLE = {
     "SE16": "staff.second_factor_missing",
     "SE17": "terminal.issued",
     "SE18": "integrity.award_odds",
+    # The code proved (compliance 59).
+    "SE21": "code.mismatch",
 }
 
 
