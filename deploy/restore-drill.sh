@@ -11,8 +11,9 @@
 # yet (it is made here, empty, on DATABASE_URL's server; never restore over a database).
 # DATABASE_URL: the server, as a role that may create databases and own the restored objects.
 # FIGURES_AT_BACKUP.json: `manage.py book_figures --json` taken with the backup.
-# The rest of the service's environment (DJANGO_SETTINGS_MODULE, JACKPOT_CONFIG_SHA256...) is
-# used as it is. PYTHON: the service's interpreter (default: .venv/bin/python beside deploy/).
+# The rest of the service's environment (DJANGO_SETTINGS_MODULE, JACKPOT_CONFIG_SHA256,
+# JACKPOT_CODE_SHA256...) is used as it is. PYTHON: the service's interpreter (default:
+# .venv/bin/python beside deploy/).
 # PG_RESTORE_OPTIONS: more pg_restore options (e.g. "--no-owner --no-acl" on a server without
 # the service's roles).
 #

@@ -24,6 +24,7 @@ from django.db import connection
 from jackpot.selectors import book_figures
 from jackpot.sign import display
 from tests.conftest import make_floor, uth_play, uth_seat
+from tests.test_production import approved_code_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,6 +101,8 @@ def test_a_backup_restored_into_an_empty_database_reproduces_the_books_and_the_s
         "DATABASE_URL": _url("postgres"),
         "PYTHON": sys.executable,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        # The service's approved code (compliance 59), computed from these files, as deployed
+        "JACKPOT_CODE_SHA256": approved_code_digest(),
     }
     try:
         # The drill, word for word as the operator runs it
@@ -115,6 +118,7 @@ def test_a_backup_restored_into_an_empty_database_reproduces_the_books_and_the_s
         assert drill.returncode == 0, output
         assert "selfcheck passed" in output
         assert "journal        ok" in output
+        assert "code           ok" in output
         assert "figures equal" in output and "restore drill passed" in output
         assert f"meter {pool['meter_cents']} cents" in output and f"meter {newer} " not in output
 
