@@ -314,6 +314,9 @@ COMPONENTS = {
         "house_cents meter_cents pool reserve_cents rounds stakes stakes_cents table voided "
         "voided_cents withheld_cents"
     ),
+    # The code proved (compliance 59).
+    "CodeCheckResult": "",
+    "CodeDigest": "approved_sha256 installed_sha256 last_checked_at last_result matches",
 }
 
 #: Every operation of the schema by its id (what generated clients call their methods), with
@@ -391,6 +394,8 @@ OPERATIONS = {
     "session_get": "session",
     "session_list": "from limit offset to",
     "session_open": "",
+    # The code proved (compliance 59).
+    "code_digest": "",
 }
 
 #: The header of each CSV (and the liability statement's figures' names).
@@ -718,3 +723,26 @@ def test_the_csv_headers_event_kinds_and_payload_keys_stay():
     for kind, payload in AuditEvent.objects.values_list("kind", "payload"):
         written.setdefault(kind, set()).update(_paths(payload))
     assert {kind: " ".join(sorted(keys)) for kind, keys in written.items()} == EVENTS
+
+
+# --- The code proved (compliance 59): the start-up gate's two events and their payloads' keys.
+CODE_EVENTS = {
+    "code.verified": "approved host installed",
+    "code.mismatch": "approved host installed",
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_code_checks_events_keep_their_payload_keys(settings):
+    from core import code_digest
+
+    for pin in (code_digest.installed(), "0" * 64):
+        settings.JACKPOT_CODE_SHA256 = pin
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):
+            call_command("selfcheck", stdout=io.StringIO())
+    written: dict[str, set[str]] = {}
+    for kind, payload in AuditEvent.objects.filter(kind__in=CODE_EVENTS).values_list(
+        "kind", "payload"
+    ):
+        written.setdefault(kind, set()).update(_paths(payload))
+    assert {kind: " ".join(sorted(keys)) for kind, keys in written.items()} == CODE_EVENTS

@@ -59,6 +59,8 @@ class EventCode(StrEnum):
     TERMINAL_ISSUED = "SE17"
     AWARD_ODDS_ALARM = "SE18"
     DROP_DIFFERENCE = "SE19"
+    # The code proved (compliance 59; SE19 and SE20 are other work's).
+    CODE_MISMATCH = "SE21"
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +172,13 @@ CATALOGUE: tuple[EventType, ...] = (
         "session.drop_difference",
         "A table's drop box, counted by two people at a session's end, differs from the "
         "progressive stakes the journal says it withheld",
+    ),
+    # The code proved (compliance 59): the start-up gate's item `code` (jackpot.audit.code).
+    EventType(
+        EventCode.CODE_MISMATCH,
+        "code.mismatch",
+        "The start-up gate found the installed code's digest not the approved one "
+        "(JACKPOT_CODE_SHA256), or none approved where one is required: the service stays closed",
     ),
 )
 

@@ -91,6 +91,7 @@ MATRIX = [
     ("get", "/api/v1/events", STAFF_READ),
     ("post", "/api/v1/events", {**STAFF_READ, "supervisor": 405, "auditor": 405, "admin": 405}),
     ("get", "/api/v1/notifications", AUDIT),
+    ("get", "/api/v1/code", AUDIT),  # the code proved (compliance 59)
     ("get", "/api/v1/journal/verify", AUDIT),
     ("post", "/api/v1/awards/999999/verify", SUPERVISE_TEXT),
     ("post", "/api/v1/awards/999999/approve", SUPERVISE),
