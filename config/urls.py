@@ -12,12 +12,15 @@ from config.monitoring import metrics_view
 from config.schema import SchemaView
 from core import openapi  # noqa: F401  (registers the schema extensions)
 from floor.login import admin_login
-from jackpot.sign.page import display_sign
+from jackpot.sign.page import display_rules, display_rules_pdf, display_sign
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics_view, name="metrics"),  # not the API's: no schema (config.monitoring)
     path("display/<int:pool>/", display_sign, name="display"),
+    # The progressive's rules as posted at the table, public like the sign (compliance 56).
+    path("display/<int:pool>/rules", display_rules, name="display-rules"),
+    path("display/<int:pool>/rules.pdf", display_rules_pdf, name="display-rules-pdf"),
     path("", include("floor.urls")),
     path("api/v1/", include("tables.api.urls")),
     path("api/v1/", include("jackpot.api.urls")),

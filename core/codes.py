@@ -81,6 +81,17 @@ class ErrorCode(StrEnum):
     POOL_NOT_SUSPENDED = "pool_not_suspended"
     POOL_AWARDS_UNPAID = "pool_awards_unpaid"
     INVALID_DISPOSITION = "invalid_disposition"
+    # The club's sessions and their drop boxes (tables.club)
+    SESSION_NOT_FOUND = "session_not_found"
+    SESSION_OPEN = "session_open"
+    SESSION_CLOSED = "session_closed"
+    SESSION_NOT_CLOSED = "session_not_closed"
+    TABLE_NOT_IN_SESSION = "table_not_in_session"
+    DROP_NOT_COUNTED = "drop_not_counted"
+    DROP_COUNTED_BY_ANOTHER = "drop_counted_by_another"
+    DROP_CONFIRMED = "drop_confirmed"
+    COUNT_DISAGREES = "count_disagrees"
+    COUNT_UNEXPLAINED = "count_unexplained"
     # A documented correction, two people (jackpot.pools.corrections)
     INVALID_CORRECTION = "invalid_correction"
     CORRECTION_BELOW_ZERO = "correction_below_zero"
@@ -259,6 +270,26 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.EXPORT_NOT_READY: (409, "the export is still queued or running: poll it until done"),
     ErrorCode.EXPORT_FAILED: (409, "the export failed (its error says why): start another"),
     ErrorCode.EXPORT_EXPIRED: (410, "the export's file was deleted after its retention"),
+    ErrorCode.SESSION_NOT_FOUND: (404, "no such session"),
+    ErrorCode.SESSION_OPEN: (409, "a session is open already: it is closed before another opens"),
+    ErrorCode.SESSION_CLOSED: (409, "the session is closed already"),
+    ErrorCode.SESSION_NOT_CLOSED: (409, "drop boxes are counted once their session is closed"),
+    ErrorCode.TABLE_NOT_IN_SESSION: (404, "the session's snapshot has no line for this table"),
+    ErrorCode.DROP_NOT_COUNTED: (409, "the drop box has no first count to confirm"),
+    ErrorCode.DROP_COUNTED_BY_ANOTHER: (
+        409,
+        "another person counted this drop box: they recount, or you confirm",
+    ),
+    ErrorCode.DROP_CONFIRMED: (
+        409,
+        "the drop box's count is confirmed already: a difference is recorded, never corrected",
+    ),
+    ErrorCode.COUNT_DISAGREES: (
+        409,
+        "the blind second count differs from the first: nothing is confirmed, the first"
+        " person recounts",
+    ),
+    ErrorCode.COUNT_UNEXPLAINED: (409, "the drop count's row is not what its authentic event says"),
     ErrorCode.RANGE_TOO_LARGE: (
         400,
         "export.csv takes a from-to range of at most EXPORT_SYNC_MAX_DAYS days: for a longer"

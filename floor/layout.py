@@ -18,6 +18,7 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from core.pages import (
     content_security_policy,
@@ -27,6 +28,7 @@ from core.pages import (
     remember_language,
 )
 from jackpot.api.authentication import has_role
+from tables.api.registers import READERS as REGISTER_READERS
 
 ROLES = ("supervisor", "auditor", "admin", "surveillance", "manager")
 ASSETS = Path(__file__).resolve().parent / "static" / "floor"
@@ -38,6 +40,9 @@ TEXT: dict[str, dict[str, str]] = {
         "signed_in_as": "Connecté : {user}",
         "logout": "Se déconnecter",
         "language": "Langue",
+        "nav": "Pages",
+        "nav_awards": "Gains",
+        "nav_registers": "Registres",
         "no_role_title": "Accès refusé",
         "no_role": "Votre compte ({user}) n'a aucun rôle du service (superviseur, auditeur ou "
         "administrateur). Demandez-le à un administrateur.",
@@ -48,6 +53,9 @@ TEXT: dict[str, dict[str, str]] = {
         "signed_in_as": "Signed in: {user}",
         "logout": "Sign out",
         "language": "Language",
+        "nav": "Pages",
+        "nav_awards": "Awards",
+        "nav_registers": "Registers",
         "no_role_title": "Access refused",
         "no_role": "Your account ({user}) holds none of the service's roles (supervisor, "
         "auditor or admin). Ask an administrator for one.",
@@ -109,6 +117,7 @@ def staff_page(
             "page_style": page_style,
             "script": page_script,
             "config": page_config(config or {}),
+            "navigation": _navigation(request, lang),
         },
         status=status,
     )
@@ -118,6 +127,22 @@ def staff_page(
     response["Cache-Control"] = "no-store"  # a page with a person's name and a CSRF token
     remember_language(request, response, lang)
     return response
+
+
+def _navigation(request: HttpRequest, lang: str) -> list[dict[str, Any]]:
+    """The floor's pages this user may open, for the bar: the award queue for any staff, the
+    session registers for their readers (`tables.api.registers.READERS`)."""
+    user = request.user
+    if not user.is_authenticated or not roles_of(user):
+        return []
+    pages = [("floor-awards", "nav_awards")]
+    if has_role(user, *REGISTER_READERS):
+        pages.append(("floor-registers", "nav_registers"))
+    links = []
+    for name, label in pages:
+        url = reverse(name)
+        links.append({"url": url, "label": TEXT[lang][label], "current": request.path == url})
+    return links
 
 
 def staff_only(view: PageView[P]) -> PageView[P]:

@@ -5,7 +5,8 @@ integrity check stores each flag once (tables.audit.integrity), a reconciliation
 per scheduled run (its run key: the beat message's task id, which a redelivery keeps, or the UTC
 date of the daily report; tables.audit.reconciliation), the history's fold folds each event once
 (its cursors move in the transaction that folds; tables.audit.history), the watch records each
-silence and each new life of the database once (tables.watch).
+silence and each new life of the database once (tables.watch), the club day's end closes the
+open session once (tables.club.sessions).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tables.audit.history import fold_history as fold
 from tables.audit.integrity import check_integrity as check
 from tables.audit.reconciliation import reconcile as run_reconciliation
 from tables.audit.verification_jobs import verification_run, verification_sweep
+from tables.club.sessions import close_at_day_end
 from tables.watch import watch as watch_floor
 
 
@@ -95,3 +97,12 @@ def watch() -> list[int]:
     """Record the significant events the floor's watch sees: silent terminals, another copy of
     the database (beat, WATCH_SECONDS). Returns the tables found silent."""
     return watch_floor().silent_tables
+
+
+@shared_task(name="tables.close_club_day")
+def close_club_day() -> int | None:
+    """Close the open session once the club day it opened on has ended (beat,
+    CLUB_SESSION_CHECK_SECONDS; tables.club.sessions). Safe to run twice and on two workers: the
+    `club` chain's head serializes them. Returns the closed session's id, or None."""
+    session = close_at_day_end()
+    return None if session is None else session.pk

@@ -11,7 +11,9 @@ deploy/env.example, run in subprocesses and checked from outside.
 - `manage.py check --deploy` finds nothing to fix;
 - gunicorn runs the start-up self-check before it binds (compliance requirement 27): a journal
   edited behind the database's back, a configuration checksum that is not the approved one, or
-  none pinned, and it exits non-zero without ever answering; a sound database is served.
+  none pinned, and it exits non-zero without ever answering; a sound database is served;
+- the same for the installed code's digest (compliance 59): a wrong, missing or malformed
+  JACKPOT_CODE_SHA256 and it never answers, with SE21 `code.mismatch` in the journal.
 """
 
 from __future__ import annotations
@@ -81,10 +83,34 @@ def approved_checksum() -> str:
     return printed.stdout.strip()
 
 
+@cache
+def approved_code_digest() -> str:
+    """This build's code digest, as the operator approving it prints it (`manage.py
+    code_digest`, no database): computed from the files here, never written down."""
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
+    env.update(env_example())
+    env.update(
+        SECRET_KEY=secrets.token_urlsafe(50),
+        JOURNAL_HMAC_KEY=settings.JOURNAL_HMAC_KEY,
+        WINNER_IDENTITY_KEYS=OPERATOR_WINNER_KEY,
+        SECURITY_LOG="stderr",
+    )
+    printed = subprocess.run(
+        [sys.executable, "manage.py", "code_digest"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert printed.returncode == 0, printed.stderr
+    return printed.stdout.strip()
+
+
 def operator_env(**changes: str | None) -> dict[str, str]:
     """The environment of deploy/env.example on this machine: our database and Redis, a real
-    secret key, one worker, this build's checksum approved; `changes` set (or, as None,
-    remove) variables. Nothing is inherited from the test run but PATH and HOME:
+    secret key, one worker, this build's checksum and code digest approved; `changes` set (or,
+    as None, remove) variables. Nothing is inherited from the test run but PATH and HOME:
     DJANGO_SETTINGS_MODULE is the test's there."""
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")}
     env.update(env_example())
@@ -98,6 +124,7 @@ def operator_env(**changes: str | None) -> dict[str, str]:
         DATABASE_POOLER="",  # the test database straight, not through pgbouncer (tests/cluster)
         SECURITY_LOG="stderr",  # systemd's LogsDirectory makes /var/log/jackpot; not here
         JACKPOT_CONFIG_SHA256=approved_checksum(),
+        JACKPOT_CODE_SHA256=approved_code_digest(),
     )
     for name, value in changes.items():
         if value is None:
@@ -498,6 +525,7 @@ def test_gunicorn_serves_once_the_selfcheck_passed(committed_database_url, floor
         output = server.stop()
     assert "selfcheck passed" in output
     assert output.index("selfcheck passed") < output.index("Listening at")
+    assert f"code           ok        sha256 {approved_code_digest()} is the approved" in output
 
 
 def test_gunicorn_never_answers_on_a_journal_edited_behind_the_databases_back(
@@ -546,3 +574,34 @@ def test_gunicorn_never_answers_without_the_approved_checksum(committed_database
     assert "configuration  failed" in output and message in output
     assert "journal        ok" in output
     assert "Listening at" not in output
+
+
+# --- The code proved (compliance 59): no approved digest of the installed code, no service.
+@pytest.mark.parametrize(
+    ("pin", "message"),
+    [
+        ("0" * 64, "is not the approved " + "0" * 64),
+        ("", "no approved digest: set JACKPOT_CODE_SHA256"),
+        ("not-a-digest", "JACKPOT_CODE_SHA256 is not a SHA-256"),
+    ],
+    ids=["wrong-digest", "no-digest", "malformed-digest"],
+)
+def test_gunicorn_never_answers_without_the_approved_code_digest(
+    committed_database_url, pin, message
+):
+    from jackpot.models import AuditEvent
+
+    output = refused_start(
+        operator_env(
+            DJANGO_SETTINGS_MODULE=None,
+            DATABASE_URL=committed_database_url,
+            JACKPOT_CODE_SHA256=pin,
+        )
+    )
+    assert "code           failed" in output and message in output
+    assert "configuration  ok" in output and "journal        ok" in output
+    assert "selfcheck failed: code: refusing to serve" in output
+    assert "Listening at" not in output
+    (event,) = AuditEvent.objects.filter(kind="code.mismatch")  # SE21, in the journal
+    assert event.payload["approved"] == (pin or None)
+    assert event.payload["installed"] == approved_code_digest()

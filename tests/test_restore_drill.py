@@ -24,6 +24,7 @@ from django.db import connection
 from jackpot.selectors import book_figures
 from jackpot.sign import display
 from tests.conftest import make_floor, uth_play, uth_seat
+from tests.test_production import approved_code_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,6 +101,8 @@ def test_a_backup_restored_into_an_empty_database_reproduces_the_books_and_the_s
         "DATABASE_URL": _url("postgres"),
         "PYTHON": sys.executable,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        # The service's approved code (compliance 59), computed from these files, as deployed
+        "JACKPOT_CODE_SHA256": approved_code_digest(),
     }
     try:
         # The drill, word for word as the operator runs it
@@ -118,7 +121,9 @@ def test_a_backup_restored_into_an_empty_database_reproduces_the_books_and_the_s
         assert "figures equal" in output and "restore drill passed" in output
         assert f"meter {pool['meter_cents']} cents" in output and f"meter {newer} " not in output
 
-        # Its figures, read again: the dump's, to the cent
+        # Its figures, read again: the dump's, to the cent; the admin chain one event longer,
+        # the self-check's record of the code it ran (compliance 59), which the drill's figures,
+        # taken before it, do not hold
         restored = subprocess.run(
             [sys.executable, "manage.py", "book_figures", "--json"],
             cwd=ROOT,
@@ -128,7 +133,14 @@ def test_a_backup_restored_into_an_empty_database_reproduces_the_books_and_the_s
             timeout=120,
             check=True,
         )
-        assert json.loads(restored.stdout) == at_dump
+        figures = json.loads(restored.stdout)
+        admin = figures["chains"].pop("admin")
+        at_dump_admin = at_dump["chains"].pop("admin")
+        assert figures == at_dump
+        assert admin["sequence"] == at_dump_admin["sequence"] + 1
+        assert f"code           ok        sha256 {approved_code_digest()}" in output
+        assert f"is the approved one (code.verified, admin #{admin['sequence']})" in output
+        assert output.index("== 3. its figures") < output.index("selfcheck passed")
 
         # A process pointed at the restored database, with the same Redis and cache keys, shows
         # the sign the restored meter, not the newer one cached for the original database

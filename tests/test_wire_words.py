@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -283,7 +284,52 @@ COMPONENTS = {
         "award date_of_birth document_number document_type keep_until name nationality "
         "recorded_at recorded_by"
     ),
+    # The session registers, models 8 and 8 ter (tables.bodies.registers).
+    "DisplayedLine": (
+        "change_cents corrections corrections_cents currency displayed_cents pool pool_name status"
+    ),
+    "DisplayedRegister": "club first_day last_day sessions totals",
+    "DisplayedSession": "closed_at club_day lines session",
+    "DisplayedTotal": (
+        "change_cents corrections corrections_cents currency last_displayed_cents pool "
+        "pool_name sessions"
+    ),
+    "DropCountLine": "confirmed_by counted_by counted_cents difference_cents expected_cents",
+    "WithheldLine": (
+        "currency drop_count house_cents meter_cents pool pool_name reserve_cents rounds stakes "
+        "stakes_cents table table_name voided voided_cents withheld_cents"
+    ),
+    "WithheldRegister": "club first_day last_day sessions total",
+    "WithheldSession": "closed_at club_day lines session total",
+    "WithheldTotal": (
+        "boxes boxes_confirmed counted_cents difference_cents house_cents meter_cents "
+        "reserve_cents rounds stakes stakes_cents voided voided_cents withheld_cents"
+    ),
     "Error": "error",
+    # The club's sessions (tables.bodies.sessions)
+    "DropCountBody": (
+        "confirmed confirmed_at confirmed_by counted counted_at counted_by counted_cents "
+        "difference_cents expected_cents table"
+    ),
+    "DropCountConfirmation": "counted_cents second_factor_code",
+    "DropCountEntry": "counted_cents",
+    "NoBody": "",
+    "SessionBody": (
+        "closed_at closed_by closed_how club_day drops id number opened_at opened_by pools "
+        "status tables"
+    ),
+    "SessionPage": "count limit offset results",
+    "SessionPoolLine": "corrections corrections_cents displayed_cents meter_version pool status",
+    "SessionSummary": (
+        "closed_at closed_by closed_how club_day id number opened_at opened_by status"
+    ),
+    "SessionTableLine": (
+        "house_cents meter_cents pool reserve_cents rounds stakes stakes_cents table voided "
+        "voided_cents withheld_cents"
+    ),
+    # The code proved (compliance 59).
+    "CodeCheckResult": "",
+    "CodeDigest": "approved_sha256 installed_sha256 last_checked_at last_result matches",
 }
 
 #: Every operation of the schema by its id (what generated clients call their methods), with
@@ -333,6 +379,9 @@ OPERATIONS = {
     "pool_voids": "pool",
     "reconciliation_get": "reconciliation",
     "reconciliations": "daily limit offset ok",
+    # The session registers (tables.api.registers).
+    "register_displayed": "format from lang to",
+    "register_withheld": "format from lang to",
     "round_detail": "round_id table",
     "round_list": "limit offset state table",
     "round_open": "Idempotency-Key table",
@@ -357,6 +406,14 @@ OPERATIONS = {
     "terminal_issue_withdraw": "change table",
     "terminal_list": "table",
     "terminal_revoke": "table terminal",
+    "drop_confirm": "session table",
+    "drop_count": "session table",
+    "session_close": "session",
+    "session_get": "session",
+    "session_list": "from limit offset to",
+    "session_open": "",
+    # The code proved (compliance 59).
+    "code_digest": "",
 }
 
 #: The header of each CSV (and the liability statement's figures' names).
@@ -420,6 +477,41 @@ CSV_HEADERS = {
         "status",
         "reset_reserve_cents",
         "reset_house_cents",
+    ],
+    # The session registers, models 8 and 8 ter (tables.club.registers).
+    "register withheld": [
+        "club_day",
+        "session",
+        "closed_at_utc",
+        "table",
+        "pool",
+        "currency",
+        "rounds",
+        "stakes",
+        "stakes_cents",
+        "meter_cents",
+        "reserve_cents",
+        "house_cents",
+        "voided",
+        "voided_cents",
+        "withheld_cents",
+        "counted_cents",
+        "expected_cents",
+        "difference_cents",
+        "counted_by",
+        "confirmed_by",
+    ],
+    "register displayed": [
+        "club_day",
+        "session",
+        "closed_at_utc",
+        "pool",
+        "currency",
+        "status",
+        "displayed_cents",
+        "corrections",
+        "corrections_cents",
+        "change_cents",
     ],
     "liability": ["figure", "value"],
     "liability figures": [
@@ -503,6 +595,22 @@ EVENTS = {
     "pool.changed": (
         "after after.name approved_by before before.name change note pool proposed_at proposed_by"
     ),
+    # The club's sessions (tables.club)
+    "session.opened": "club_day heads heads.pool-<n> number session",
+    "session.closed": (
+        "closed_how heads heads.pool-<n> heads.table-<n> number pools pools[].corrections "
+        "pools[].corrections_cents pools[].displayed_cents pools[].meter_version pools[].pool "
+        "pools[].status session tables tables[].house_cents tables[].meter_cents tables[].pool "
+        "tables[].reserve_cents tables[].rounds tables[].stakes tables[].stakes_cents "
+        "tables[].table tables[].voided tables[].voided_cents tables[].withheld_cents"
+    ),
+    "session.drop_counted": "counted_by_id counted_cents expected_cents session table",
+    "session.drop_confirmed": (
+        "confirmed_by_id counted_by counted_cents difference_cents expected_cents session table"
+    ),
+    "session.drop_difference": (
+        "confirmed_by_id counted_by counted_cents difference_cents expected_cents session table"
+    ),
 }
 
 
@@ -542,6 +650,8 @@ def _story() -> dict[str, list[str]]:
         ana="supervisor", bob="supervisor", ida="auditor", adam="admin", alex="admin"
     )
     terminal = floor.uth[0]
+    opened = people["ana"].post("/api/v1/sessions", content_type=JSON)
+    assert opened.status_code == 201, opened.json()
     assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]})
     settled = terminal.post(
         "/rounds/r-1/result",
@@ -565,6 +675,12 @@ def _story() -> dict[str, list[str]]:
     assert paid.status_code == 200, paid.json()
     assert terminal.post("/rounds", {"round_id": "r-2", "seats": [uth_seat(1)]}).status_code == 201
     assert terminal.post("/rounds/r-2/void", {"reason": "misdeal"}).status_code == 200
+    session = f"/api/v1/sessions/{opened.json()['id']}"
+    assert people["ana"].post(f"{session}/close", content_type=JSON).status_code == 200
+    count = f"{session}/tables/{terminal.table_id}/count"
+    assert people["ana"].post(count, {"counted_cents": 400}, content_type=JSON).status_code == 200
+    confirmed = people["bob"].post(f"{count}/confirm", {"counted_cents": 400}, content_type=JSON)
+    assert confirmed.status_code == 200, confirmed.json()  # a difference: SE19
     closed = people["adam"].patch(
         f"/api/v1/tables/{terminal.table_id}", {"enabled": False}, content_type=JSON
     )
@@ -590,6 +706,11 @@ def _story() -> dict[str, list[str]]:
     for chart in ("meter", "stakes", "awards", "hits"):
         history = auditor.get(f"/api/v1/pools/{floor.pool_id}/history.csv", {"chart": chart})
         headers[f"history {chart}"] = _first_line(history)
+    # The session registers, models 8 and 8 ter (tables.club.registers).
+    days = {"from": f"{now - day:%Y-%m-%d}", "to": f"{now:%Y-%m-%d}", "format": "csv"}
+    for register in ("withheld", "displayed"):
+        answer = auditor.get(f"/api/v1/registers/{register}", days)
+        headers[f"register {register}"] = _first_line(answer)
     liability = auditor.get(f"/api/v1/pools/{floor.pool_id}/liability", {"format": "csv"})
     assert liability.status_code == 200, liability.content
     rows = list(csv.reader(io.StringIO(liability.content.decode())))
@@ -604,11 +725,11 @@ def _story() -> dict[str, list[str]]:
 
 def _paths(value: object, prefix: str = "") -> set[str]:
     """Every key of a payload, as a path (`awards[].kind`); a key that is a number (an id) is
-    `<n>`, since ids differ from run to run."""
+    `<n>`, and so is a chain key's id (`heads.table-<n>`), since ids differ from run to run."""
     found: set[str] = set()
     if isinstance(value, dict):
         for key, inner in value.items():
-            word = "<n>" if str(key).isdigit() else str(key)
+            word = "<n>" if str(key).isdigit() else re.sub(r"-[0-9]+$", "-<n>", str(key))
             path = f"{prefix}.{word}" if prefix else word
             found |= {path} | _paths(inner, path)
     elif isinstance(value, list):
@@ -625,3 +746,26 @@ def test_the_csv_headers_event_kinds_and_payload_keys_stay():
     for kind, payload in AuditEvent.objects.values_list("kind", "payload"):
         written.setdefault(kind, set()).update(_paths(payload))
     assert {kind: " ".join(sorted(keys)) for kind, keys in written.items()} == EVENTS
+
+
+# --- The code proved (compliance 59): the start-up gate's two events and their payloads' keys.
+CODE_EVENTS = {
+    "code.verified": "approved host installed",
+    "code.mismatch": "approved host installed",
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_code_checks_events_keep_their_payload_keys(settings):
+    from core import code_digest
+
+    for pin in (code_digest.installed(), "0" * 64):
+        settings.JACKPOT_CODE_SHA256 = pin
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.suppress(SystemExit):
+            call_command("selfcheck", stdout=io.StringIO())
+    written: dict[str, set[str]] = {}
+    for kind, payload in AuditEvent.objects.filter(kind__in=CODE_EVENTS).values_list(
+        "kind", "payload"
+    ):
+        written.setdefault(kind, set()).update(_paths(payload))
+    assert {kind: " ".join(sorted(keys)) for kind, keys in written.items()} == CODE_EVENTS

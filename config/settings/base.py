@@ -13,6 +13,8 @@ reads and what it guarantees:
 - staff: password rules, the sign-in throttle and login URL, the club's name, the second factor;
 - winners: the identification threshold, the identities' keys and retention;
 - money: the approved checksum of what decides money, and the settings that do;
+- club: the club day's end and whether it closes the open session;
+- code: the approved digest of the installed code;
 - journal: the chain's key, full verifications, the history's fold, reconciliation, anchors;
 - integrity: award counts, voids, silent terminals, stale rounds;
 - exports: the auditors' background exports;
@@ -28,6 +30,8 @@ local, test and production start from `from config.settings.base import *` and o
 from config.settings.api import *  # noqa: F403
 from config.settings.application import *  # noqa: F403
 from config.settings.cache_and_celery import *  # noqa: F403
+from config.settings.club import *  # noqa: F403
+from config.settings.code import *  # noqa: F403
 from config.settings.databases import *  # noqa: F403
 from config.settings.exports import *  # noqa: F403
 from config.settings.integrity import *  # noqa: F403

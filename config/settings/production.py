@@ -144,7 +144,8 @@ if "*" in ALLOWED_HOSTS:
 if DATABASES["default"]["ENGINE"] != POSTGRESQL:
     raise ImproperlyConfigured("Production runs on PostgreSQL: set DATABASE_URL.")
 
-# The start-up self-check fails without an approved configuration checksum (JACKPOT_CONFIG_SHA256).
+# The start-up self-check fails without an approved configuration checksum (JACKPOT_CONFIG_SHA256)
+# and an approved digest of the installed code (JACKPOT_CODE_SHA256).
 SELFCHECK_REQUIRE_PIN = True
 # ... and while JOURNAL_ANCHOR_DIR is set, anchors this service's user could write
 # (deploy/systemd/jackpot-anchor.service: another user's files, readable by this one).

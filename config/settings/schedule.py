@@ -8,6 +8,7 @@ Invariant: every periodic task of jackpot.tasks and tables.tasks has exactly one
 
 from celery.schedules import crontab
 
+from config.settings.club import CLUB_SESSION_CHECK_SECONDS
 from config.settings.env import env_int
 from config.settings.exports import EXPORT_SWEEP_SECONDS
 from config.settings.integrity import INTEGRITY_CHECK_SECONDS, WATCH_SECONDS
@@ -68,6 +69,11 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-outbox": {
         "task": "jackpot.sweep_outbox",
         "schedule": float(OUTBOX_SWEEP_SECONDS),
+    },
+    # The open session closed once its club day has ended (tables.club.sessions).
+    "close-club-day": {
+        "task": "tables.close_club_day",
+        "schedule": float(CLUB_SESSION_CHECK_SECONDS),
     },
     # Winners' identities past WINNER_IDENTITY_RETENTION_DAYS deleted, once a day
     # (jackpot.awards.winners).

@@ -192,8 +192,9 @@ owner_url="postgres://$OWNER:$OWNER_PASSWORD@$PG_HOST:$PG_PORT/$CLUSTER_DATABASE
 
 # --- migrations: once per `make cluster`, as the owner, straight to PostgreSQL ------------------
 # migrate, then grant_app_role (jackpot-migrate.service's two steps), then the configuration
-# checksum production requires to be pinned: on a server the operator pins it after review; here
-# this build's own is approved, unless JACKPOT_CONFIG_SHA256 is given; then an anchor of the
+# checksum and the code's digest production requires to be pinned: on a server the operator pins
+# them after review; here this build's own are approved, computed now from the files being run,
+# unless JACKPOT_CONFIG_SHA256 or JACKPOT_CODE_SHA256 is given; then an anchor of the
 # journal (jackpot-anchor.service's step), umask 027: the directory 0750, the files 0640. One
 # Python process for the four (each would pay Django's start again). No statement or commit limit:
 # a migration's COMMIT waits for the synchronous standby however long it takes (with HA=1 the
@@ -211,6 +212,9 @@ call_command("grant_app_role", os.environ["APP_ROLE"])
 checksum = io.StringIO()
 call_command("selfcheck", print_checksum=True, stdout=checksum)
 print(f"approved checksum: {checksum.getvalue().strip()}")
+code = io.StringIO()
+call_command("code_digest", stdout=code)
+print(f"approved code digest: {code.getvalue().strip()}")
 os.umask(0o027)
 call_command("anchor_journal", "--out", os.environ["JOURNAL_ANCHOR_DIR"])
 PY
@@ -219,6 +223,11 @@ if [ -z "${JACKPOT_CONFIG_SHA256:-}" ]; then
 fi
 echo "JACKPOT_CONFIG_SHA256=$JACKPOT_CONFIG_SHA256" >> "$env_file"
 service_env+=("JACKPOT_CONFIG_SHA256=$JACKPOT_CONFIG_SHA256")
+if [ -z "${JACKPOT_CODE_SHA256:-}" ]; then
+    JACKPOT_CODE_SHA256=$(sed -n 's/^approved code digest: //p' "$CLUSTER_DIR/migrate.log")
+fi
+echo "JACKPOT_CODE_SHA256=$JACKPOT_CODE_SHA256" >> "$env_file"
+service_env+=("JACKPOT_CODE_SHA256=$JACKPOT_CODE_SHA256")
 mkdir -p "$CLUSTER_DIR/exports"
 
 # --- processes ---------------------------------------------------------------------------------

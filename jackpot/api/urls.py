@@ -1,6 +1,15 @@
 from django.urls import path
 
-from jackpot.api import awards, changes, corrections, exports, liability, notifications, views
+from jackpot.api import (
+    awards,
+    changes,
+    code,
+    corrections,
+    exports,
+    liability,
+    notifications,
+    views,
+)
 
 urlpatterns = [
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
@@ -79,4 +88,6 @@ urlpatterns = [
         awards.AwardVoidCancelView.as_view(),
         name="award-void-cancel",
     ),
+    # The code proved (compliance 59): both digests and the gate's last check.
+    path("code", code.CodeDigestView.as_view(), name="code-digest"),
 ]

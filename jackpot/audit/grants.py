@@ -29,7 +29,8 @@ from psycopg import sql
 ALL = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
 READ_APPEND = frozenset({"SELECT", "INSERT"})
 #: The journal and its verification's checkpoints: read and append only (the triggers of
-#: migrations jackpot/0003_append_only, 0013_checkpoints, 0020_surveillance_review).
+#: migrations jackpot/0003_append_only, 0013_checkpoints, 0020_surveillance_review, and
+#: tables/0014_session_rows_append_only).
 APPEND_ONLY = frozenset(
     {
         "jackpot_transfer",
@@ -38,6 +39,9 @@ APPEND_ONLY = frozenset(
         # surveillance's reviews and referral decisions (migration jackpot/0020)
         "jackpot_surveillancereview",
         "jackpot_referraldecision",
+        # a session's snapshot, registers models 8 and 8 ter (migration tables/0014)
+        "tables_sessiontable",
+        "tables_sessionpool",
     }
 )
 #: A table not named below.
@@ -56,6 +60,10 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     "jackpot_award": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "tables_round": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "tables_roundseat": READ_APPEND,
+    # The club's sessions (their close) and drop counts (a recount, the confirmation): updated,
+    # never deleted.
+    "tables_clubsession": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    "tables_dropcount": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # Parameter changes (their decision) and export jobs (their progress): never deleted.
     "jackpot_parameterchange": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "jackpot_exportjob": frozenset({"SELECT", "INSERT", "UPDATE"}),

@@ -12,6 +12,7 @@ module per section. Nothing is re-exported here: each name is imported from its 
 - exports: a background export's request and job;
 - notifications: the significant events and the webhook deliveries, and their query strings;
 - liability: the period-end liability's query string and answer;
+- code: which code runs: the approved and installed digests and the gate's last check;
 - render: awards, changes, export jobs, verifications and deliveries as the API shows them.
 
 The views read requests with these models and the schema documents them. Answers are built from

@@ -143,6 +143,8 @@ def table_chain(table_id: int) -> str:
 
 
 ADMIN_CHAIN = "admin"
+#: The club's sessions, their snapshots and drop counts (`tables.club`, `Lock.CLUB_CHAIN`).
+CLUB_CHAIN = "club"
 #: The verification's checkpoints (`jackpot.audit.checkpoints`): one `journal.checkpoint` event
 # each.
 CHECKPOINT_CHAIN = "checkpoints"

@@ -6,7 +6,8 @@ Invariants:
   by `jackpot.money.meter`'s single `UPDATE`s); tests/concurrency/test_lock_order.py checks it;
 - a transaction takes its locks in this order, never going back: TABLE, ROUND, AWARD,
   TABLE_CHAIN, POOL (taken last by a round's stakes: held only for one statement and the
-  commit), POOL_CHAIN, ADMIN_CHAIN, CHECKPOINT_CHAIN; rows no money path locks come first;
+  commit), POOL_CHAIN, CLUB_CHAIN, ADMIN_CHAIN, CHECKPOINT_CHAIN; rows no money path locks come
+  first;
 - a deadlock or serialization failure (40P01, 40001) runs the one durable transaction again,
   whole, a bounded number of times (`retried`, the one retry policy).
 
@@ -107,8 +108,12 @@ class Lock(IntEnum):
     TABLE_CHAIN = 3
     POOL = 4
     POOL_CHAIN = 5
-    ADMIN_CHAIN = 6
-    CHECKPOINT_CHAIN = 7
+    #: The club's sessions and drop counts (`tables.club`): taken first in their transactions,
+    #: so it serializes every write of a session, its snapshot and its counts; nothing of a money
+    #: path is taken after it, only the `admin` and `checkpoints` heads could be.
+    CLUB_CHAIN = 6
+    ADMIN_CHAIN = 7
+    CHECKPOINT_CHAIN = 8
 
 
 def table_row(model: type[M], *, table_pk: int, exclusive: bool) -> M | None:
@@ -155,7 +160,7 @@ _ADVANCE = (
 
 
 def chain_slot(chain: str) -> ChainSlot:
-    """Lock a chain's head (`Lock.TABLE_CHAIN`, `POOL_CHAIN`, `ADMIN_CHAIN` or
+    """Lock a chain's head (`Lock.TABLE_CHAIN`, `POOL_CHAIN`, `CLUB_CHAIN`, `ADMIN_CHAIN` or
     `CHECKPOINT_CHAIN` by the chain) with one UPDATE and take its next position; a chain's first
     event creates its head."""
     with connection.cursor() as cursor:

@@ -58,8 +58,10 @@ class EventCode(StrEnum):
     SECOND_FACTOR_MISSING = "SE16"
     TERMINAL_ISSUED = "SE17"
     AWARD_ODDS_ALARM = "SE18"
-    # SE19 is the club sessions' (another branch): a code is never reused.
+    DROP_DIFFERENCE = "SE19"
     POOL_CORRECTED = "SE20"
+    # The code proved (compliance 59).
+    CODE_MISMATCH = "SE21"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,10 +169,23 @@ CATALOGUE: tuple[EventType, ...] = (
         "in a sliding window (binomial tail of the PAR sheet's odds below AWARD_ODDS_THRESHOLD)",
     ),
     EventType(
+        EventCode.DROP_DIFFERENCE,
+        "session.drop_difference",
+        "A table's drop box, counted by two people at a session's end, differs from the "
+        "progressive stakes the journal says it withheld",
+    ),
+    EventType(
         EventCode.POOL_CORRECTED,
         "pool.corrected",
         "A documented correction of a pool's meter, reserve or an award's amount: a new "
         "compensating entry with its reason and the regulator's reference, approved by two people",
+    ),
+    # The code proved (compliance 59): the start-up gate's item `code` (jackpot.audit.code).
+    EventType(
+        EventCode.CODE_MISMATCH,
+        "code.mismatch",
+        "The start-up gate found the installed code's digest not the approved one "
+        "(JACKPOT_CODE_SHA256), or none approved where one is required: the service stays closed",
     ),
 )
 

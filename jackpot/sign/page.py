@@ -10,19 +10,26 @@ nothing), and `GET /api/v1/pools/{pool}` (the fixed awards) every few minutes. W
 - it needs nothing from outside the service: its style and script are inlined, and the page's
   Content-Security-Policy allows those two blocks (by hash) and requests to this origin only;
 - French by default, English with `?lang=en`.
+
+Beside it, the progressive's rules as posted at the table (`jackpot.sign.rules_sheet`):
+`/display/{pool}/rules` and `/display/{pool}/rules.pdf`, public like the sign, each read from
+the pool's one row and answered 304 while its ETag (the terms' digest and the language) holds.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import parse_etags
 
 from core.pages import content_security_policy, inline_asset, page_config, page_language
 from jackpot.models import Pool
+from jackpot.sign.rules_sheet import Lang, Posted, posted_terms, rules_pdf, rules_sheet
 
 POLL_MS = 1_000
 FETCH_TIMEOUT_MS = 2_500
@@ -58,6 +65,7 @@ TEXT: dict[str, dict[str, str]] = {
         "four_of_a_kind": "Carré",
         "full_house": "Full",
         "envy": "La Garantie",
+        "rules": "Règlement",
     },
     "en": {
         "locale": "en-GB",
@@ -85,6 +93,7 @@ TEXT: dict[str, dict[str, str]] = {
         "four_of_a_kind": "Four of a kind",
         "full_house": "Full house",
         "envy": "Envy bonus",
+        "rules": "Rules",
     },
 }
 
@@ -113,10 +122,80 @@ def display_sign(request: HttpRequest, pool: int) -> HttpResponse:
             "style": style,
             "script": script,
             "config": page_config(config),
+            "rules_url": reverse("display-rules", kwargs={"pool": pool}) + f"?lang={lang}",
         },
     )
     response["Content-Security-Policy"] = content_security_policy(
         styles=[style_hash], scripts=[script_hash]
     )
     response["Cache-Control"] = "no-cache"
+    return response
+
+
+RULES_TEXT: dict[str, dict[str, str]] = {
+    "fr": {"pdf": "Version imprimable (PDF)", "other": "English"},
+    "en": {"pdf": "Printable version (PDF)", "other": "Français"},
+}
+
+
+def _posted(request: HttpRequest, pool: int, kind: str) -> tuple[Posted, Lang, str]:
+    """The pool's posted terms, the language asked and the page's ETag; 404: no such pool."""
+    posted = posted_terms(pool)
+    if posted is None:
+        raise Http404(f"no pool {pool}")
+    lang = cast(Lang, page_language(request))
+    return posted, lang, f'"rules-{kind}-{posted.version}-{lang}"'
+
+
+def _unchanged(request: HttpRequest, etag: str) -> HttpResponse | None:
+    """304 when the client holds this version (the sheet changes only with the terms)."""
+    held = parse_etags(request.headers.get("If-None-Match", ""))
+    if etag in held or "*" in held:
+        response = HttpResponseNotModified()
+        _cache_headers(response, etag)
+        return response
+    return None
+
+
+def _cache_headers(response: HttpResponse, etag: str) -> None:
+    response["ETag"] = etag
+    response["Cache-Control"] = "public, no-cache"  # kept, and asked again with If-None-Match
+    response["Vary"] = "Cookie"  # the language may come from the cookie (core.pages)
+
+
+def display_rules(request: HttpRequest, pool: int) -> HttpResponse:
+    posted, lang, etag = _posted(request, pool, "html")
+    unchanged = _unchanged(request, etag)
+    if unchanged is not None:
+        return unchanged
+    other = "en" if lang == "fr" else "fr"
+    here = reverse("display-rules", kwargs={"pool": pool})
+    style, style_hash = inline_asset(_ASSETS / "rules_sheet.css")
+    response = render(
+        request,
+        "jackpot/rules_sheet.html",
+        {
+            "sheet": rules_sheet(posted, lang),
+            "text": RULES_TEXT[lang],
+            "club": settings.CLUB_NAME,
+            "style": style,
+            "pdf_url": reverse("display-rules-pdf", kwargs={"pool": pool}) + f"?lang={lang}",
+            "other_url": f"{here}?lang={other}",
+            "other_lang": other,
+        },
+    )
+    response["Content-Security-Policy"] = content_security_policy(styles=[style_hash], scripts=[])
+    _cache_headers(response, etag)
+    return response
+
+
+def display_rules_pdf(request: HttpRequest, pool: int) -> HttpResponse:
+    posted, lang, etag = _posted(request, pool, "pdf")
+    unchanged = _unchanged(request, etag)
+    if unchanged is not None:
+        return unchanged
+    response = HttpResponse(rules_pdf(rules_sheet(posted, lang)), content_type="application/pdf")
+    filename = f"rules-{pool}-{lang}.pdf" if lang == "en" else f"reglement-{pool}-{lang}.pdf"
+    response["Content-Disposition"] = f'inline; filename="{filename}"'
+    _cache_headers(response, etag)
     return response

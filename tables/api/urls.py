@@ -5,7 +5,9 @@ from tables.api import (
     history,
     integrity,
     reconciliations,
+    registers,
     rules_views,
+    sessions,
     verifications,
     views,
 )
@@ -99,10 +101,34 @@ urlpatterns = [
     ),
     path("integrity/flags", integrity.IntegrityFlagsView.as_view(), name="integrity-flags"),
     path("pools/<int:pool>/voids", integrity.PoolVoidsView.as_view(), name="pool-voids"),
+    path("sessions", sessions.SessionsView.as_view(), name="sessions"),
+    path("sessions/<int:session>", sessions.SessionView.as_view(), name="session-detail"),
+    path("sessions/<int:session>/close", sessions.SessionCloseView.as_view(), name="session-close"),
+    path(
+        "sessions/<int:session>/tables/<int:table>/count",
+        sessions.DropCountView.as_view(),
+        name="drop-count",
+    ),
+    path(
+        "sessions/<int:session>/tables/<int:table>/count/confirm",
+        sessions.DropConfirmView.as_view(),
+        name="drop-confirm",
+    ),
     path("reconciliations", reconciliations.ReconciliationsView.as_view(), name="reconciliations"),
     path(
         "reconciliations/<int:reconciliation>",
         reconciliations.ReconciliationView.as_view(),
         name="reconciliation-detail",
+    ),
+    # The session registers, models 8 and 8 ter (tables.api.registers).
+    path(
+        "registers/withheld",
+        registers.WithheldRegisterView.as_view(),
+        name="register-withheld",
+    ),
+    path(
+        "registers/displayed",
+        registers.DisplayedRegisterView.as_view(),
+        name="register-displayed",
     ),
 ]

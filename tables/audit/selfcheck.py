@@ -4,11 +4,14 @@ passes. `manage.py selfcheck` runs it; gunicorn before it binds, systemd before 
 The items, in order, each ok, failed, skipped (an item before it failed) or unpinned: `database`,
 `migrations` (none missing, none unknown), `journal` (the routine verification: its cost is
 what was added since the newest checkpoint), `configuration` (the money configuration's checksum
-equals JACKPOT_CONFIG_SHA256, required in production), `anchors` (readable, not writable by this
+equals JACKPOT_CONFIG_SHA256, required in production), `code` (the installed code's digest
+equals JACKPOT_CODE_SHA256, required in production), `anchors` (readable, not writable by this
 process's user where ANCHORS_SEPARATE_USER).
 
 Invariants: it passes when no item failed or was skipped; it writes only what a passing journal
-check leaves: its record and a new checkpoint.
+check leaves (its record and a new checkpoint) and, once the migrations are this build's, the
+code's check (`jackpot.audit.code`: `code.verified`, or SE21 `code.mismatch`) unless no digest
+is approved where none is required.
 
 Each item in full: docs/operations.md, "The modules, in detail".
 """
@@ -23,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
+from jackpot.audit.code import CodeCheck, code_check, code_check_record
 from jackpot.models import VerificationTrigger
 from jackpot.pools.configuration import config_checksum
 from tables.audit.verification_jobs import run_routine
@@ -152,6 +156,52 @@ def _configuration(checksum: str) -> Item:
     return Item("configuration", OK, f"sha256 {checksum} is the approved one")
 
 
+def _code_status(check: CodeCheck) -> Item:
+    installed = check.installed
+    if not check.approved:
+        if settings.SELFCHECK_REQUIRE_PIN:
+            return Item(
+                "code",
+                FAILED,
+                f"no approved digest: set JACKPOT_CODE_SHA256 to this build's {installed} "
+                "once it is approved",
+            )
+        return Item(
+            "code",
+            UNPINNED,
+            f"sha256 {installed}, not pinned (JACKPOT_CODE_SHA256; required in production)",
+        )
+    if not check.well_formed:
+        return Item("code", FAILED, "JACKPOT_CODE_SHA256 is not a SHA-256 (64 hex digits)")
+    if not check.matches:
+        return Item(
+            "code",
+            FAILED,
+            f"the installed code's sha256 {installed} is not the approved {check.approved} "
+            "(JACKPOT_CODE_SHA256; manage.py code_digest --manifest lists its files)",
+        )
+    return Item("code", OK, f"sha256 {installed} is the approved one")
+
+
+def _code(recordable: bool) -> Item:
+    """The installed code against the approved digest; the check recorded in the journal when
+    `recordable` (the database is this build's) and a digest is approved or required."""
+    check = code_check()
+    item = _code_status(check)
+    if item.status == UNPINNED:
+        return item
+    if not recordable:
+        return Item(item.name, item.status, f"{item.detail}; not recorded (no database)")
+    try:
+        with transaction.atomic():
+            event = code_check_record(check)
+    except DatabaseError as error:
+        return Item(
+            item.name, FAILED, f"{item.detail}; could not be recorded: {type(error).__name__}"
+        )
+    return Item(item.name, item.status, f"{item.detail} ({event.kind}, admin #{event.sequence})")
+
+
 def _anchors() -> Item:
     if not settings.JOURNAL_ANCHOR_DIR:
         return Item("anchors", OK, "JOURNAL_ANCHOR_DIR not set: no anchors read")
@@ -216,5 +266,6 @@ def selfcheck() -> SelfCheckReport:
     else:
         items.append(Item("journal", SKIPPED, "the database is not this build's"))
     items.append(_configuration(checksum))
+    items.append(_code(recordable=items[1].status == OK))
     items.append(_anchors())
     return SelfCheckReport(tuple(items), checksum)

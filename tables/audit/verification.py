@@ -8,7 +8,8 @@ Invariants:
 - a table's chain moves only the money of its rounds' pools of record;
 - per pool, the `stakes` account equals minus the stakes of its rounds not voided;
 - every round row made since the checkpoint is announced by a `round.opened` event;
-- the rows the register prints say what their events say (`tables.audit.records`);
+- the rows the register prints say what their events say (`tables.audit.records`), and so do
+  the club's sessions, snapshots and drop counts (`tables.audit.sessions`);
 - a passing run stores a checkpoint unless the newest already reaches as far.
 
 The checks in full: docs/accounting.md, "The modules, in detail".
@@ -34,6 +35,7 @@ from jackpot.money.ledger import table_chain
 from jackpot.reporting import reports
 from tables.audit.history import history_problems
 from tables.audit.records import FloorProjection
+from tables.audit.sessions import SessionProjection
 from tables.models import Round, RoundSeat, RoundState, Table
 from tables.selectors.integrity import pool_integrity_flags
 from tables.selectors.reconciliation import latest_reconciliation
@@ -62,6 +64,7 @@ class RoundsCheck:
         self.moved: set[tuple[int, int]] = set()  # (transfer's pool, its round)
         self.problems: dict[int, dict[str, int]] | None = None
         self.records = FloorProjection(carried.get("records") if not self.full else None)
+        self.sessions = SessionProjection(carried.get("sessions", {}) if not self.full else None)
 
     def chain_pools(self) -> Mapping[str, frozenset[int]]:
         for pk in Table.objects.values_list("pk", flat=True):
@@ -73,6 +76,7 @@ class RoundsCheck:
 
     def observe(self, event: Event, transfers: Sequence[journal.TransferRow]) -> None:
         self.records.observe(event)
+        self.sessions.observe(event)
         if self.full:
             return
         if event.kind == "round.opened":
@@ -139,7 +143,7 @@ class RoundsCheck:
         return found
 
     def row_problems(self, broken: bool) -> list[str]:
-        return self.records.problems(broken)
+        return [*self.records.problems(broken), *self.sessions.problems()]
 
     def carried(self) -> dict[str, Any]:
         return {
@@ -147,6 +151,7 @@ class RoundsCheck:
             "chains": {chain: sorted(pools) for chain, pools in sorted(self.chains.items())},
             "round_id": self.round_pk,
             "records": self.records.carried(),
+            "sessions": self.sessions.carried(),
         }
 
 

@@ -9,7 +9,8 @@ module per concern, and the readers that turn a round's bodies into the domain's
 - administration: tables and terminal tokens as their administration sees them;
 - integrity: integrity flags listed, and the void watch;
 - reconciliation: reconciliation reports;
-- history: a pool's history for auditors, one row model per chart.
+- history: a pool's history for auditors, one row model per chart;
+- registers: the session registers, models 8 and 8 ter, and their query.
 
 Invariant: a shape is declared in exactly one of these modules and imported from it; drf-spectacular
 names each schema component after its class, so a class keeps its name when it moves. Nothing is

@@ -73,8 +73,9 @@ class SessionTable(models.Model):
     """One line of register model 8: what a table withheld for a pool during a session.
 
     `stakes` progressive stakes were taken (`stakes_cents`, split as the rounds' events say into
-    meter, reserve and house); `voided` of them were refunded by a void within the session
-    (`voided_cents`); `withheld_cents` is `stakes_cents - voided_cents`, what the box should hold.
+    meter, reserve and house); `voided` rounds had their stakes refunded by a void within the
+    session (`voided_cents`); `withheld_cents` is `stakes_cents - voided_cents`, what the box
+    should hold.
     """
 
     session = models.ForeignKey(ClubSession, on_delete=models.PROTECT, related_name="tables")

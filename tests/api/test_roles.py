@@ -71,6 +71,9 @@ ADMIN_ONLY = {**STAFF_READ, "supervisor": 403, "auditor": 403}
 ADMIN_TEXT = {**ADMIN_ONLY, "admin": 400}
 ADMIN_MISSING = {**ADMIN_ONLY, "admin": 404}
 
+# The session registers: auditors, managers and supervisors; an admin configures, 403.
+REGISTERS = {**STAFF_READ, "admin": 403}
+
 MATRIX = [
     ("get", "/api/v1/pools/{pool}", PUBLIC),
     ("get", "/api/v1/pools/{pool}/meter", PUBLIC),
@@ -88,6 +91,7 @@ MATRIX = [
     ("get", "/api/v1/events", STAFF_READ),
     ("post", "/api/v1/events", {**STAFF_READ, "supervisor": 405, "auditor": 405, "admin": 405}),
     ("get", "/api/v1/notifications", AUDIT),
+    ("get", "/api/v1/code", AUDIT),  # the code proved (compliance 59)
     ("get", "/api/v1/journal/verify", AUDIT),
     ("post", "/api/v1/awards/999999/verify", SUPERVISE_TEXT),
     ("post", "/api/v1/awards/999999/approve", SUPERVISE),
@@ -98,6 +102,9 @@ MATRIX = [
         "/api/v1/awards/register?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z",
         AUDIT,
     ),
+    # The session registers are the money's people's books: not an admin's (tables.api.registers).
+    ("get", "/api/v1/registers/withheld?from=2026-01-01&to=2026-01-02", REGISTERS),
+    ("get", "/api/v1/registers/displayed?from=2026-01-01&to=2026-01-02", REGISTERS),
     ("post", "/api/v1/awards/999999/void", SUPERVISE_TEXT),
     ("post", "/api/v1/awards/999999/void/confirm", SUPERVISE),
     ("post", "/api/v1/awards/999999/void/cancel", SUPERVISE_TEXT),

@@ -329,6 +329,15 @@ SEMANTIC_REFUSALS = [
         operations=frozenset({"pool_history", "pool_history_csv"}),
         when=_message("must not be before from"),
     ),
+    # The session registers (tables.api.registers).
+    Refusal(
+        400,
+        "invalid_parameter",
+        "a register's last club day before its first, or more than a year after it: JSON Schema"
+        " cannot compare two parameters",
+        operations=frozenset({"register_withheld", "register_displayed"}),
+        when=_message("must not be before from|must be at most"),
+    ),
     Refusal(
         400,
         "invalid_parameter",
@@ -674,6 +683,8 @@ class World:
         if "staffToken" in schemes:
             # A money step is a manager's: an admin decides no money (compliance 52).
             who = "manager" if operation_id in MONEY else "admin"
+            # The session registers are the money's people's: an auditor reads them.
+            who = "auditor" if operation_id in REGISTERS else who
             return {"Authorization": f"Bearer {self.staff[who]}"}
         return {}
 
@@ -695,6 +706,10 @@ MONEY = frozenset(
         "pool_correction_withdraw",
     }
 )
+
+
+#: The session registers: called with the auditor's token (an admin's is 403).
+REGISTERS = frozenset({"register_withheld", "register_displayed"})
 
 
 #: The operations on a table that the table administration calls: they get the spare table.

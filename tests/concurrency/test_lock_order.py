@@ -58,7 +58,8 @@ def _lock_of(sql: str) -> Lock | None:
         assert key is not None, flat
         if key.group(1).startswith("table-"):
             return Lock.TABLE_CHAIN
-        return Lock.ADMIN_CHAIN if key.group(1) == "admin" else Lock.POOL_CHAIN
+        chains = {"admin": Lock.ADMIN_CHAIN, "club": Lock.CLUB_CHAIN}
+        return chains.get(key.group(1), Lock.POOL_CHAIN)
     return None
 
 

@@ -48,7 +48,10 @@ STABLE = {
     "SE16": "staff.second_factor_missing",
     "SE17": "terminal.issued",
     "SE18": "integrity.award_odds",
+    "SE19": "session.drop_difference",
     "SE20": "pool.corrected",
+    # The code proved (compliance 59).
+    "SE21": "code.mismatch",
 }
 
 

@@ -17,6 +17,7 @@ from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 from django.test import override_settings
 
+from core import code_digest
 from jackpot.models import Transfer
 from jackpot.money.canonical import canonical_json
 from jackpot.pools import configuration
@@ -41,7 +42,11 @@ def approved() -> str:
 
 def test_a_sound_database_passes_with_the_approved_checksum(floor):
     floor.uth[0].post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]})
-    with override_settings(JACKPOT_CONFIG_SHA256=approved(), SELFCHECK_REQUIRE_PIN=True):
+    with override_settings(
+        JACKPOT_CONFIG_SHA256=approved(),
+        JACKPOT_CODE_SHA256=code_digest.installed(),
+        SELFCHECK_REQUIRE_PIN=True,
+    ):
         status, out = selfcheck()
     assert status == 0, out
     lines = out.splitlines()
@@ -51,6 +56,7 @@ def test_a_sound_database_passes_with_the_approved_checksum(floor):
         ["migrations", "ok"],
         ["journal", "ok"],
         ["configuration", "ok"],
+        ["code", "ok"],
         ["anchors", "ok"],
     ]
     assert "meter and reserve equal the ledger" in out
@@ -64,6 +70,7 @@ def test_a_sound_database_passes_with_the_approved_checksum(floor):
         "migrations": "ok",
         "journal": "ok",
         "configuration": "ok",
+        "code": "unpinned",  # the test settings approve no code (none required outside production)
         "anchors": "ok",
     }
 
