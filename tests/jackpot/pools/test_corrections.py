@@ -16,6 +16,8 @@ from jackpot.models import AuditEvent, Award, ParameterChange, Pool, Transfer
 from jackpot.money import ledger
 from jackpot.reporting.liability import pool_liability
 from jackpot.reporting.statements import liability_csv
+from tables.club.sessions import close_session, open_session
+from tables.models import SessionPool
 from tests.conftest import Floor, assert_journal_ok, uth_play, uth_seat
 from tests.floor.conftest import play_hit
 from tests.staff import person, surveilled, token_client
@@ -445,3 +447,21 @@ def test_the_history_and_the_auditors_page_show_the_corrections(staff, floor: Fl
     body = shown.content.decode()
     assert 'id="corrections-table"' in body and "Documented corrections" in body
     assert "Regulator&#x27;s reference" in body or "Regulator's reference" in body
+
+
+def test_a_sessions_register_8_ter_counts_its_meter_corrections(staff, floor: Floor):
+    """The contract with the club's sessions (tables.club.snapshot): the `pool.corrected` events
+    of a session with target `meter`, their signed `amount_cents` summed."""
+    ana = person("ana-session", "supervisor")
+    session = open_session(user=ana)
+    for fields in (
+        {"amount_cents": 2_500},
+        {"amount_cents": -400},
+        {"target": "reserve", "amount_cents": 70},  # not the meter's: not counted
+    ):
+        change = propose(staff["sue"], floor.pool_id, **fields).json()
+        assert approve(staff["max"], floor.pool_id, change["id"]).status_code == 200
+    close_session(session_id=session.pk, user=ana)
+    shown = SessionPool.objects.get(session=session, pool_id=floor.pool_id)
+    assert (shown.corrections, shown.corrections_cents) == (2, 2_100)
+    assert shown.displayed_cents == Pool.objects.get(pk=floor.pool_id).meter_cents
