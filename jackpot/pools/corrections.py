@@ -19,6 +19,7 @@ chain head. The rules and a worked example: docs/accounting.md, "Corrections".
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -30,6 +31,7 @@ from jackpot.approvals import changes
 from jackpot.approvals.presence import Presence
 from jackpot.models import Award, AwardStatus, ChangeKind, ParameterChange, Pool, PoolStatus
 from jackpot.money import ledger, locks, meter, movements
+from jackpot.money.accounting import Posting
 from jackpot.money.meter import pool_meter
 from jackpot.sign import display
 from jackpot.staff import authority, duties
@@ -195,8 +197,8 @@ def correction_propose(
 
 
 def _apply(
-    pool: Pool, change: ParameterChange, award: Award | None, now: Any
-) -> tuple[tuple[Any, ...], meter.Counters]:
+    pool: Pool, change: ParameterChange, award: Award | None, now: datetime
+) -> tuple[tuple[Posting, ...], meter.Counters]:
     """The correction's money: its postings and the pool's counters after it."""
     target, amount = change.changes["target"], int(change.changes["amount_cents"])
     if award is None:
