@@ -92,6 +92,12 @@ class ErrorCode(StrEnum):
     DROP_CONFIRMED = "drop_confirmed"
     COUNT_DISAGREES = "count_disagrees"
     COUNT_UNEXPLAINED = "count_unexplained"
+    # A documented correction, two people (jackpot.pools.corrections)
+    INVALID_CORRECTION = "invalid_correction"
+    CORRECTION_BELOW_ZERO = "correction_below_zero"
+    AWARD_PAID = "award_paid"
+    AWARD_VOID = "award_void"
+    AWARD_DUE_NOT_POSITIVE = "award_due_not_positive"
     # The auditors' background exports
     EXPORT_NOT_FOUND = "export_not_found"
     RECONCILIATION_NOT_FOUND = "reconciliation_not_found"
@@ -242,6 +248,21 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
         400,
         "a stop's disposition names another active pool of the same currency, or the orphan "
         "account",
+    ),
+    ErrorCode.INVALID_CORRECTION: (
+        400,
+        "a correction's target is meter, reserve or award (naming its award), its amount a "
+        "signed non-zero number of cents",
+    ),
+    ErrorCode.CORRECTION_BELOW_ZERO: (
+        409,
+        "the correction would take the meter or the reserve below zero: nothing was changed",
+    ),
+    ErrorCode.AWARD_PAID: (409, "the award is paid: what it paid is not corrected"),
+    ErrorCode.AWARD_VOID: (409, "the award is void: it owes nothing to correct"),
+    ErrorCode.AWARD_DUE_NOT_POSITIVE: (
+        409,
+        "the correction would leave the award owing nothing or less: void it instead",
     ),
     ErrorCode.EXPORT_NOT_FOUND: (404, "no such export"),
     ErrorCode.RECONCILIATION_NOT_FOUND: (404, "no such reconciliation report"),

@@ -4,7 +4,9 @@ The page is a shell for signed-in auditors and admins (a Django session, `floor.
 a visitor is sent to the login page, anyone else signed in gets a 403 page, and no one is shown a
 byte of the pool before that): its script reads the pool's
 history from the API (`GET /api/v1/pools/{pool}/history`, with the session) and draws each chart
-as inline SVG of its own; each chart links to its CSV (`history.csv?chart=`), the same rows. Its
+as inline SVG of its own; each chart links to its CSV (`history.csv?chart=`), the same rows. The
+documented corrections of the range (compliance 55) are marked on the meter chart and listed,
+each with its reference and who proposed and approved it. Its
 void watch (`GET /api/v1/pools/{pool}/voids`, tables.selectors.voids) is the integrity check's
 window, not the days picked: each table's voids over the window and shift by shift, the check's
 alarms marked, and the pool's void flags listed. Its liability links download the period-end
@@ -87,6 +89,16 @@ _WORDS: dict[str, dict[str, str]] = {
         "status": "Statut",
         "reset_reserve": "Remise : réserve",
         "reset_house": "Remise : maison",
+        "corrections": "Corrections documentées",
+        "correction_mark": "correction",
+        "target": "Objet",
+        "target_meter": "compteur",
+        "target_reserve": "réserve",
+        "target_award": "gain n°{award}",
+        "reference": "Référence du régulateur",
+        "reason": "Motif",
+        "approved_by": "Proposée / approuvée par",
+        "meter_after": "Compteur après",
         "rounds": "{rounds} tours réglés, {stakes} mises",
         "pending": "à vérifier",
         "verified": "vérifié",
@@ -164,6 +176,16 @@ _WORDS: dict[str, dict[str, str]] = {
         "status": "Status",
         "reset_reserve": "Reset: reserve",
         "reset_house": "Reset: house",
+        "corrections": "Documented corrections",
+        "correction_mark": "correction",
+        "target": "Corrects",
+        "target_meter": "meter",
+        "target_reserve": "reserve",
+        "target_award": "award #{award}",
+        "reference": "Regulator's reference",
+        "reason": "Reason",
+        "approved_by": "Proposed / approved by",
+        "meter_after": "Meter after",
         "rounds": "{rounds} settled rounds, {stakes} stakes",
         "pending": "to verify",
         "verified": "verified",

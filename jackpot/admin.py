@@ -392,6 +392,13 @@ class ParameterChangeAdmin(AdminRoleOnly):
     def approve(self, request: HttpRequest, queryset: QuerySet[ParameterChange]) -> None:
         def decide(presence: Presence) -> None:
             def run(proposal: ParameterChange) -> None:
+                if proposal.kind == ChangeKind.POOL_CORRECTION:
+                    raise Forbidden(
+                        "permission_denied",
+                        "a correction is a money decision: a manager approves it (POST "
+                        "/api/v1/pools/{pool}/corrections/{change}/approve), never an admin",
+                        param="change",
+                    )
                 if proposal.kind not in APPROVE:
                     raise ApiError(
                         "invalid_change",

@@ -19,6 +19,7 @@ from core.errors import Conflict, Gone, NotFound
 from jackpot.awards import winners
 from jackpot.bodies.awards import AwardBody, AwardListQuery, AwardPage
 from jackpot.bodies.changes import ParameterChangePage, ParameterChangeQuery
+from jackpot.bodies.corrections import CorrectionPage, CorrectionQuery
 from jackpot.bodies.journal import EventRef, JournalPage, JournalQuery, JournalTransfer
 from jackpot.bodies.notifications import (
     NotificationPage,
@@ -33,6 +34,7 @@ from jackpot.bodies.render import (
     AWARD_RELATED,
     award_body,
     change_body,
+    correction_body,
     notification_body,
 )
 from jackpot.models import (
@@ -281,6 +283,23 @@ def change_list(*, pool: Pool, query: ParameterChangeQuery) -> ParameterChangePa
         results=[
             change_body(change) for change in changes.order_by("-pk")[offset : offset + limit]
         ],
+    )
+
+
+def correction_list(*, pool: Pool, query: CorrectionQuery) -> CorrectionPage:
+    """A page of the pool's corrections (proposed, applied, rejected, withdrawn), newest first,
+    of one status if asked."""
+    found = ParameterChange.objects.filter(
+        pool=pool, kind=ChangeKind.POOL_CORRECTION
+    ).select_related("proposed_by", "decided_by")
+    if query.status is not None:
+        found = found.filter(status=query.status)
+    limit, offset = query.limit, query.offset
+    return CorrectionPage.model_construct(
+        count=found.count(),
+        limit=limit,
+        offset=offset,
+        results=[correction_body(c) for c in found.order_by("-pk")[offset : offset + limit]],
     )
 
 

@@ -37,7 +37,8 @@ JSON = "application/json"
 COMPONENTS = {
     "AccountKind": "",
     "Award": (
-        "amount_cents approval_note approved_at approved_by board cards created_at follows game "
+        "amount_cents approval_note approved_at approved_by board cards corrected_cents "
+        "created_at due_cents follows game "
         "id kind paid_at paid_by payment_method payment_note payment_reference pool review "
         "round round_id seat sequence status surveillance_required table table_name "
         "verification_note verified_at verified_by void_reason void_request_reason "
@@ -67,6 +68,13 @@ COMPONENTS = {
     "ChangeStatus": "",
     "ChangeWithdrawal": "note",
     "Contribution": "house_cents meter_cents reserve_cents stake_cents stakes",
+    "Correction": (
+        "amount_cents award before decided_at decided_by decision_note evidence id pool "
+        "proposed_at proposed_by reason reference status target"
+    ),
+    "CorrectionFigures": "count meter_cents payable_cents pending_cents reserve_cents",
+    "CorrectionPage": "count limit offset results",
+    "CorrectionProposal": "amount_cents award evidence reason reference target",
     "DeliveryStatus": "",
     "DisplayMeter": (
         "amount_cents as_of currency jackpot_pending last_hit pending_jackpot pool recent_hits "
@@ -86,6 +94,10 @@ COMPONENTS = {
     "FoldActionEnum": "",
     "Hand": "best_five category",
     "HistoryChart": "",
+    "HistoryCorrection": (
+        "amount_cents approved_by at award change day meter_after_cents proposed_by reason "
+        "reference reserve_after_cents target"
+    ),
     "HistoryHit": (
         "amount_cents at award day reset_house_cents reset_reserve_cents round seat status table"
     ),
@@ -105,9 +117,9 @@ COMPONENTS = {
         "at checkpoint currency journal meter_above_seed_cents meter_cents owed_cents payable "
         "pending period pool pool_name reserve_cents seed_cents"
     ),
-    "LiabilityPeriod": "end granted jackpots paid start voided",
+    "LiabilityPeriod": "corrections end granted jackpots paid start voided",
     "Meter": "amount_cents as_of currency pool sequence status",
-    "MeterDay": "change_cents closing_cents day",
+    "MeterDay": "change_cents closing_cents corrections_cents day",
     "MeterIdentity": "expected_units formula holds meter_units",
     "NameEnum": "",
     "Notification": (
@@ -145,8 +157,8 @@ COMPONENTS = {
         "stake_cents surveillance_required tables verification_threshold_cents"
     ),
     "PoolHistory": (
-        "awards currency first_day hits last_day meter pool reconciled reconciliation "
-        "settled_rounds settled_stakes stakes time_zone"
+        "awards corrections currency first_day hits last_day meter pool reconciled "
+        "reconciliation settled_rounds settled_stakes stakes time_zone"
     ),
     "PoolLife": "pool reason since status",
     "PoolParameters": (
@@ -223,6 +235,7 @@ COMPONENTS = {
     "TableAnswer": "enabled game id name open_rounds pool seats",
     "TableAnswerGameEnum": "",
     "TableMoveProposal": "pool reason",
+    "TargetEnum": "",
     "TerminalAnswer": "created_at id name prefix revoked_at table",
     "TerminalIssue": "name reason revoke_others",
     "TerminalIssued": "change created_at id name prefix revoked_at table token",
@@ -349,6 +362,11 @@ OPERATIONS = {
     "pool_change_propose": "pool",
     "pool_change_reject": "change pool",
     "pool_change_withdraw": "change pool",
+    "pool_correction_approve": "change pool",
+    "pool_correction_list": "limit offset pool status",
+    "pool_correction_propose": "pool",
+    "pool_correction_reject": "change pool",
+    "pool_correction_withdraw": "change pool",
     "pool_detail": "pool",
     "pool_history": "from pool to",
     "pool_history_csv": "chart from pool to",
@@ -437,7 +455,7 @@ CSV_HEADERS = {
         "cashier",
         "approver",
     ],
-    "history meter": ["day", "closing_cents", "change_cents"],
+    "history meter": ["day", "closing_cents", "change_cents", "corrections_cents"],
     "history stakes": ["day", "count", "stakes_cents", "refunded_count", "refunded_cents"],
     "history awards": [
         "kind",
@@ -499,6 +517,11 @@ CSV_HEADERS = {
     "liability figures": [
         "at_utc",
         "checkpoint",
+        "corrections_count",
+        "corrections_meter_cents",
+        "corrections_payable_cents",
+        "corrections_pending_cents",
+        "corrections_reserve_cents",
         "currency",
         "granted_cents",
         "granted_count",

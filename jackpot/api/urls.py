@@ -1,6 +1,15 @@
 from django.urls import path
 
-from jackpot.api import awards, changes, code, exports, liability, notifications, views
+from jackpot.api import (
+    awards,
+    changes,
+    code,
+    corrections,
+    exports,
+    liability,
+    notifications,
+    views,
+)
 
 urlpatterns = [
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
@@ -28,6 +37,26 @@ urlpatterns = [
         "pools/<int:pool>/changes/<int:change>/withdraw",
         changes.PoolChangeWithdrawView.as_view(),
         name="pool-change-withdraw",
+    ),
+    path(
+        "pools/<int:pool>/corrections",
+        corrections.PoolCorrectionsView.as_view(),
+        name="pool-corrections",
+    ),
+    path(
+        "pools/<int:pool>/corrections/<int:change>/approve",
+        corrections.PoolCorrectionApproveView.as_view(),
+        name="pool-correction-approve",
+    ),
+    path(
+        "pools/<int:pool>/corrections/<int:change>/reject",
+        corrections.PoolCorrectionRejectView.as_view(),
+        name="pool-correction-reject",
+    ),
+    path(
+        "pools/<int:pool>/corrections/<int:change>/withdraw",
+        corrections.PoolCorrectionWithdrawView.as_view(),
+        name="pool-correction-withdraw",
     ),
     path("journal", views.JournalView.as_view(), name="journal"),
     path("events", views.SignificantEventListView.as_view(), name="event-list"),

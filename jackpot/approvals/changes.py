@@ -41,12 +41,15 @@ def _actor(user: User) -> str:
 
 
 #: The kinds written on their pool's own chain.
-POOL_CHAIN_KINDS = (ChangeKind.POOL_PARAMETERS, ChangeKind.POOL_STOP)
+POOL_CHAIN_KINDS = (ChangeKind.POOL_PARAMETERS, ChangeKind.POOL_STOP, ChangeKind.POOL_CORRECTION)
+#: The kinds an admin decides: all but a correction, a money decision (`jackpot.pools.corrections`)
+#: rejected by a supervisor or a manager alone.
+CONFIGURATION_KINDS = tuple(kind for kind in ChangeKind if kind != ChangeKind.POOL_CORRECTION)
 
 
 def change_chain(change: ParameterChange) -> str:
-    """A pool's parameters and its stop change on the pool's chain; every other kind on the
-    `admin` chain."""
+    """A pool's parameters, its stop and its corrections change on the pool's chain; every other
+    kind on the `admin` chain."""
     if change.kind in POOL_CHAIN_KINDS and change.pool_id is not None:
         return ledger.pool_chain(change.pool_id)
     return ledger.ADMIN_CHAIN
@@ -184,11 +187,20 @@ def applied(change: ParameterChange, user: User, note: str, now: datetime) -> di
 
 
 def _close(
-    *, pool_id: int | None, change_id: int, user: User, note: str, status: ChangeStatus
+    *,
+    pool_id: int | None,
+    change_id: int,
+    user: User,
+    note: str,
+    status: ChangeStatus,
+    kinds: tuple[ChangeKind, ...] | None,
 ) -> ParameterChange:
-    """Reject or withdraw a proposed change; of a pool's parameters when `pool_id` is named, of
-    any kind otherwise (the admin's list of changes)."""
-    kinds = POOL_CHAIN_KINDS if pool_id is not None else tuple(ChangeKind)
+    """Reject or withdraw a proposed change of `kinds`; by default an admin's: of a pool's
+    parameters or stop when `pool_id` is named, any but a correction otherwise (the admin's
+    list of changes)."""
+    if kinds is None:
+        pooled = pool_id is not None
+        kinds = tuple(k for k in CONFIGURATION_KINDS if not pooled or k in POOL_CHAIN_KINDS)
     with transaction.atomic():
         change = proposed(change_id, kinds=kinds, pool_id=pool_id)
         if status == ChangeStatus.WITHDRAWN and change.proposed_by_id != user.pk:
@@ -205,20 +217,41 @@ def _close(
 
 
 def change_reject(
-    *, change_id: int, user: User, note: str, pool_id: int | None = None
+    *,
+    change_id: int,
+    user: User,
+    note: str,
+    pool_id: int | None = None,
+    kinds: tuple[ChangeKind, ...] | None = None,
 ) -> ParameterChange:
-    """An admin (any, the proposer too) rejects a proposed change, saying why."""
+    """An admin (any, the proposer too) rejects a proposed change, saying why; `kinds`: the
+    kinds the caller decides (`_close`)."""
     return _close(
-        pool_id=pool_id, change_id=change_id, user=user, note=note, status=ChangeStatus.REJECTED
+        pool_id=pool_id,
+        change_id=change_id,
+        user=user,
+        note=note,
+        status=ChangeStatus.REJECTED,
+        kinds=kinds,
     )
 
 
 def change_withdraw(
-    *, change_id: int, user: User, note: str = "", pool_id: int | None = None
+    *,
+    change_id: int,
+    user: User,
+    note: str = "",
+    pool_id: int | None = None,
+    kinds: tuple[ChangeKind, ...] | None = None,
 ) -> ParameterChange:
     """The proposer takes the proposal back."""
     return _close(
-        pool_id=pool_id, change_id=change_id, user=user, note=note, status=ChangeStatus.WITHDRAWN
+        pool_id=pool_id,
+        change_id=change_id,
+        user=user,
+        note=note,
+        status=ChangeStatus.WITHDRAWN,
+        kinds=kinds,
     )
 
 

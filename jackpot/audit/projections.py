@@ -70,6 +70,7 @@ AWARD_FIELDS = (
     "payment_method",
     "payment_reference",
     "payment_note",
+    "corrected_cents",
 )
 #: What an award shows of its round, recorded at its grant (`jackpot.money.movements.Dealt`): the
 #: `round.settled` event's award entry carries them for the rounds settled since issue 23; an
@@ -91,6 +92,8 @@ _BY = tuple(name for name in AWARD_FIELDS if name.endswith("_by"))
 FINAL = frozenset({AwardStatus.PAID.value, AwardStatus.VOID.value})
 #: The steps that change who asked for a jackpot's void, not the award's status.
 VOID_REQUEST_KINDS = frozenset({"award.void_requested", "award.void_cancelled"})
+#: A documented correction (`jackpot.pools.corrections`): of an award, it moves what is due.
+CORRECTED = "pool.corrected"
 _STATUSES = frozenset(status.value for status in AwardStatus)
 
 
@@ -205,6 +208,7 @@ def _created(event: Event, payload: dict[str, Any], award: dict[str, Any]) -> Se
             "payment_method": "",
             "payment_reference": "",
             "payment_note": "",
+            "corrected_cents": 0,
             **{name: None for pair in STEP_FIELDS.values() for name in pair},
         },
         event.chain,
@@ -219,7 +223,16 @@ def _as_created(seen: Seen) -> bool:
     """An award approved at once (below its pool's threshold) that no step has touched: the
     event that created it says all there is to say of it, so a checkpoint need not carry it."""
     fields = seen.fields
-    return fields["status"] == AwardStatus.APPROVED.value and fields["approved_by"] is None
+    return (
+        fields["status"] == AwardStatus.APPROVED.value
+        and fields["approved_by"] is None
+        and not fields.get("corrected_cents")
+    )
+
+
+def _due(fields: dict[str, Any]) -> int:
+    """What an award is due as the journal says: its amount and its corrections."""
+    return int(fields["amount_cents"] or 0) + int(fields.get("corrected_cents") or 0)
 
 
 class Totals:
@@ -236,23 +249,25 @@ class Totals:
                 self.live[int(pool)][kind] = [count, cents]
 
     def created(self, fields: dict[str, Any]) -> None:
-        pool, amount = int(fields["pool"] or 0), int(fields["amount_cents"] or 0)
+        pool, amount = int(fields["pool"] or 0), _due(fields)
         self.status[pool][str(fields["status"])] += amount
         if fields["status"] != AwardStatus.VOID.value:
             live = self.live[pool][str(fields["kind"])]
             live[0], live[1] = live[0] + 1, live[1] + amount
 
     def moved(self, fields: dict[str, Any], before: str) -> None:
-        pool, amount, after = (
-            int(fields["pool"] or 0),
-            int(fields["amount_cents"] or 0),
-            fields["status"],
-        )
+        pool, amount, after = int(fields["pool"] or 0), _due(fields), fields["status"]
         self.status[pool][before] -= amount
         self.status[pool][str(after)] += amount
         if after == AwardStatus.VOID.value and before != after:
             live = self.live[pool][str(fields["kind"])]
             live[0], live[1] = live[0] - 1, live[1] - amount
+
+    def corrected(self, fields: dict[str, Any], amount: int) -> None:
+        """An award's amount due corrected by `amount` in its status (its live cents too)."""
+        pool = int(fields["pool"] or 0)
+        self.status[pool][str(fields["status"])] += amount
+        self.live[pool][str(fields["kind"])][1] += amount
 
     def of(self, pool: int, status: AwardStatus) -> int:
         return self.status[pool][status.value]
@@ -329,6 +344,8 @@ class ProgressiveProjection:
             payload.get("to") in _STATUSES or event.kind in VOID_REQUEST_KINDS
         ):
             self.steps.append(event)
+        elif event.kind == CORRECTED and payload.get("target") == "award":
+            self.steps.append(event)  # in its pool chain's order with the award's steps
         elif event.kind == "pool.created":
             seen = Seen(
                 {name: payload.get(name, FIELD_DEFAULTS.get(name)) for name in POOL_FIELDS},
@@ -401,6 +418,13 @@ class ProgressiveProjection:
                 )
                 continue
             self.touched.add(pk)
+            if event.kind == CORRECTED:
+                amount = int(payload.get("amount_cents") or 0)
+                award.fields["corrected_cents"] = int(award.fields.get("corrected_cents") or 0)
+                award.fields["corrected_cents"] += amount
+                self.totals.corrected(award.fields, amount)
+                award.said(event)
+                continue
             if event.kind in VOID_REQUEST_KINDS:
                 requested = event.kind == "award.void_requested"
                 award.fields["void_requested_by"] = _user(event.actor) if requested else None
@@ -490,6 +514,7 @@ class ProgressiveProjection:
             "payment_method",
             "payment_reference",
             "payment_note",
+            "corrected_cents",
             *RECORD_FIELDS,
             "follows",
             sequence=F("number"),  # the award's number, in the journal's word
@@ -509,8 +534,9 @@ class ProgressiveProjection:
             recorded = [name for name in (*RECORD_FIELDS, "follows") if name in seen.fields]
             for name in (*AWARD_FIELDS, *recorded):
                 actual = row.get(f"{name}_id", row.get(f"{name}__username", row.get(name)))
-                # A checkpoint carried before the payment's fields were covered says none.
-                wanted = seen.fields.get(name, "")
+                # A checkpoint carried before the payment's fields (or corrections) were covered
+                # says none.
+                wanted = seen.fields.get(name, 0 if name == "corrected_cents" else "")
                 named = name in _BY and actual is not None and wanted is not None
                 if named:  # the account that held the name when it acted, by its name now
                     at = seen.fields.get(f"{name[:-3]}_at")

@@ -43,6 +43,7 @@ from jackpot.models import (
     AwardStatus,
     Pool,
     Transfer,
+    TransferCode,
 )
 from jackpot.models.audit import GENESIS_HASH
 from jackpot.money import rows
@@ -51,6 +52,8 @@ from jackpot.money.ledger import content, journal_key, pool_chain
 
 BATCH = 2000
 KINDS = tuple(kind.value for kind in AccountKind)
+#: The correction code: the walk also keeps its net by corrected account (`correction:meter`).
+CORRECTION = TransferCode.CORRECTION.value
 
 #: A transfer as the walk reads it: id, pool, code, debit, credit, amount, round, award.
 TransferRow = tuple[int, int, str, int, int, int, int | None, int | None]
@@ -360,6 +363,10 @@ class _Walk:
             balances[debited[1]] -= amount
             balances[credited[1]] += amount
             self.codes[pool][code] += amount
+            if code == CORRECTION:  # its net by the account it corrected (the reports')
+                for kind, sign in ((debited[1], -1), (credited[1], 1)):
+                    if kind != AccountKind.HOUSE:
+                        self.codes[pool][f"{CORRECTION}:{kind}"] += sign * amount
             if not self.report.full and pk > self.start.transfer_id:
                 self.transfer_ids.add(pk)
             self.top_transfer = max(self.top_transfer, pk)

@@ -89,10 +89,10 @@ def digest(award_id: int, plain: dict[str, str]) -> str:
 def required(award: Award, identity: WinnerIdentityBody | None) -> None:
     """Refuse the payment of an award at or above the threshold without its winner's identity."""
     threshold = int(settings.WINNER_IDENTIFICATION_THRESHOLD_CENTS)
-    if identity is None and award.amount_cents >= threshold:
+    if identity is None and award.due_cents >= threshold:  # what is paid, corrections included
         raise ApiError(
             ErrorCode.WINNER_IDENTITY_REQUIRED,
-            f"award {award.pk} is {award.amount_cents} cents, at or above the identification "
+            f"award {award.pk} is {award.due_cents} cents, at or above the identification "
             f"threshold ({threshold} cents): the winner's identity (winner: name, date_of_birth, "
             "document_type, document_number, nationality) is required to pay it",
             param="winner",

@@ -8,6 +8,7 @@ module per section. Nothing is re-exported here: each name is imported from its 
 - journal: the journal's transfers and events, its query string, and its verification;
 - pools: a pool's configuration and report, and its progressive paytable;
 - changes: a pool's parameter changes and status changes, and their query string;
+- corrections: a pool's documented corrections, their page and query string;
 - exports: a background export's request and job;
 - notifications: the significant events and the webhook deliveries, and their query strings;
 - liability: the period-end liability's query string and answer;

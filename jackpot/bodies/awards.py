@@ -88,7 +88,14 @@ class AwardBody(Body):
         "by another seat's jackpot)",
     )
     kind: AwardKind
-    amount_cents: Cents
+    amount_cents: Cents = Field(description="the amount granted, as the round won it")
+    corrected_cents: Cents = Field(
+        description="the sum of its documented corrections, signed (docs/accounting.md, "
+        "Corrections)"
+    )
+    due_cents: Cents = Field(
+        description="what is approved and paid: amount_cents + corrected_cents"
+    )
     status: AwardStatus
     sequence: Annotated[int, Field(ge=1)]
     created_at: Instant

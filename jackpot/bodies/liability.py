@@ -47,6 +47,17 @@ class AwardFigure(Body):
     amount_cents: Cents
 
 
+class CorrectionFigures(Body):
+    """The period's documented corrections (`correction` transfers: docs/accounting.md
+    "Corrections"), net by account, signed (+ raised, - lowered): the house moved the opposite."""
+
+    count: Count = Field(description="journal events that wrote corrections")
+    meter_cents: Cents
+    reserve_cents: Cents
+    pending_cents: Cents = Field(description="awards pending or verified (`awards_pending`)")
+    payable_cents: Cents = Field(description="awards approved (`payable`)")
+
+
 class LiabilityPeriod(Body):
     """What happened to the pool's awards from `start` (included) to `end` (excluded, the
     statement's instant), by the time of the journal's entries."""
@@ -57,6 +68,7 @@ class LiabilityPeriod(Body):
     jackpots: AwardFigure = Field(description="of which jackpots (`jackpot_hit`)")
     paid: AwardFigure = Field(description="awards paid to players (`award_paid`)")
     voided: AwardFigure = Field(description="awards voided (`award_void_meter`, `_house`)")
+    corrections: CorrectionFigures
 
 
 class ChainPosition(Body):

@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 
 from jackpot.bodies.awards import AwardBody, ReferralDecided, Review
 from jackpot.bodies.changes import ParameterChangeBody
+from jackpot.bodies.corrections import CorrectionBody
 from jackpot.bodies.exports import ExportJobBody, ExportRequest
 from jackpot.bodies.journal import BrokenAt, VerificationRun
 from jackpot.bodies.notifications import Notification
@@ -104,6 +105,8 @@ def award_body(award: Award) -> AwardBody:
         winning_five=list(award.winning_five),
         kind=AwardKind(award.kind),  # the database gives the value, the model its enum
         amount_cents=award.amount_cents,
+        corrected_cents=award.corrected_cents,
+        due_cents=award.due_cents,
         status=AwardStatus(award.status),
         sequence=award.number,
         created_at=award.created_at,
@@ -161,6 +164,29 @@ def change_body(change: ParameterChange) -> ParameterChangeBody:
         changes=change.changes,
         before=change.before,
         reason=change.reason,
+        proposed_by=change.proposed_by.get_username(),
+        proposed_at=change.proposed_at,
+        decided_by=_who(change.decided_by),
+        decided_at=change.decided_at,
+        decision_note=change.decision_note,
+    )
+
+
+def correction_body(change: ParameterChange) -> CorrectionBody:
+    """A correction (a change of kind `pool.correction`) as the API shows it (select_related
+    its two users when listing)."""
+    asked = change.changes
+    return CorrectionBody.model_construct(
+        id=change.pk,
+        pool=change.pool_id,
+        status=ChangeStatus(change.status),
+        target=asked["target"],
+        award=asked.get("award"),
+        amount_cents=asked["amount_cents"],
+        reason=change.reason,
+        reference=asked["reference"],
+        evidence=asked["evidence"],
+        before=change.before,
         proposed_by=change.proposed_by.get_username(),
         proposed_at=change.proposed_at,
         decided_by=_who(change.decided_by),

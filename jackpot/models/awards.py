@@ -118,12 +118,21 @@ class Award(models.Model):
     )
     void_requested_at = models.DateTimeField(null=True, blank=True)
     void_request_reason = models.CharField(max_length=500, blank=True, default="")
+    # The sum of the award's documented corrections (`jackpot.pools.corrections`), signed cents:
+    # what is approved and paid is `due_cents`. Written only by the correction's single-statement
+    # UPDATE, in the transaction of its `pool.corrected` event (the verification sums them).
+    corrected_cents = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["pool", "number"], name="award_number_unique"),
             models.UniqueConstraint(fields=["round", "seat", "kind"], name="award_once_per_seat"),
             models.CheckConstraint(condition=Q(amount_cents__gt=0), name="award_positive"),
+            # A correction never takes an award to nothing or below (409 `award_due_not_positive`).
+            models.CheckConstraint(
+                condition=Q(amount_cents__gt=-models.F("corrected_cents")),
+                name="award_due_positive",
+            ),
             models.CheckConstraint(condition=Q(seat__gte=1, seat__lte=7), name="award_seat_range"),
             # An envy is owed because another seat of its round won the jackpot: it follows it.
             models.CheckConstraint(
@@ -146,4 +155,9 @@ class Award(models.Model):
         indexes = [models.Index(fields=["status", "created_at"])]
 
     def __str__(self) -> str:
-        return f"#{self.number} {self.kind} {self.amount_cents} cents ({self.status})"
+        return f"#{self.number} {self.kind} {self.due_cents} cents ({self.status})"
+
+    @property
+    def due_cents(self) -> int:
+        """What the player is owed: the amount granted plus its documented corrections."""
+        return self.amount_cents + self.corrected_cents

@@ -1,7 +1,8 @@
 """A two-person change: one admin proposes, a different one approves (compliance 16, 17, 36, 40,
 47). Each `kind` is something one admin must not do alone: `pool.parameters`, `pool.create`,
 `pool.stop`, `table.move`, `staff.create`, `staff.access`, `staff.second_factor_reset`,
-`terminal.issue`. The row keeps the proposal and its outcome; `jackpot.approvals.changes` writes
+`terminal.issue`; and `pool.correction`, a money decision of two people who are not admins
+(compliance 55). The row keeps the proposal and its outcome; `jackpot.approvals.changes` writes
 it, each kind's module applies it, and every step is also an audit event.
 
 Invariants, each a database CHECK beside the service's refusal:
@@ -33,6 +34,10 @@ class ChangeKind(models.TextChoices):
     STAFF_ACCESS = "staff.access", "A staff account's roles, flags or reactivation"
     STAFF_SECOND_FACTOR_RESET = "staff.second_factor_reset", "A staff member's second factor reset"
     TERMINAL_ISSUE = "terminal.issue", "A terminal token issued for a table"
+    POOL_CORRECTION = (
+        "pool.correction",
+        "A documented correction of a pool's meter, reserve or an award's amount",
+    )
 
 
 #: The kinds whose subject is a staff account.
@@ -94,7 +99,13 @@ class ParameterChange(models.Model):
             # A pool's parameters name their pool; a staff change other than a creation names its
             # subject from the start, a creation once applied.
             models.CheckConstraint(
-                condition=~Q(kind__in=[ChangeKind.POOL_PARAMETERS, ChangeKind.POOL_STOP])
+                condition=~Q(
+                    kind__in=[
+                        ChangeKind.POOL_PARAMETERS,
+                        ChangeKind.POOL_STOP,
+                        ChangeKind.POOL_CORRECTION,
+                    ]
+                )
                 | Q(pool__isnull=False),
                 name="change_parameters_pool",
             ),

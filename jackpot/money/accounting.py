@@ -8,8 +8,10 @@ equal.
 
 Invariants: every code but `correction` has exactly one debit; the credit is fixed, except for
 the awards that wait for a supervisor (`fixed_award`, `envy`), whose credit is `awards_pending`
-instead of `payable`; debit and credit always differ. `correction` has no route: no code writes
-it yet, and `jackpot.money.ledger` refuses a posting without one.
+instead of `payable`; debit and credit always differ. `correction` (`jackpot.pools.corrections`,
+two people) has no one route but a set of pairs, `CORRECTION_ROUTES`: the house against the meter,
+the reserve, an award pending or payable, both ways; its posting names its pair (`route`), and
+`Posting.accounts` refuses any other pair, or a pair on any other code.
 """
 
 from __future__ import annotations
@@ -74,6 +76,15 @@ ROUTES: Mapping[TransferCode, Route] = MappingProxyType(
 )
 
 
+#: The (debit, credit) pairs a `correction` may move between: the house always on one side, so a
+#: correction's money is the house's to give or take back, never moved between two liabilities.
+CORRECTION_ROUTES: frozenset[tuple[AccountKind, AccountKind]] = frozenset(
+    pair
+    for liability in (_METER, _RESERVE, _PENDING, _PAYABLE)
+    for pair in ((_HOUSE, liability), (liability, _HOUSE))
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Posting:
     """A transfer to write: `amount_cents` under `code`, routed by `ROUTES`.
@@ -87,9 +98,19 @@ class Posting:
     round_pk: int | None = None
     award_pk: int | None = None
     pending: bool = False
+    # A correction's (debit, credit): one of `CORRECTION_ROUTES`; None for every other code.
+    route: tuple[AccountKind, AccountKind] | None = None
 
     def accounts(self) -> tuple[AccountKind, AccountKind]:
-        """(debit, credit) of this posting; ValueError for a code or a wait it cannot have."""
+        """(debit, credit) of this posting; ValueError for a code, a pair or a wait it cannot
+        have."""
+        if self.code == TransferCode.CORRECTION:
+            if self.route not in CORRECTION_ROUTES or self.pending:
+                raise ValueError(f"a correction moves between {self.route}: no such route")
+            assert self.route is not None
+            return self.route
+        if self.route is not None:
+            raise ValueError(f"transfer code {self.code} has its fixed route: it names none")
         route = ROUTES.get(self.code)
         if route is None:
             raise ValueError(f"transfer code {self.code} has no route: nothing may write it")

@@ -52,6 +52,8 @@ SECURITY_KINDS = frozenset(
         "pool.resumed",
         "pool.stopped",
         "pool.liability_received",
+        # A documented correction (jackpot.pools.corrections): also significant (SE20).
+        "pool.corrected",
         "table.created",
         "table.changed",
         "terminal.issued",

@@ -308,6 +308,49 @@ def receive(
     return int(row[0]) // U, int(row[1])
 
 
+@dataclass(frozen=True, slots=True)
+class Counters:
+    """A pool's meter and reserve in whole cents after a change, and the meter's version."""
+
+    meter_cents: int
+    reserve_cents: int
+    meter_version: int
+
+
+def correct(
+    *, pool_id: int, meter_cents: int, reserve_cents: int, now: datetime
+) -> Counters | None:
+    """A documented correction (`jackpot.pools.corrections`): the meter and the reserve moved by
+    these signed whole cents, in one relative statement under the pool row lock; the meter's
+    version moves with the meter only. None, changing nothing, when the pool is stopped or a
+    counter would go below zero."""
+    meter_delta, reserve_delta = meter_cents * U, reserve_cents * U
+    moved = 1 if meter_cents else 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE jackpot_pool SET meter_units = meter_units + %s,"
+            " reserve_units = reserve_units + %s, meter_version = meter_version + %s,"
+            " meter_changed_at = CASE WHEN %s = 1 THEN %s ELSE meter_changed_at END"
+            " WHERE id = %s AND status <> 'stopped'"
+            " AND meter_units + %s >= 0 AND reserve_units + %s >= 0"
+            " RETURNING meter_units, reserve_units, meter_version",
+            [meter_delta, reserve_delta, moved, moved, now, pool_id, meter_delta, reserve_delta],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return Counters(int(row[0]) // U, int(row[1]) // U, int(row[2]))
+
+
+def counters(*, pool_id: int) -> Counters:
+    """The pool's meter and reserve in whole cents, as this transaction sees them."""
+    meter_units, reserve_units, version = _one_row(
+        "SELECT meter_units, reserve_units, meter_version FROM jackpot_pool WHERE id = %s",
+        [pool_id],
+    )
+    return Counters(meter_units // U, reserve_units // U, version)
+
+
 def next_award_numbers(*, pool_id: int, count: int) -> range:
     """Take `count` consecutive award numbers (`Award.number`) in commit order, under the lock."""
     (last,) = _one_row(

@@ -18,6 +18,8 @@ Invariants (docs/accounting.md):
 - award numbers follow the commit order (under the pool row), in seat order within a round;
 - an `Attempt`'s event holds the values the pool row's statement returned, guessed or not: the
   same rows and hash either way;
+- a documented correction moves the house against one liability (the meter, the reserve, or
+  what an award not yet paid is owed), its counter by one relative statement;
 - the metrics count a movement only once its transaction commits (`_count_after_commit`).
 """
 
@@ -29,12 +31,13 @@ from datetime import datetime
 from functools import partial
 from typing import Any, Generic, NoReturn, TypeVar
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from core import metrics
 from core.errors import Conflict
 from jackpot.bodies.meter import Meter
 from jackpot.models import (
+    AccountKind,
     Award,
     AwardKind,
     AwardStatus,
@@ -600,13 +603,89 @@ def refund_stakes(*, round_pk: int, refund_cents: int) -> tuple[Posting, ...]:
 
 
 def approve_award(award: Award) -> tuple[Posting, ...]:
-    """A verified award becomes payable to the player."""
-    return (Posting(TransferCode.AWARD_APPROVED, award.amount_cents, award.round_id, award.pk),)
+    """A verified award becomes payable to the player: what is due, its corrections included."""
+    return (Posting(TransferCode.AWARD_APPROVED, award.due_cents, award.round_id, award.pk),)
 
 
 def pay_award(award: Award) -> tuple[Posting, ...]:
-    """The player has been paid."""
-    return (Posting(TransferCode.AWARD_PAID, award.amount_cents, award.round_id, award.pk),)
+    """The player has been paid what is due, its corrections included."""
+    return (Posting(TransferCode.AWARD_PAID, award.due_cents, award.round_id, award.pk),)
+
+
+def correction(
+    account: AccountKind,
+    amount_cents: int,
+    *,
+    round_pk: int | None = None,
+    award_pk: int | None = None,
+) -> Posting:
+    """A documented correction of `account` by signed `amount_cents`: the house gives what raises
+    it, and takes back what lowers it (`accounting.CORRECTION_ROUTES`)."""
+    house = AccountKind.HOUSE
+    route = (house, account) if amount_cents > 0 else (account, house)
+    return Posting(TransferCode.CORRECTION, abs(amount_cents), round_pk, award_pk, route=route)
+
+
+@dataclass(frozen=True, slots=True)
+class Corrected:
+    """A correction's postings and the pool's counters after it."""
+
+    postings: tuple[Posting, ...]
+    after: meter.Counters
+
+
+def correct_counter(
+    *, pool_id: int, target: str, amount_cents: int, now: datetime
+) -> Corrected | None:
+    """Raise or lower the pool's `meter` or `reserve` (`target`) by signed `amount_cents`, in one
+    statement under the pool row (`meter.correct`); None, nothing changed, when the pool is
+    stopped or the counter would go below zero."""
+    on_meter = target == "meter"
+    account = AccountKind.METER if on_meter else AccountKind.RESERVE
+    after = meter.correct(
+        pool_id=pool_id,
+        meter_cents=amount_cents if on_meter else 0,
+        reserve_cents=0 if on_meter else amount_cents,
+        now=now,
+    )
+    if after is None:
+        return None
+    return Corrected((correction(account, amount_cents),), after)
+
+
+def _owed_on(award: Award) -> AccountKind:
+    """Where an award not yet paid is owed: pending (and verified) awards wait in
+    `awards_pending`, approved ones in `payable`."""
+    approved = award.status == AwardStatus.APPROVED
+    return AccountKind.PAYABLE if approved else AccountKind.AWARDS_PENDING
+
+
+def correct_award(award: Award, *, amount_cents: int) -> tuple[Posting, ...] | None:
+    """Correct what is due on `award` (locked, not paid nor void) by signed `amount_cents`: its
+    `corrected_cents` moved by one relative statement, the house giving or taking back the
+    difference where the award is owed. None, nothing changed, when what is due would not stay
+    above zero."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE jackpot_award SET corrected_cents = corrected_cents + %s"
+            " WHERE id = %s AND amount_cents + corrected_cents + %s > 0"
+            " RETURNING corrected_cents",
+            [amount_cents, award.pk, amount_cents],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    award.corrected_cents = int(row[0])
+    posting = correction(_owed_on(award), amount_cents, round_pk=award.round_id, award_pk=award.pk)
+    return (posting,)
+
+
+def _corrections_back(award: Award) -> tuple[Posting, ...]:
+    """A voided award's corrections, given back where they came from (none uncorrected)."""
+    if award.corrected_cents == 0:
+        return ()
+    owed = _owed_on(award)
+    return (correction(owed, -award.corrected_cents, round_pk=award.round_id, award_pk=award.pk),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -640,12 +719,14 @@ def void_award(award: Award, *, now: datetime) -> AwardVoided:
     puts the link back where it would be had the hit never happened (domain.md): the jackpot back
     on the meter (`award_void_meter`), and the reset the hit paid back where it came from
     (`void_reset_reserve`, `void_reset_house`, the hit's own `reset_*` amounts), each a transfer
-    referencing the award; the counters move in one statement under the pool row lock. A 409
+    referencing the award; the counters move in one statement under the pool row lock. Its
+    documented corrections (`corrected_cents`) go back to the house by a `correction`. A 409
     `meter_would_go_negative`, nothing written, when the meter cannot give the reset back."""
     if award.kind != AwardKind.ROYAL_FLUSH:
         approved = award.status == AwardStatus.APPROVED
         code = TransferCode.AWARD_VOID_PAYABLE if approved else TransferCode.AWARD_VOID_HOUSE
-        return AwardVoided((Posting(code, award.amount_cents, award.round_id, award.pk),))
+        voided = Posting(code, award.amount_cents, award.round_id, award.pk)
+        return AwardVoided((voided, *_corrections_back(award)))
     from_reserve, from_house = _hit_reset(award)
     moved = meter.void_jackpot(
         pool_id=award.pool_id,
@@ -668,5 +749,6 @@ def void_award(award: Award, *, now: datetime) -> AwardVoided:
         Posting(TransferCode.AWARD_VOID_METER, award.amount_cents, *ids),
         Posting(TransferCode.VOID_RESET_RESERVE, from_reserve, *ids),
         Posting(TransferCode.VOID_RESET_HOUSE, from_house, *ids),
+        *_corrections_back(award),
     )
     return AwardVoided(postings, meter_cents, version, from_reserve, from_house)

@@ -59,7 +59,8 @@ class EventCode(StrEnum):
     TERMINAL_ISSUED = "SE17"
     AWARD_ODDS_ALARM = "SE18"
     DROP_DIFFERENCE = "SE19"
-    # The code proved (compliance 59; SE19 and SE20 are other work's).
+    POOL_CORRECTED = "SE20"
+    # The code proved (compliance 59).
     CODE_MISMATCH = "SE21"
 
 
@@ -172,6 +173,12 @@ CATALOGUE: tuple[EventType, ...] = (
         "session.drop_difference",
         "A table's drop box, counted by two people at a session's end, differs from the "
         "progressive stakes the journal says it withheld",
+    ),
+    EventType(
+        EventCode.POOL_CORRECTED,
+        "pool.corrected",
+        "A documented correction of a pool's meter, reserve or an award's amount: a new "
+        "compensating entry with its reason and the regulator's reference, approved by two people",
     ),
     # The code proved (compliance 59): the start-up gate's item `code` (jackpot.audit.code).
     EventType(

@@ -8,7 +8,8 @@
   whole stake, and how each amount is rounded (each rule's text is part of the checksum, so a
   change of rule must change its text);
 - the journal's routes: which two accounts each transfer code moves money between
-  (`jackpot.money.accounting.ROUTES`);
+  (`jackpot.money.accounting.ROUTES`), and the pairs a correction may move between
+  (`CORRECTION_ROUTES`);
 - a new pool's default money parameters (the model's and `jackpot.pools.creation.pool_create`'s);
 - the settings named in `settings.MONEY_SETTINGS`, by name and value (none decides money today:
   a pool's own parameters live in its row and change only by audited events, which the journal
@@ -30,7 +31,7 @@ from django.conf import settings
 from django.db.models import Field
 
 from jackpot.models import UNITS_PER_CENT, Pool
-from jackpot.money.accounting import ROUTES
+from jackpot.money.accounting import CORRECTION_ROUTES, ROUTES
 from jackpot.money.canonical import canonical_json, fingerprint
 from jackpot.pools.creation import pool_create
 from jackpot.pools.parameters import POOL_FIELDS
@@ -109,6 +110,9 @@ def money_configuration() -> dict[str, Any]:
             }
             for code, route in ROUTES.items()
         },
+        "correction_routes": sorted(
+            [debit.value, credit.value] for debit, credit in CORRECTION_ROUTES
+        ),
         "pool_defaults": _pool_defaults(),
         "settings": {name: getattr(settings, name) for name in settings.MONEY_SETTINGS},
     }

@@ -8,7 +8,9 @@ granted, paid and voided, and each chain's position.
 Invariants:
 - a past instant's statement is the same whenever it is asked (the journal is append-only);
 - at `at` = now, meter and reserve equal the counters rounded down to the cent;
-- the cost starts from the newest verified checkpoint at or before `at`, never the whole journal.
+- the cost starts from the newest verified checkpoint at or before `at`, never the whole journal;
+- the period's documented corrections are shown by account (`corrections`): the owed figure at
+  `at` is the one at `start` moved by the period's entries, corrections included.
 
 The figures, the cost and what `at` cannot promise: docs/accounting.md, "The modules, in
 detail".
@@ -29,6 +31,7 @@ from jackpot.audit import checkpoints
 from jackpot.bodies.liability import (
     AwardFigure,
     ChainPosition,
+    CorrectionFigures,
     Liability,
     LiabilityPeriod,
     LiabilityQuery,
@@ -142,6 +145,44 @@ def _moved(pool: Pool, codes: tuple[str, ...], start: datetime, end: datetime) -
     return AwardFigure.model_construct(count=found["count"], amount_cents=found["cents"] or 0)
 
 
+#: A correction's net figure by the account it moved (the house apart).
+_CORRECTED = {
+    AccountKind.METER: "meter_cents",
+    AccountKind.RESERVE: "reserve_cents",
+    AccountKind.AWARDS_PENDING: "pending_cents",
+    AccountKind.PAYABLE: "payable_cents",
+}
+
+
+def _corrections(pool: Pool, start: datetime, end: datetime) -> CorrectionFigures:
+    """The period's `correction` transfers, net by account (the (pool, code) index: the range
+    costs the pool's corrections, never the journal)."""
+    found = Transfer.objects.filter(
+        pool=pool,
+        code=Code.CORRECTION,
+        event__occurred_at__gte=start,
+        event__occurred_at__lt=end,
+    )
+    figures = dict.fromkeys(_CORRECTED.values(), 0)
+    moved = (
+        found.values_list("debit__kind", "credit__kind")
+        .annotate(cents=Sum("amount_cents"))
+        .order_by()
+    )
+    for debit, credit, cents in moved:
+        if credit in _CORRECTED:
+            figures[_CORRECTED[credit]] += cents
+        if debit in _CORRECTED:
+            figures[_CORRECTED[debit]] -= cents
+    return CorrectionFigures.model_construct(
+        count=found.values("event").distinct().count(),
+        meter_cents=figures["meter_cents"],
+        reserve_cents=figures["reserve_cents"],
+        pending_cents=figures["pending_cents"],
+        payable_cents=figures["payable_cents"],
+    )
+
+
 def _seed(pool: Pool, at: datetime) -> int:
     """The seed in force at `at`: the last event of the pool's chain that set it by then."""
     events = AuditEvent.objects.filter(
@@ -196,6 +237,7 @@ def pool_liability(pool: Pool, *, at: datetime, start: datetime) -> Liability:
             jackpots=_moved(pool, (Code.JACKPOT_HIT,), start, at),
             paid=_moved(pool, _PAID, start, at),
             voided=_moved(pool, _VOIDED, start, at),
+            corrections=_corrections(pool, start, at),
         )
         journal = _positions(at, loaded, chains)
     meter, reserve = balances[AccountKind.METER], balances[AccountKind.RESERVE]

@@ -118,7 +118,7 @@ def register_rows(start: datetime, end: datetime, *, reader: str) -> list[Regist
                 combination=award.kind,
                 hole_cards=" ".join(award.hole_cards),
                 board=" ".join(award.board),
-                amount_cents=award.amount_cents,
+                amount_cents=award.due_cents,  # what was paid: its corrections included
                 currency=award.pool.currency,
                 winner_name=names.get(award.pk, {}).get("name", ""),
                 payment_method=award.payment_method,

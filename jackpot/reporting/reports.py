@@ -4,7 +4,8 @@ The meter identity recomputes the meter counter from first principles, independe
 counter itself: every stake ever taken adds exactly `stake_cents * meter_share_bp` units (voided
 rounds included: the meter keeps its share), and the only other movements are the seed and the
 resets (in), voided jackpots (in), jackpots won (out) and the resets voided jackpots give back
-(out), a stop's meter moved out (out) or a stopped pool's received (in), all in whole cents. It
+(out), a stop's meter moved out (out) or a stopped pool's received (in), and the meter's
+documented corrections (net, signed), all in whole cents. It
 holds to the unit while the pool's stake and shares have not changed since its creation, which
 the admin guarantees while tables are open.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from jackpot.audit.verification import KINDS, VerificationReport
+from jackpot.audit.verification import CORRECTION, KINDS, VerificationReport
 from jackpot.bodies.pools import (
     AwardTotal,
     IntegrityFlagBody,
@@ -97,6 +98,8 @@ def journal_pool_report(
             Code.STOP_METER_OUT,
         )
     )
+    # The meter's documented corrections, net (the walk keeps them by account: signed).
+    cents_in += by_code.get(f"{CORRECTION}:{AccountKind.METER.value}", 0)
     expected_units = (cents_in - cents_out) * UNITS_PER_CENT + (
         stakes_count * pool.stake_cents * pool.meter_share_bp
     )
@@ -126,7 +129,7 @@ def journal_pool_report(
         last_hits=[_hit(hit) for hit in hits.order_by("-created_at", "-number")[:LAST_HITS]],
         meter_identity=MeterIdentity.model_construct(
             formula="units = (seed + resets + voided jackpots + meters received - jackpots won"
-            " - voided jackpots' resets - meter stopped) x 10,000"
+            " - voided jackpots' resets - meter stopped + meter corrections) x 10,000"
             " + stakes x stake_cents x meter_share_bp",
             expected_units=expected_units,
             meter_units=pool.meter_units,

@@ -27,7 +27,7 @@ from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from jackpot.bodies.liability import AwardFigure, Liability
+from jackpot.bodies.liability import AwardFigure, CorrectionFigures, Liability
 from jackpot.reporting.exports import spreadsheet_safe
 
 
@@ -53,6 +53,14 @@ def _figures(liability: Liability) -> list[tuple[str, object]]:
     for name in ("granted", "jackpots", "paid", "voided"):
         figure: AwardFigure = getattr(period, name)
         rows += [(f"{name}_count", figure.count), (f"{name}_cents", figure.amount_cents)]
+    corrections = period.corrections
+    rows += [
+        ("corrections_count", corrections.count),
+        ("corrections_meter_cents", corrections.meter_cents),
+        ("corrections_reserve_cents", corrections.reserve_cents),
+        ("corrections_pending_cents", corrections.pending_cents),
+        ("corrections_payable_cents", corrections.payable_cents),
+    ]
     rows.append(("checkpoint", liability.checkpoint if liability.checkpoint is not None else ""))
     rows += [(f"journal:{at.chain}", f"{at.sequence} {at.hash}") for at in liability.journal]
     return rows
@@ -83,6 +91,15 @@ def _local(moment: datetime) -> str:
 
 def _awards(figure: AwardFigure) -> str:
     return f"{figure.count} · {euros(figure.amount_cents)}"
+
+
+def _corrections(figures: CorrectionFigures) -> str:
+    """The period's corrections: how many, and each account's net, signed."""
+    return (
+        f"{figures.count} · compteur / meter {euros(figures.meter_cents)}, réserve / reserve "
+        f"{euros(figures.reserve_cents)}, en attente / pending {euros(figures.pending_cents)}, "
+        f"à payer / payable {euros(figures.payable_cents)}"
+    )
 
 
 def liability_pdf(liability: Liability) -> bytes:
@@ -117,6 +134,7 @@ def liability_pdf(liability: Liability) -> bytes:
         ("dont jackpots / of which jackpots", _awards(period.jackpots)),
         ("Gains payés / Awards paid", _awards(period.paid)),
         ("Gains annulés / Awards voided", _awards(period.voided)),
+        ("Corrections documentées / Documented corrections", _corrections(period.corrections)),
     ]
     figures = Table(
         [[Paragraph(escape(label), text), Paragraph(escape(value), text)] for label, value in rows],

@@ -1,7 +1,7 @@
 """A pool's history for auditors (`pool_history`): the meter, stakes and awards against the PAR
 sheet from the pool's club days as `tables.audit.history` folds them, the range's day rows plus the
 events since the last fold, never the range's rounds; the jackpots by an indexed query of the
-royal awards.
+royal awards; the documented corrections by an indexed query of the pool's correction transfers.
 
 Invariants: read in one snapshot (a round settling meanwhile is in every chart or in none), with
 a few aggregate queries whatever the size of the journal; every figure in whole cents.
@@ -31,6 +31,7 @@ from tables.audit.history import DayFigures, meter_before, pending_days, stored_
 from tables.audit.integrity import expected_awards
 from tables.bodies.history import (
     AwardFrequency,
+    HistoryCorrection,
     HistoryHit,
     MeterDay,
     PoolHistory,
@@ -75,18 +76,62 @@ def _history_days(pool: Pool, query: PoolHistoryQuery) -> tuple[int, dict[date, 
     return before, dict(sorted(days.items()))
 
 
-def _meter_days(before: int, days: dict[date, DayFigures]) -> list[MeterDay]:
+def _meter_days(
+    before: int, days: dict[date, DayFigures], corrections: list[HistoryCorrection]
+) -> list[MeterDay]:
     """The `meter` account's closing balance on each day it moved: the running sum of the days'
-    changes from the closing before the first."""
+    changes from the closing before the first; of each change, the meter's corrections."""
+    corrected: dict[date, int] = {}
+    for correction in corrections:
+        if correction.target == "meter":
+            corrected[correction.day] = corrected.get(correction.day, 0) + correction.amount_cents
     found, closing = [], before
     for day, figures in days.items():
         closing += figures.meter_change_cents
         if figures.meter_moves:
             found.append(
                 MeterDay.model_construct(
-                    day=day, closing_cents=closing, change_cents=figures.meter_change_cents
+                    day=day,
+                    closing_cents=closing,
+                    change_cents=figures.meter_change_cents,
+                    corrections_cents=corrected.get(day, 0),
                 )
             )
+    return found
+
+
+def _corrections(pool: Pool, bounds: Q, zone: tzinfo) -> list[HistoryCorrection]:
+    """The documented corrections approved in the range, oldest first: their `pool.corrected`
+    events, found by the pool's `correction` transfers (the (pool, code) index: the cost of the
+    pool's corrections, never of its chain)."""
+    events = (
+        Transfer.objects.filter(
+            pool=pool, code=TransferCode.CORRECTION, event__kind="pool.corrected"
+        )
+        .alias(at=F("event__occurred_at"))
+        .filter(bounds)
+        .values_list("event__occurred_at", "event__payload")
+        .order_by("event__sequence")
+        .distinct()
+    )
+    found = []
+    for at, said in events:
+        found.append(
+            HistoryCorrection.model_construct(
+                change=said["change"],
+                at=at,
+                day=at.astimezone(zone).date(),
+                target=said["target"],
+                award=said.get("award"),
+                amount_cents=said["amount_cents"],
+                reason=said["reason"],
+                reference=said["reference"],
+                proposed_by=said["proposed_by"],
+                approved_by=said["approved_by"],
+                meter_after_cents=said["meter_after_cents"],
+                reserve_after_cents=said["reserve_after_cents"],
+            )
+        )
     return found
 
 
@@ -198,6 +243,7 @@ def _pool_history(pool_id: int, query: PoolHistoryQuery) -> PoolHistory:
     bounds = _day_bounds(query.from_, query.to, zone)
     before, days = _history_days(pool, query)
     rounds, stakes, frequencies = _award_frequencies(days)
+    corrections = _corrections(pool, bounds, zone)
     status = latest_reconciliation()
     figures = None
     if status is not None:
@@ -211,10 +257,11 @@ def _pool_history(pool_id: int, query: PoolHistoryQuery) -> PoolHistory:
         last_day=query.to,
         settled_rounds=rounds,
         settled_stakes=stakes,
-        meter=_meter_days(before, days),
+        meter=_meter_days(before, days, corrections),
         stakes=_stake_days(days),
         awards=frequencies,
         hits=_hits(pool, bounds, zone),
+        corrections=corrections,
         reconciliation=status,
         reconciled=reconciled_pool(figures) if figures is not None else None,
     )

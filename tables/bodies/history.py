@@ -63,6 +63,9 @@ class MeterDay(Body):
     day: ClubDay
     closing_cents: Cents
     change_cents: int
+    corrections_cents: int = Field(
+        description="of the day's change, the meter's documented corrections (net, signed)"
+    )
 
 
 class StakeDay(Body):
@@ -108,11 +111,30 @@ class HistoryHit(Body):
     reset_house_cents: Cents
 
 
+class HistoryCorrection(Body):
+    """A documented correction approved in the range (`pool.corrected`, docs/accounting.md
+    "Corrections"): what it corrected and by how much (signed), why, the regulator's reference,
+    who approved it, and the meter and reserve after it."""
+
+    change: Annotated[int, Field(ge=1)]
+    at: Instant
+    day: ClubDay
+    target: Annotated[str, Field(description="meter, reserve or award")]
+    award: Annotated[int, Field(ge=1)] | None
+    amount_cents: int
+    reason: str
+    reference: str
+    proposed_by: str
+    approved_by: str
+    meter_after_cents: Cents
+    reserve_after_cents: Cents
+
+
 class PoolHistory(Body):
     """A pool's story for auditors over a range of club days (`first_day`, `last_day` as asked;
     null: from the start, to today): the meter, the stakes, awards observed beside expected, the
-    jackpots and their resets, and the latest reconciliation (its status, and this pool's figures
-    in it: null when the pool was not in that run)."""
+    jackpots and their resets, the documented corrections, and the latest reconciliation (its
+    status, and this pool's figures in it: null when the pool was not in that run)."""
 
     pool: Annotated[int, Field(ge=1)]
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")]
@@ -125,6 +147,7 @@ class PoolHistory(Body):
     stakes: list[StakeDay]
     awards: list[AwardFrequency]
     hits: list[HistoryHit]
+    corrections: list[HistoryCorrection]
     reconciliation: ReconciliationStatus | None
     reconciled: ReconciliationPool | None
 

@@ -77,7 +77,8 @@ def test_schema_validates_and_lists_every_api_url(schema):
     # + the session registers, models 8 and 8 ter (2)
     # + the club's sessions: listed and opened, one, its close, a box's count and confirmation (5)
     # + the code's digest (1)
-    assert len(expected) == 66
+    # + a pool's corrections: listed and proposed, approved, rejected, withdrawn (4)
+    assert len(expected) == 70
     documented = {path: set(schema["paths"][path]) for path in expected if path in schema["paths"]}
     assert documented == expected
     # Nothing documented that is not routed under /api/v1/.
@@ -222,7 +223,8 @@ def test_a_titled_body_is_in_the_schema_under_its_title_alone(schema):
     components = schema["components"]["schemas"]
     renamed = [body for body in _bodies() if component_name(body) != body.__name__]
     assert {component_name(body) for body in renamed} == {
-        "Award", "ExportJob", "IntegrityFlag", "ParameterChange", "Reconciliation", "WinnerIdentity"
+        "Award", "Correction", "ExportJob", "IntegrityFlag", "ParameterChange", "Reconciliation",
+        "WinnerIdentity",
     }  # fmt: skip
     for body in renamed:
         assert component_name(body) in components

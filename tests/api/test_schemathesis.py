@@ -406,6 +406,29 @@ SEMANTIC_REFUSALS = [
             {"pool_change_withdraw", "table_move_withdraw", "terminal_issue_withdraw"}
         ),
     ),
+    # A documented correction (jackpot.pools.corrections): the pool's and the award's state.
+    Refusal(
+        400,
+        "invalid_correction",
+        "an amount of 0, or an award named or not as the target asks: cross-field rules",
+        operations=frozenset({"pool_correction_propose"}),
+    ),
+    Refusal(
+        404,
+        "award_not_found",
+        "an award id the pool does not have: the pool's state",
+        operations=frozenset({"pool_correction_propose"}),
+    ),
+    Refusal(409, "correction_below_zero", "the meter or reserve would go below zero: its state"),
+    Refusal(409, "award_paid", "the award named is paid: its state"),
+    Refusal(409, "award_void", "the award named is void: its state"),
+    Refusal(409, "award_due_not_positive", "the award would owe nothing: its state"),
+    Refusal(
+        403,
+        "not_the_proposer",
+        "only its proposer withdraws a correction",
+        operations=frozenset({"pool_correction_withdraw"}),
+    ),
     Refusal(409, "void_requested", "the jackpot's void is requested: the award's state"),
     Refusal(409, "void_not_requested", "no void is requested: the award's state"),
     # A pool's life (jackpot.pools.lifecycle): its status, which a generated suspension sets.
@@ -590,7 +613,23 @@ class World:
     def change_for(self, step: str) -> int:
         """A fresh proposal (of the seed, which nothing else changes): by the world's admin for
         a withdrawal (the proposer's), else by the second admin, so that the world's admin may
-        decide it."""
+        decide it. A correction's: a raise of the meter, by the world's manager for a withdrawal,
+        else by the supervisor, so that the world's manager may decide it."""
+        if step.startswith("pool_correction_"):
+            proposer = "manager" if step == "pool_correction_withdraw" else "supervisor"
+            corrected = self.staff_client(proposer).post(
+                f"/api/v1/pools/{self.pool_id}/corrections",
+                {
+                    "target": "meter",
+                    "amount_cents": 1,
+                    "reason": "a test",
+                    "reference": "ANJ-1",
+                    "evidence": "a ticket",
+                },
+                content_type="application/json",
+            )
+            assert corrected.status_code == 201, _json(corrected)
+            return int(corrected.json()["id"])
         seed = 1_000_000 + next(self.numbers)
         proposer = "admin" if step == "pool_change_withdraw" else "admin2"
         proposed = self.staff_client(proposer).post(
@@ -661,6 +700,10 @@ MONEY = frozenset(
         "award_void_cancel",
         "award_referral_decide",
         "round_supervisor_void",
+        "pool_correction_propose",
+        "pool_correction_approve",
+        "pool_correction_reject",
+        "pool_correction_withdraw",
     }
 )
 

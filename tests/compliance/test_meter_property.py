@@ -26,7 +26,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from jackpot.models import UNITS_PER_CENT, Account, Award, Pool, Transfer
+from jackpot.pools.corrections import correction_approve, correction_propose
 from tests.conftest import assert_journal_ok, make_floor
+from tests.floor.conftest import play_hit
 from tests.staff import person, surveilled, token_client
 from tests.winners import PAY
 
@@ -186,4 +188,63 @@ def test_the_meter_goes_down_only_by_a_jackpot_and_never_below_the_seed(
     # two-person void of one giving back the reset its hit paid (the void's net raises the meter).
     debits = set(Transfer.objects.filter(debit=meter_account).values_list("code", flat=True))
     assert debits <= {"jackpot_hit", "void_reset_reserve", "void_reset_house"}, debits
+    assert_journal_ok()
+
+
+@pytest.mark.django_db
+def test_a_story_where_a_correction_lowers_the_meter_and_only_hits_and_corrections_do():
+    """Requirement 55 (with 11): rounds' stakes, a jackpot, a documented correction that lowers
+    the meter (below the seed: the regulator's call) and one that raises it. The meter goes down
+    at the hit and at the lowering only, and in the journal only `jackpot_hit` and `correction`
+    debit the meter account."""
+    floor = make_floor(1, seed_cents=100_000)
+    sue, max_user = person("sue-story", "supervisor"), person("max-story", "manager")
+    meter_account = Account.objects.get(pool_id=floor.pool_id, kind="meter")
+    terminal = floor.uth[0]
+
+    def meter_units() -> int:
+        return Pool.objects.get(pk=floor.pool_id).meter_units
+
+    def correct(amount: int) -> None:
+        change = correction_propose(
+            pool_id=floor.pool_id,
+            target="meter",
+            award_id=None,
+            amount_cents=amount,
+            reason="story",
+            reference="ANJ-7",
+            evidence="ticket",
+            user=sue,
+        )
+        correction_approve(pool_id=floor.pool_id, change_id=change.pk, user=max_user)
+
+    def stakes(round_id: str) -> None:
+        seats = [
+            {"seat": n, "bets": {"ante_cents": 500, "blind_cents": 500, "progressive_cents": 500}}
+            for n in (1, 2)
+        ]
+        assert terminal.post("/rounds", {"round_id": round_id, "seats": seats}).status_code == 201
+        assert terminal.post(f"/rounds/{round_id}/void", {"reason": "misdeal"}).status_code == 200
+
+    steps = [
+        ("stakes", lambda: stakes("s1")),
+        ("jackpot", lambda: play_hit(terminal, "h1")),
+        ("lowering", lambda: correct(-30_000)),  # below the seed: allowed, the regulator's call
+        ("stakes", lambda: stakes("s2")),
+        ("raising", lambda: correct(2_000)),
+        ("jackpot", lambda: play_hit(terminal, "h2")),
+    ]
+    went_down = []
+    for name, run in steps:
+        before = meter_units()
+        run()
+        after = meter_units()
+        if after < before:
+            went_down.append(name)
+        else:
+            assert after > before, name  # every step here moves the meter
+    # The second hit won a meter the lowering had left below the seed: its reset raised it.
+    assert went_down == ["jackpot", "lowering"]
+    debits = set(Transfer.objects.filter(debit=meter_account).values_list("code", flat=True))
+    assert debits == {"jackpot_hit", "correction"}, debits
     assert_journal_ok()

@@ -18,10 +18,12 @@ from django.test.utils import CaptureQueriesContext
 from jackpot.awards.workflow import award_void, award_void_confirm
 from jackpot.models import Award, AwardKind
 from jackpot.money.locks import Lock
+from jackpot.pools.corrections import correction_approve, correction_propose
 from jackpot.pools.parameters import change_approve, change_propose
 from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tests.conftest import ROOT, make_floor, uth_play, uth_seat
+from tests.staff import person
 
 pytestmark = pytest.mark.django_db
 
@@ -197,3 +199,34 @@ def test_every_row_lock_is_asked_for_by_jackpot_locks():
     assert asking == []
     # The scan itself finds a lock where one is asked for.
     assert _asks_for_a_lock(ROOT / "jackpot" / "money" / "locks.py")
+
+
+def test_a_corrections_approval_takes_its_locks_in_the_one_order(django_user_model):
+    floor = make_floor()
+    response = floor.uth[0].post(
+        "/rounds", {"round_id": "r-1", "seats": [uth_seat(1), uth_seat(2)]}
+    )
+    assert response.status_code == 201
+    assert floor.uth[0].post("/rounds/r-1/result", ROYAL).status_code == 200
+    jackpot = Award.objects.get(kind=AwardKind.ROYAL_FLUSH)
+    sue, max_user = person("sue", "supervisor"), person("max", "manager")
+    paths = []
+    for target, award in (("meter", None), ("award", jackpot.pk)):
+        change = correction_propose(
+            pool_id=floor.pool_id,
+            target=target,
+            award_id=award,
+            amount_cents=100,
+            reason="a fault",
+            reference="ANJ-1",
+            evidence="ticket",
+            user=sue,
+        )
+        with CaptureQueriesContext(connection) as approving:
+            correction_approve(pool_id=floor.pool_id, change_id=change.pk, user=max_user)
+        paths.append(_locks(approving))
+    meter_path, award_path = paths
+    assert sorted(set(meter_path)) == [Lock.POOL, Lock.POOL_CHAIN]
+    assert sorted(set(award_path)) == [Lock.AWARD, Lock.POOL, Lock.POOL_CHAIN]
+    for path in paths:
+        assert _in_order(path), path

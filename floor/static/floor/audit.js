@@ -75,6 +75,39 @@
         "data-day": d.day, "data-cents": d.closing_cents,
       }, plot);
       svg("title", {}, point, day(d.day) + " · " + euros(d.closing_cents));
+      if (d.corrections_cents) {
+        // A day the meter was corrected: a diamond above its point, the correction in its title.
+        const cx = x(d.day), cy = y(d.closing_cents) - 14;
+        const mark = svg("polygon", {
+          class: "correction-mark", "data-day": d.day, "data-cents": d.corrections_cents,
+          points: [[cx, cy - 6], [cx + 6, cy], [cx, cy + 6], [cx - 6, cy]].map((p) => p.join(",")).join(" "),
+        }, plot);
+        svg("title", {}, mark, day(d.day) + " · " + text.correction_mark + " " + euros(d.corrections_cents));
+      }
+    }
+  }
+
+  function drawCorrections(corrections) {
+    const body = document.querySelector("#corrections-table tbody");
+    if (!corrections.length) {
+      const only = cell(body.insertRow(), text.no_data, "empty");
+      only.colSpan = 7;
+      return;
+    }
+    for (const c of corrections) {
+      const row = body.insertRow();
+      row.className = "correction";
+      row.dataset.change = c.change;
+      row.dataset.cents = c.amount_cents;
+      const target = c.target === "award"
+        ? text.target_award.replace("{award}", c.award) : text["target_" + c.target];
+      cell(row, day(c.day));
+      cell(row, target, "target " + c.target);
+      cell(row, euros(c.amount_cents), "number amount");
+      cell(row, c.reason);
+      cell(row, c.reference, "reference");
+      cell(row, c.proposed_by + " / " + c.approved_by);
+      cell(row, euros(c.meter_after_cents), "number");
     }
   }
 
@@ -283,6 +316,7 @@
       drawStakes(body.stakes);
       drawAwards(body);
       drawHits(body.hits);
+      drawCorrections(body.corrections);
       drawVoids(voids.body);
       document.getElementById("status").textContent = "";
       document.body.dataset.state = "drawn";

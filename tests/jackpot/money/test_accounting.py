@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 
 from jackpot.models import AccountKind, Transfer, TransferCode
 from jackpot.money import ledger
-from jackpot.money.accounting import ROUTES, Posting
+from jackpot.money.accounting import CORRECTION_ROUTES, ROUTES, Posting
 from tests.conftest import make_floor
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "accounting.md"
@@ -38,9 +38,12 @@ def test_every_route_is_the_documented_one():
         debit, credits = documented[code]
         expected = [route.credit] + ([route.pending_credit] if route.pending_credit else [])
         assert (debit, credits) == (route.debit, expected), code
-    # The one code without a route is the one the doc reserves: any account to any account.
+    # The one code without a fixed route is the correction's: the house against a liability,
+    # both ways, as the doc's row says (its debit `house` or the credit's, in pairs).
     assert set(TransferCode) - set(ROUTES) == {TransferCode.CORRECTION}
-    assert documented["correction"] == ("any", [])
+    assert documented["correction"][0] == "pairs"
+    pairs = documented["correction"][1]
+    assert {(pairs[n], pairs[n + 1]) for n in range(0, len(pairs), 2)} == CORRECTION_ROUTES
 
 
 def test_routes_move_money_between_two_accounts():
@@ -49,9 +52,52 @@ def test_routes_move_money_between_two_accounts():
         assert route.pending_credit in (None, AccountKind.AWARDS_PENDING), code
 
 
+def test_a_correction_moves_the_house_against_one_liability_both_ways():
+    assert len(CORRECTION_ROUTES) == 8
+    for debit, credit in CORRECTION_ROUTES:
+        assert AccountKind.HOUSE in (debit, credit) and debit != credit
+        assert {debit, credit} - {AccountKind.HOUSE} <= {
+            AccountKind.METER,
+            AccountKind.RESERVE,
+            AccountKind.AWARDS_PENDING,
+            AccountKind.PAYABLE,
+        }
+        assert Posting(TransferCode.CORRECTION, 1, route=(debit, credit)).accounts() == (
+            debit,
+            credit,
+        )
+
+
+def test_the_meter_goes_down_only_by_a_jackpot_a_stop_or_a_correction():
+    """Compliance 55: every code that debits the meter is a hit, a stop, a voided hit's reset
+    given back, or a correction."""
+    debiting = {code.value for code, route in ROUTES.items() if route.debit == AccountKind.METER}
+    assert debiting == {
+        "jackpot_hit",
+        "stop_meter_orphan",
+        "stop_meter_out",
+        "void_reset_reserve",
+        "void_reset_house",
+    }
+    corrections = {pair for pair in CORRECTION_ROUTES if pair[0] == AccountKind.METER}
+    assert corrections == {(AccountKind.METER, AccountKind.HOUSE)}
+
+
 def test_a_posting_the_chart_does_not_allow_is_refused():
-    with pytest.raises(ValueError, match="no route"):
+    with pytest.raises(ValueError, match="no such route"):
         Posting(TransferCode.CORRECTION, 1).accounts()
+    with pytest.raises(ValueError, match="no such route"):  # two liabilities: never
+        Posting(
+            TransferCode.CORRECTION, 1, route=(AccountKind.METER, AccountKind.RESERVE)
+        ).accounts()
+    with pytest.raises(ValueError, match="no such route"):
+        Posting(
+            TransferCode.CORRECTION, 1, route=(AccountKind.STAKES, AccountKind.HOUSE)
+        ).accounts()
+    with pytest.raises(ValueError, match="fixed route"):
+        Posting(
+            TransferCode.CONTRIBUTION_METER, 1, route=(AccountKind.HOUSE, AccountKind.METER)
+        ).accounts()
     with pytest.raises(ValueError, match="never waits"):
         Posting(TransferCode.CONTRIBUTION_METER, 1, pending=True).accounts()
     assert Posting(TransferCode.ENVY, 1, pending=True).accounts() == (

@@ -49,6 +49,7 @@ STABLE = {
     "SE17": "terminal.issued",
     "SE18": "integrity.award_odds",
     "SE19": "session.drop_difference",
+    "SE20": "pool.corrected",
     # The code proved (compliance 59).
     "SE21": "code.mismatch",
 }

@@ -157,7 +157,9 @@ def test_each_chart_as_csv_is_the_json(auditor):
         rows = list(csv.DictReader(io.StringIO(answer.content.decode())))
         assert rows == [{key: str(value) for key, value in row.items()} for row in body[chart]]
     meter = auditor.get(f"{url}.csv?chart=meter&from=2026-11-11&to=2026-11-11")
-    assert meter.content.decode() == "day,closing_cents,change_cents\n2026-11-11,1000100,-400\n"
+    assert meter.content.decode() == (
+        "day,closing_cents,change_cents,corrections_cents\n2026-11-11,1000100,-400,0\n"
+    )
     assert 'filename="pool-' in meter["Content-Disposition"]
     assert "2026-11-11-2026-11-11.csv" in meter["Content-Disposition"]
 
@@ -197,13 +199,13 @@ def test_a_constant_number_of_queries(django_assert_num_queries):
     floor = story.play_story()
     reconcile()
     fold_history()
-    # 7 reads (the pool, its days, the fold's cursors, the chains' heads, the hits, the latest
-    # reconciliation and its report) and the statement timeout (the test's transaction is the
-    # snapshot; a read takes no savepoint)
-    with django_assert_num_queries(8):
+    # 8 reads (the pool, its days, the fold's cursors, the chains' heads, the hits, the
+    # corrections, the latest reconciliation and its report) and the statement timeout (the
+    # test's transaction is the snapshot; a read takes no savepoint)
+    with django_assert_num_queries(9):
         history = pool_history(floor.pool_id, PoolHistoryQuery())
     assert len(history.meter) == 3 and len(history.hits) == 1
-    with django_assert_num_queries(9):  # and the meter's closing before the first day
+    with django_assert_num_queries(10):  # and the meter's closing before the first day
         one_day = pool_history(floor.pool_id, PoolHistoryQuery(**{"from": story.DAYS[1]}))
     assert len(one_day.meter) == 2
 

@@ -158,6 +158,8 @@ def test_the_checksum_is_the_sha256_of_the_canonical_money_configuration():
         "credit": "awards_pending",
         "pending_credit": None,
     }
+    assert ["meter", "house"] in shown["correction_routes"]  # a correction's pairs are covered
+    assert len(shown["correction_routes"]) == 8
     assert shown["pool_defaults"]["model"]["seed_cents"] == 1_000_000
 
 
