@@ -70,7 +70,7 @@ from jackpot.models import AuditEvent
 from jackpot.reporting.export_jobs import Built, export_job_build, export_job_create
 from jackpot.staff.roles import role_group
 from tables.audit.reconciliation import reconcile
-from tables.models import Table
+from tables.models import ClubSession, SessionStatus, Table
 from tables.services import operator_terminal_issue
 from tests.conftest import Terminal, make_floor, uth_play, uth_seat
 from tests.staff import grant_roles, person, referred, staff_token, surveilled
@@ -406,6 +406,32 @@ SEMANTIC_REFUSALS = [
             {"pool_change_withdraw", "table_move_withdraw", "terminal_issue_withdraw"}
         ),
     ),
+    # The club's sessions and their drop boxes (tables.club): the club's state.
+    Refusal(404, "session_not_found", "a session id that does not exist"),
+    Refusal(
+        409,
+        "session_open",
+        "a session is open already: the club's state",
+        operations=frozenset({"session_open"}),
+    ),
+    Refusal(409, "session_closed", "the session is closed already: its state"),
+    Refusal(409, "session_not_closed", "a box is counted once its session closed: its state"),
+    Refusal(404, "table_not_in_session", "the session's snapshot has no line for the table"),
+    Refusal(409, "drop_not_counted", "the box has no first count to confirm: its state"),
+    Refusal(409, "drop_confirmed", "the box's count is confirmed already: its state"),
+    Refusal(409, "count_disagrees", "a blind confirmation of another amount: the count's state"),
+    Refusal(
+        403,
+        "drop_counted_by_another",
+        "another person counted the box: the count's state",
+        operations=frozenset({"drop_count"}),
+    ),
+    Refusal(
+        403,
+        "four_eyes",
+        "the counter confirms their own count: the count's state",
+        operations=frozenset({"drop_confirm"}),
+    ),
     # A documented correction (jackpot.pools.corrections): the pool's and the award's state.
     Refusal(
         400,
@@ -602,6 +628,25 @@ class World:
             self.built_export = job.pk
         return self.built_export
 
+    def closed_session(self) -> int:
+        """A session opened and closed by the supervisor (none is left open for the next)."""
+        supervisor = self.staff_client("supervisor")
+        opened = supervisor.post("/api/v1/sessions", {}, content_type="application/json")
+        if opened.status_code == 409:  # a generated case opened one: close it first
+            current = ClubSession.objects.get(status=SessionStatus.OPEN).pk
+            closed = supervisor.post(
+                f"/api/v1/sessions/{current}/close", content_type="application/json"
+            )
+            assert closed.status_code == 200, _json(closed)
+            opened = supervisor.post("/api/v1/sessions", {}, content_type="application/json")
+        assert opened.status_code == 201, _json(opened)
+        session = int(opened.json()["id"])
+        closed = supervisor.post(
+            f"/api/v1/sessions/{session}/close", content_type="application/json"
+        )
+        assert closed.status_code == 200, _json(closed)
+        return session
+
     def spare_terminal(self) -> int:
         """A terminal of the spare table, issued beside its own, for a revocation to find."""
         table = Table.objects.get(pk=self.spare.table_id)
@@ -671,6 +716,8 @@ class World:
                 params["award"] = self.kept(operation_id, lambda: self.award_for(operation_id))
             if "change" in params and real is not None:
                 params["change"] = self.kept(operation_id, lambda: self.change_for(operation_id))
+            if "session" in params and real is not None:
+                params["session"] = self.kept("session", self.closed_session)
             if "export" in params and real is not None:
                 params["export"] = self.export()
             if "reconciliation" in params and real is not None:
@@ -683,8 +730,9 @@ class World:
         if "staffToken" in schemes:
             # A money step is a manager's: an admin decides no money (compliance 52).
             who = "manager" if operation_id in MONEY else "admin"
-            # The session registers are the money's people's: an auditor reads them.
-            who = "auditor" if operation_id in REGISTERS else who
+            # The session registers are the money's people's: an auditor reads them, and the
+            # sessions too.
+            who = "auditor" if operation_id in REGISTERS | SESSION_READS else who
             return {"Authorization": f"Bearer {self.staff[who]}"}
         return {}
 
@@ -704,12 +752,19 @@ MONEY = frozenset(
         "pool_correction_approve",
         "pool_correction_reject",
         "pool_correction_withdraw",
+        # The club's sessions and their drop counts (tables.club).
+        "session_open",
+        "session_close",
+        "drop_count",
+        "drop_confirm",
     }
 )
 
 
 #: The session registers: called with the auditor's token (an admin's is 403).
 REGISTERS = frozenset({"register_withheld", "register_displayed"})
+#: The sessions' reads: called with the auditor's token (an admin's is 403).
+SESSION_READS = frozenset({"session_list", "session_get"})
 
 
 #: The operations on a table that the table administration calls: they get the spare table.
