@@ -18,6 +18,7 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from core.pages import (
     content_security_policy,
@@ -41,6 +42,9 @@ TEXT: dict[str, dict[str, str]] = {
         "no_role_title": "Accès refusé",
         "no_role": "Votre compte ({user}) n'a aucun rôle du service (superviseur, auditeur ou "
         "administrateur). Demandez-le à un administrateur.",
+        "nav": "Pages du service",
+        "nav_awards": "Gains",
+        "nav_sessions": "Séances",
     },
     "en": {
         "locale": "en-GB",
@@ -51,11 +55,37 @@ TEXT: dict[str, dict[str, str]] = {
         "no_role_title": "Access refused",
         "no_role": "Your account ({user}) holds none of the service's roles (supervisor, "
         "auditor or admin). Ask an administrator for one.",
+        "nav": "The service's pages",
+        "nav_awards": "Awards",
+        "nav_sessions": "Sessions",
     },
 }
 
 P = ParamSpec("P")
 PageView = Callable[Concatenate[HttpRequest, P], HttpResponse]
+
+
+# --- the floor's navigation: the pages a person's roles open -------------------------------------
+
+#: (URL name, label's key, the roles that open it).
+NAVIGATION = (
+    ("floor-awards", "nav_awards", ROLES),
+    ("floor-sessions", "nav_sessions", ("supervisor", "manager")),
+)
+
+
+def navigation(request: HttpRequest, lang: str) -> list[dict[str, Any]]:
+    """The header's links for `request.user`: each page its roles open, the current one marked."""
+    if not request.user.is_authenticated:
+        return []
+    held = set(roles_of(request.user))
+    links = []
+    for name, label, roles in NAVIGATION:
+        if held.intersection(roles):
+            url = reverse(name)
+            current = request.path.startswith(url)
+            links.append({"url": url, "label": TEXT[lang][label], "current": current})
+    return links
 
 
 def roles_of(user: Any) -> list[str]:
@@ -102,6 +132,7 @@ def staff_page(
             "other_lang": other_lang,
             "other_lang_url": f"{request.path}?{switch.urlencode()}",
             "text": {**TEXT[lang], **text},
+            "navigation": navigation(request, lang),
             "signed_in_as": TEXT[lang]["signed_in_as"].format(user=user.get_username())
             if user.is_authenticated
             else "",

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, path
 
-from floor import account, audit, floor, signin, slips
+from floor import account, audit, floor, sessions, signin, slips
 
 urlpatterns: list[URLPattern] = [
     path("floor/login/", floor.login_page, name="floor-login"),
@@ -13,4 +13,7 @@ urlpatterns: list[URLPattern] = [
     path("floor/awards/<int:award>/slip/", slips.slip_page, name="floor-slip"),
     path("floor/awards/<int:award>/slip.pdf", slips.slip_pdf, name="floor-slip-pdf"),
     path("audit/pools/<int:pool>/", audit.audit_pool, name="audit-pool"),
+    # the club's sessions and their drop counts
+    path("floor/sessions/", sessions.sessions_page, name="floor-sessions"),
+    path("floor/sessions/<int:session>/", sessions.session_page, name="floor-session"),
 ]
