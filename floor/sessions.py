@@ -33,6 +33,7 @@ from floor.layout import TEXT as LAYOUT_TEXT
 from floor.layout import roles_of, staff_only, staff_page
 from jackpot.approvals import presence
 from jackpot.approvals.presence import PRESENCE_FIELD
+from jackpot.models import Pool
 from jackpot.selectors import pool_currencies
 from jackpot.staff import duties, second_factor
 from tables.bodies.sessions import DropCountBody, SessionBody, SessionQuery
@@ -99,7 +100,7 @@ TEXT: dict[str, dict[str, str]] = {
         "confirm_submit": "Confirmer le comptage",
         "code": "Code de votre application d'authentification (ou un code de secours)",
         "confirmed_by": "Compté par {counted}, confirmé par {confirmed} le {at}.",
-        "flag": "Écart de {amount} : événement significatif SE19, enregistré, jamais corrigé.",
+        "flag": "de {amount} : événement significatif SE19, enregistré, jamais corrigé.",
         "amount_help": "En euros, par exemple 1 250,00",
         "done_opened": "Séance n° {number} ouverte.",
         "done_closed": "Séance n° {number} close : son relevé est pris dans le journal.",
@@ -162,7 +163,7 @@ TEXT: dict[str, dict[str, str]] = {
         "confirm_submit": "Confirm the count",
         "code": "Your authenticator's current code (or a recovery code)",
         "confirmed_by": "Counted by {counted}, confirmed by {confirmed} on {at}.",
-        "flag": "Difference of {amount}: significant event SE19, recorded, never corrected.",
+        "flag": "of {amount}: significant event SE19, recorded, never corrected.",
         "amount_help": "In euros, e.g. 1,250.00",
         "done_opened": "Session {number} opened.",
         "done_closed": "Session {number} closed: its figures are taken from the journal.",
@@ -247,7 +248,7 @@ def _money(cents: int | None, currency: str, lang: str) -> str:
     if cents is None:
         return ""
     figure = amount_in_figures(abs(cents), currency, lang)
-    return f"\u2212{figure}"  # a minus sign, not a hyphen if cents < 0 else figure
+    return f"\u2212{figure}" if cents < 0 else figure  # a minus sign, not a hyphen
 
 
 def _acting(user: Any) -> bool:
@@ -340,9 +341,9 @@ def _done_message(request: HttpRequest, lang: str) -> str:
     if key not in TEXT[lang]:
         return ""
     number, table = request.GET.get("number", ""), request.GET.get("table", "")
-    return TEXT[lang][key].format(
-        number=number if number.isdigit() else "", table=table if table.isdigit() else ""
-    )
+    names = Table.objects.filter(pk=int(table)) if table.isdigit() else Table.objects.none()
+    name = names.values_list("name", flat=True).first() or ""
+    return TEXT[lang][key].format(number=number if number.isdigit() else "", table=name)
 
 
 def _after(url: str, lang: str, **facts: object) -> HttpResponseRedirect:
@@ -426,6 +427,7 @@ def _detail_context(detail: SessionBody, user: Any, lang: str) -> dict[str, Any]
     currencies = pool_currencies()
     table_ids = {line.table for line in detail.tables}
     names = dict(Table.objects.filter(pk__in=table_ids).values_list("pk", "name"))
+    pool_names = dict(Pool.objects.values_list("pk", "name"))
     pool_of = {line.table: line.pool for line in detail.tables}
 
     def currency(pool: int | None) -> str:
@@ -434,7 +436,7 @@ def _detail_context(detail: SessionBody, user: Any, lang: str) -> dict[str, Any]
     tables = [
         {
             "name": names.get(line.table, str(line.table)),
-            "pool": line.pool,
+            "pool": pool_names.get(line.pool, str(line.pool)),
             "rounds": line.rounds,
             "stakes": line.stakes,
             "stakes_cents": _money(line.stakes_cents, currency(line.pool), lang),
@@ -446,7 +448,7 @@ def _detail_context(detail: SessionBody, user: Any, lang: str) -> dict[str, Any]
     ]
     pools = [
         {
-            "pool": line.pool,
+            "pool": pool_names.get(line.pool, str(line.pool)),
             "displayed": _money(line.displayed_cents, currency(line.pool), lang),
             "corrections": line.corrections,
         }
