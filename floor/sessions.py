@@ -36,7 +36,7 @@ from jackpot.approvals.presence import PRESENCE_FIELD
 from jackpot.models import Pool
 from jackpot.selectors import pool_currencies
 from jackpot.staff import duties, second_factor
-from tables.bodies.sessions import DropCountBody, SessionBody, SessionQuery
+from tables.bodies.sessions import DropCountBody, SessionBody, SessionQuery, SessionSummary
 from tables.club import drops, sessions
 from tables.models import ClubSession, SessionStatus, Table
 from tables.selectors import sessions as reads
@@ -266,7 +266,7 @@ def _refused_page(request: HttpRequest, lang: str) -> HttpResponse:
     )
 
 
-def _summary(session: ClubSession | Any, lang: str) -> dict[str, Any]:
+def _summary(session: ClubSession | SessionSummary, lang: str) -> dict[str, Any]:
     text = TEXT[lang]
     closed = (
         text["closed_by_day"].format(at=_when(session.closed_at, lang))
@@ -288,12 +288,10 @@ def _summary(session: ClubSession | Any, lang: str) -> dict[str, Any]:
 
 
 def _list_context(lang: str) -> dict[str, Any]:
+    """The open session (the partial unique index keeps it to one) and the recent closed ones."""
+    current = ClubSession.objects.filter(status=SessionStatus.OPEN).first()
     page = reads.session_page(SessionQuery(limit=RECENT + 1))
-    current = next((s for s in page.results if s.status == SessionStatus.OPEN), None)
     closed = [s for s in page.results if s.status == SessionStatus.CLOSED][:RECENT]
-    if current is None:  # more than RECENT sessions: the open one may be further down
-        row = ClubSession.objects.filter(status=SessionStatus.OPEN).first()
-        current = row
     return {
         "current": _summary(current, lang) if current is not None else None,
         "close_confirm": TEXT[lang]["close_confirm"].format(number=current.number)

@@ -106,10 +106,12 @@ def test_a_session_is_opened_closed_and_its_boxes_counted_by_two_people(
     shot(ana, artifacts, "4-counted")
 
     bob = staff_tab(browser, live_service, crew["bob"])
+    expect(bob.locator("#current .empty")).to_have_text("Aucune séance n'est ouverte.")
+    shot(bob, artifacts, "5-list")
     bob.locator("#recent tr", has_text="ana").get_by_role("link").click()
     expect(bob.locator(f"#drop-{one}")).to_have_attribute("data-state", "to_confirm")
     expect(bob.locator(f"#drop-{two} .counted")).to_have_count(0)  # blind: no amount shown
-    shot(bob, artifacts, "5-to-confirm")
+    shot(bob, artifacts, "6-to-confirm")
 
     recovery = second_factor.recovery_codes_issue(crew["bob"])  # a TOTP code serves once
     confirm(bob, one, "15,00", code(crew["bob"], steps_ahead=1))
@@ -122,7 +124,7 @@ def test_a_session_is_opened_closed_and_its_boxes_counted_by_two_people(
         "recompte l'urne."
     )
     expect(bob.locator(f"#drop-{two}")).to_have_attribute("data-state", "to_confirm")
-    shot(bob, artifacts, "6-count-disagrees")
+    shot(bob, artifacts, "7-count-disagrees")
 
     confirm(bob, two, "9,50", recovery[1])
     box = bob.locator(f"#drop-{two}")
@@ -132,7 +134,7 @@ def test_a_session_is_opened_closed_and_its_boxes_counted_by_two_people(
         "Écart de \u22120,50\u00a0€ : événement significatif SE19, enregistré, jamais corrigé."
     )
     expect(box.locator(".flag")).to_have_css("color", "rgb(161, 29, 29)")
-    shot(bob, artifacts, "7-confirmed")
+    shot(bob, artifacts, "8-confirmed")
 
     bob.click("a.lang")
     expect(box.locator(".flag")).to_have_text(
@@ -143,7 +145,7 @@ def test_a_session_is_opened_closed_and_its_boxes_counted_by_two_people(
     )
     expect(box.locator(".difference")).to_have_text("\u2212€0.50")
     expect(bob.locator(f"#drop-{one} .exact")).to_contain_text("Exact")
-    shot(bob, artifacts, "8-final-en")
+    shot(bob, artifacts, "9-final-en")
 
     rows = {row.table_id: row for row in DropCount.objects.all()}
     assert (rows[one].difference_cents, rows[two].difference_cents) == (0, -50)
