@@ -1,6 +1,7 @@
 """A session's close, timed on a young journal and on an aged one: its cost is the session's.
 
-    .venv/bin/python bench/session_close.py [--rounds 200] [--aged 100000] [--fresh]
+    .venv/bin/python bench/session_close.py [--rounds 200] [--aged 10000,30000] [--ballast N]
+        [--fresh]
 
 The journal is grown by `bench/aging.py`'s own play (real 7-seat rounds through `round_open` and
 `round_settle` on its 10 tables, the clock moved by `time_machine`), in a database of its own
@@ -10,12 +11,13 @@ service grants one) then opens a session, `--rounds` rounds are played, and the 
 (`tables.club.sessions.close_session`: the journal's cut, the snapshot's ranged read, the rows
 and the `session.closed` event) is timed; first on the journal as it is (empty after --fresh),
 then again after the journal is aged to each size of `--aged` rounds (100,000 rounds are about
-200,000 events). For each close it prints and records (bench/results/session-close.json): the
-journal's events before the session, the close's wall and CPU seconds, the events in the
-session's ranges (what the snapshot should read), and the journal's rows the close's
-statements read and how (each statement that reads `jackpot_auditevent`, captured during the
-close and run again under EXPLAIN ANALYZE on the same data: the scans' actual rows and the rows
-their filters removed).
+200,000 events), and, with `--ballast N`, once more after N copies of those events were added by
+SQL under chains of their own (a big journal quickly, for timing only: they do not verify). For
+each close it prints and records (bench/results/session-close.json): the journal's events before
+the session, the close's wall and CPU seconds, the events in the session's ranges (what the
+snapshot should read), and the journal's rows the close's statements read and how (each
+statement that reads `jackpot_auditevent`, captured during the close and run again under EXPLAIN
+ANALYZE on the same data: the scans' actual rows and the rows their filters removed).
 """
 
 # ruff: noqa: E402 (the project's modules are imported once Django is set up)
@@ -52,6 +54,16 @@ from tables.club.sessions import close_session, open_session
 
 SUPERVISOR = "bench-session-supervisor"
 JOURNAL = "jackpot_auditevent"
+# Ballast: copies of the table and pool chains' events under chains of their own (`ballast-<n>-`
+# and the chain's name), as many as asked, by SQL: rows no session's range names, in the same
+# table and indexes. They are not on any hash chain the service keeps (they do not verify).
+_BALLAST = (
+    "INSERT INTO jackpot_auditevent"
+    " (chain, sequence, kind, actor, occurred_at, payload, prev_hash, hash, content_format)"
+    " SELECT left('ballast-' || %s || '-' || chain, 40), sequence, kind, actor, occurred_at,"
+    " payload, prev_hash, hash, content_format FROM jackpot_auditevent"
+    " WHERE chain LIKE 'table-%%' OR chain LIKE 'pool-%%' ORDER BY id LIMIT %s"
+)
 
 
 def _supervisor() -> User:
@@ -77,9 +89,9 @@ def _journal_reads(plan: Any) -> tuple[int, list[str]]:
     stack = [plan]
     while stack:
         node = stack.pop()
-        if node.get("Relation Name") == JOURNAL:
-            rows += int(node["Actual Rows"]) * int(node.get("Actual Loops", 1))
-            rows += int(node.get("Rows Removed by Filter", 0))
+        if node.get("Relation Name") == JOURNAL:  # EXPLAIN's rows are per loop
+            per_loop = int(node["Actual Rows"]) + int(node.get("Rows Removed by Filter", 0))
+            rows += per_loop * int(node.get("Actual Loops", 1))
             how.append(node["Node Type"])
         stack.extend(node.get("Plans", []))
     return rows, sorted(set(how))
@@ -141,6 +153,19 @@ def one_close(floor: aging.Floor, supervisor: User, rounds: int, played: Any) ->
     }
 
 
+def add_ballast(events: int) -> int:
+    """Copy the table and pool chains' events under ballast chains until `events` are added."""
+    added, copy = 0, 0
+    with aging._statement_timeout(0), connection.cursor() as cursor:
+        while added < events:
+            copy += 1
+            cursor.execute(_BALLAST, [copy, events - added])
+            if cursor.rowcount <= 0:
+                break
+            added += cursor.rowcount
+    return added
+
+
 def _print(label: str, figure: dict[str, Any]) -> None:
     print(
         f"{label:<7} journal {figure['journal_events_before_session']:>9,} events  "
@@ -159,6 +184,10 @@ def main() -> None:
         "--aged", default="100000", help="rounds of the aged journal, or several: 20000,100000"
     )
     parser.add_argument("--fresh", action="store_true", help="rebuild the database")
+    parser.add_argument("--result", default="session-close", help="bench/results/<name>.json")
+    parser.add_argument(
+        "--ballast", type=int, default=0, help="events copied by SQL after the last size (below)"
+    )
     # One club day for the whole journal by default: bench/aging.py's day-end award steps are
     # not this bench's subject (nor its supervisors, who hold their role without the journal).
     parser.add_argument("--per-day", type=int, default=1_000_000)
@@ -169,8 +198,8 @@ def main() -> None:
     floor = aging._floor(args.per_day, args.seed)
     supervisor = _supervisor()
     played = aging.Played(vacuum=aging.autovacuum_off())
-    figures: dict[str, Any] = {"young": one_close(floor, supervisor, args.rounds, played)}
-    _print("young", figures["young"])
+    figures: dict[str, Any] = {"start": one_close(floor, supervisor, args.rounds, played)}
+    _print("start", figures["start"])
     figures["aged"] = []
     for size in (int(each) for each in args.aged.split(",")):
         print(f"ageing the journal to {size:,} rounds (bench/aging.py's play)", flush=True)
@@ -179,12 +208,28 @@ def main() -> None:
         _print("aged", figures["aged"][-1])
         figures["ageing_play"] = played.as_json()
         path = write_result(  # after each size: a run cut short keeps what it measured
-            "session-close",
+            args.result,
             figures,
             command="bench/session_close.py " + " ".join(sys.argv[1:]),
             database=DATABASE,
             rounds=args.rounds,
             aged=args.aged,
+            per_day=args.per_day,
+            seed=args.seed,
+        )
+    if args.ballast:
+        print(f"adding {args.ballast:,} ballast events by SQL (chains no session names)")
+        figures["ballast_events"] = add_ballast(args.ballast)
+        figures["ballast"] = one_close(floor, supervisor, args.rounds, played)
+        _print("ballast", figures["ballast"])
+        path = write_result(
+            args.result,
+            figures,
+            command="bench/session_close.py " + " ".join(sys.argv[1:]),
+            database=DATABASE,
+            rounds=args.rounds,
+            aged=args.aged,
+            ballast=args.ballast,
             per_day=args.per_day,
             seed=args.seed,
         )
