@@ -42,6 +42,7 @@ from tables.models import ClubSession, SessionStatus, Table
 from tables.selectors import sessions as reads
 
 RECENT = 20  # the closed sessions listed
+AMOUNT_FIELD = "counted"  # the form's amount, in euros and cents as typed
 DEFAULT_CURRENCY = "EUR"
 
 TEXT: dict[str, dict[str, str]] = {
@@ -200,7 +201,7 @@ REFUSALS: dict[str, dict[str, str]] = {
         "separation_of_duties": "un compte qui configure ne manie pas l'argent.",
         "permission_denied": "seuls un superviseur ou un responsable le peuvent.",
         "table_not_in_session": "cette table n'a pris aucune mise progressive pendant la séance.",
-        "invalid_amount": "montant illisible : en euros, par exemple 1 250,00.",
+        "unread_amount": "montant illisible : en euros, par exemple 1 250,00.",
     },
     "en": {
         "four_eyes": "the person who counted the box cannot confirm their own count: another "
@@ -224,13 +225,14 @@ REFUSALS: dict[str, dict[str, str]] = {
         "separation_of_duties": "an account that configures does not handle money.",
         "permission_denied": "only a supervisor or a manager may do this.",
         "table_not_in_session": "this table took no progressive stake in the session.",
-        "invalid_amount": "an amount that cannot be read: in euros, e.g. 1,250.00.",
+        "unread_amount": "an amount that cannot be read: in euros, e.g. 1,250.00.",
     },
 }
 
 
 def _refusal(lang: str, refused: ApiError) -> str:
-    message = REFUSALS[lang].get(refused.code, refused.message)
+    unread = refused.code == "invalid_request" and refused.param == AMOUNT_FIELD
+    message = REFUSALS[lang].get("unread_amount" if unread else refused.code, refused.message)
     return TEXT[lang]["refused"].format(message=message)
 
 
@@ -478,9 +480,9 @@ def _step(request: HttpRequest, session_id: int, user: User, lang: str) -> HttpR
     if not table.isdigit():
         raise ApiError("invalid_request", "table must be a table's id", param="table")
     try:
-        cents = cents_from_text(request.POST.get("counted", ""), lang)
+        cents = cents_from_text(request.POST.get(AMOUNT_FIELD, ""), lang)
     except ValueError as unread:
-        raise ApiError("invalid_amount", str(unread), param="counted") from unread
+        raise ApiError("invalid_request", str(unread), param=AMOUNT_FIELD) from unread
     if action == "count":
         drops.count_drop(session_id=session_id, table_id=int(table), counted_cents=cents, user=user)
         return _after(url, lang, done="counted", table=table)
