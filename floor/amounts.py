@@ -1,7 +1,8 @@
 """Amounts of money in figures and in words, French and English, as a payment slip writes them
 (the French register wants the amount in figures and in words).
 
-Integer cents in, text out: no float anywhere. French follows the traditional spelling of
+Integer cents in, text out (and back, for an amount a person types: `cents_from_text`): no
+float anywhere. French follows the traditional spelling of
 cheques and deeds (hyphens below a hundred, "et" without them: "vingt et un",
 "quatre-vingt-un"; "cents" and "quatre-vingts" take their s only at the end of the number or
 before "million(s)"/"milliard(s)", never before "mille", which never varies; "un million
@@ -16,6 +17,8 @@ d'euros"). English is British: "two hundred and five", "one euro", "one cent".
 """
 
 from __future__ import annotations
+
+import re
 
 MAX_CENTS = 10**14 - 1  # up to 999,999,999,999.99: milliards / billions are the largest unit
 
@@ -225,3 +228,30 @@ def amount_in_figures(cents: int, currency: str, lang: str) -> str:
         return f"{figure}\u00a0{symbol or currency}"
     figure = f"{whole:,}.{hundredths:02d}"
     return f"{symbol}{figure}" if symbol else f"{currency} {figure}"
+
+
+def cents_from_text(text: str, lang: str) -> int:
+    """An amount a person typed in whole units and hundredths, as integer cents: French takes
+    "1 250,00" (spaces group the thousands; a comma, or a dot, before the cents), English
+    "1,250.00" (commas group; a dot before the cents). A currency sign is allowed; a negative,
+    a third decimal or anything else is a ValueError that says what is expected.
+
+    >>> cents_from_text("1 250,5", "fr"), cents_from_text("€1,250.05", "en")
+    (125050, 125005)
+    >>> cents_from_text("25", "fr"), cents_from_text("0.99", "fr")
+    (2500, 99)
+    """
+    cleaned = text.strip().strip("€").strip()
+    for space in (" ", "\u00a0", "\u202f"):
+        cleaned = cleaned.replace(space, "")
+    if lang == "en":
+        grouped = re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d{1,2})?", cleaned)
+        cleaned = cleaned.replace(",", "") if grouped else cleaned
+    else:
+        cleaned = cleaned.replace(",", ".")
+    found = re.fullmatch(r"(\d{1,12})(?:\.(\d{1,2}))?", cleaned)
+    if found is None:
+        example = "1 250,00" if lang == "fr" else "1,250.00"
+        raise ValueError(f"{text!r} is not an amount: whole units and cents, e.g. {example}")
+    whole, hundredths = found.group(1), (found.group(2) or "").ljust(2, "0")
+    return int(whole) * 100 + int(hundredths)

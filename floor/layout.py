@@ -40,12 +40,13 @@ TEXT: dict[str, dict[str, str]] = {
         "signed_in_as": "Connecté : {user}",
         "logout": "Se déconnecter",
         "language": "Langue",
-        "nav": "Pages",
-        "nav_awards": "Gains",
         "nav_registers": "Registres",
         "no_role_title": "Accès refusé",
         "no_role": "Votre compte ({user}) n'a aucun rôle du service (superviseur, auditeur ou "
         "administrateur). Demandez-le à un administrateur.",
+        "nav": "Pages du service",
+        "nav_awards": "Gains",
+        "nav_sessions": "Séances",
     },
     "en": {
         "locale": "en-GB",
@@ -53,17 +54,42 @@ TEXT: dict[str, dict[str, str]] = {
         "signed_in_as": "Signed in: {user}",
         "logout": "Sign out",
         "language": "Language",
-        "nav": "Pages",
-        "nav_awards": "Awards",
         "nav_registers": "Registers",
         "no_role_title": "Access refused",
         "no_role": "Your account ({user}) holds none of the service's roles (supervisor, "
         "auditor or admin). Ask an administrator for one.",
+        "nav": "The service's pages",
+        "nav_awards": "Awards",
+        "nav_sessions": "Sessions",
     },
 }
 
 P = ParamSpec("P")
 PageView = Callable[Concatenate[HttpRequest, P], HttpResponse]
+
+
+# --- the floor's navigation: the pages a person's roles open -------------------------------------
+
+#: (URL name, label's key, the roles that open it).
+NAVIGATION = (
+    ("floor-awards", "nav_awards", ROLES),
+    ("floor-sessions", "nav_sessions", ("supervisor", "manager")),
+    ("floor-registers", "nav_registers", REGISTER_READERS),
+)
+
+
+def navigation(request: HttpRequest, lang: str) -> list[dict[str, Any]]:
+    """The header's links for `request.user`: each page its roles open, the current one marked."""
+    if not request.user.is_authenticated:
+        return []
+    held = set(roles_of(request.user))
+    links = []
+    for name, label, roles in NAVIGATION:
+        if held.intersection(roles):
+            url = reverse(name)
+            current = request.path.startswith(url)
+            links.append({"url": url, "label": TEXT[lang][label], "current": current})
+    return links
 
 
 def roles_of(user: Any) -> list[str]:
@@ -110,6 +136,7 @@ def staff_page(
             "other_lang": other_lang,
             "other_lang_url": f"{request.path}?{switch.urlencode()}",
             "text": {**TEXT[lang], **text},
+            "navigation": navigation(request, lang),
             "signed_in_as": TEXT[lang]["signed_in_as"].format(user=user.get_username())
             if user.is_authenticated
             else "",
@@ -117,7 +144,6 @@ def staff_page(
             "page_style": page_style,
             "script": page_script,
             "config": page_config(config or {}),
-            "navigation": _navigation(request, lang),
         },
         status=status,
     )
@@ -127,22 +153,6 @@ def staff_page(
     response["Cache-Control"] = "no-store"  # a page with a person's name and a CSRF token
     remember_language(request, response, lang)
     return response
-
-
-def _navigation(request: HttpRequest, lang: str) -> list[dict[str, Any]]:
-    """The floor's pages this user may open, for the bar: the award queue for any staff, the
-    session registers for their readers (`tables.api.registers.READERS`)."""
-    user = request.user
-    if not user.is_authenticated or not roles_of(user):
-        return []
-    pages = [("floor-awards", "nav_awards")]
-    if has_role(user, *REGISTER_READERS):
-        pages.append(("floor-registers", "nav_registers"))
-    links = []
-    for name, label in pages:
-        url = reverse(name)
-        links.append({"url": url, "label": TEXT[lang][label], "current": request.path == url})
-    return links
 
 
 def staff_only(view: PageView[P]) -> PageView[P]:

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, path
 
-from floor import account, audit, floor, registers, signin, slips
+from floor import account, audit, floor, registers, sessions, signin, slips
 
 urlpatterns: list[URLPattern] = [
     path("floor/login/", floor.login_page, name="floor-login"),
@@ -13,6 +13,9 @@ urlpatterns: list[URLPattern] = [
     path("floor/awards/<int:award>/slip/", slips.slip_page, name="floor-slip"),
     path("floor/awards/<int:award>/slip.pdf", slips.slip_pdf, name="floor-slip-pdf"),
     path("audit/pools/<int:pool>/", audit.audit_pool, name="audit-pool"),
+    # The club's sessions and their drop counts (floor.sessions).
+    path("floor/sessions/", sessions.sessions_page, name="floor-sessions"),
+    path("floor/sessions/<int:session>/", sessions.session_page, name="floor-session"),
     # The session registers, models 8 and 8 ter (floor.registers).
     path("floor/registers/", registers.registers_page, name="floor-registers"),
 ]

@@ -43,13 +43,20 @@ _CUT = (
 
 # The events of each range, down the (chain, sequence) unique index; a void's pool is its
 # refund's transfer's (the event names none, its transfers carry it under the event's hash).
+# Each range is read by its own scan (a LATERAL subquery that OFFSET 0 keeps from being
+# flattened): as a plain join, the planner cannot see the ranges' bounds, guesses a third of the
+# journal per range, and past about 60,000 events hashes a sequential scan of the whole journal
+# (bench/session_close.py, docs/benchmarks.md "Issue 39").
 _EVENTS = (
     "SELECT e.chain, e.kind, e.payload, t.pool_id"
     " FROM unnest(%s::varchar[], %s::bigint[], %s::bigint[]) AS r(chain, low, high)"
-    " JOIN jackpot_auditevent e"
-    "   ON e.chain = r.chain AND e.sequence > r.low AND e.sequence <= r.high"
+    " CROSS JOIN LATERAL ("
+    "   SELECT a.id, a.chain, a.sequence, a.kind, a.payload FROM jackpot_auditevent a"
+    "   WHERE a.chain = r.chain AND a.sequence > r.low AND a.sequence <= r.high"
+    "     AND a.kind IN (%s, %s, %s)"
+    "   OFFSET 0"
+    " ) e"
     " LEFT JOIN jackpot_transfer t ON t.event_id = e.id AND t.code = %s"
-    " WHERE e.kind IN (%s, %s, %s)"
     " ORDER BY e.chain, e.sequence"
 )
 
@@ -143,7 +150,7 @@ def _events(ranges: list[tuple[str, int, int]]) -> list[tuple[str, str, Any, int
     with connection.cursor() as cursor:
         cursor.execute(
             _EVENTS,
-            [chains, lows, highs, TransferCode.VOID_REFUND.value, OPENED, VOIDED, CORRECTED],
+            [chains, lows, highs, OPENED, VOIDED, CORRECTED, TransferCode.VOID_REFUND.value],
         )
         return [
             (chain, kind, payload if isinstance(payload, dict) else loads(payload), pool)
