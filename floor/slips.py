@@ -232,12 +232,12 @@ def slip_rows(slip: PaymentSlip, lang: str) -> list[SlipRow]:
         SlipRow("combination", text["combination"], " ".join(award.winning_five) or text["none"]),
         SlipRow("cards", text["cards"], dealt),
         SlipRow(
-            "amount", text["amount"], amount_in_figures(award.amount_cents, slip.currency, lang)
+            "amount", text["amount"], amount_in_figures(award.due_cents, slip.currency, lang)
         ),
         SlipRow(
             "amount_words",
             text["amount_words"],
-            amount_in_words(award.amount_cents, slip.currency, lang),
+            amount_in_words(award.due_cents, slip.currency, lang),
         ),
         SlipRow("won_at", text["won_at"], _when(award.created_at, lang)),
         *people,

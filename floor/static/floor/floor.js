@@ -152,11 +152,11 @@
     var dialog = document.getElementById("pay");
     var form = document.getElementById("pay-form");
     var value = function (id) { return document.getElementById(id).value.trim(); };
-    var required = award.amount_cents >= config.identifyCents;
+    var required = award.due_cents >= config.identifyCents;
     var threshold = money(config.identifyCents, award.pool);
     form.reset();
     document.getElementById("pay-title").textContent = say(text.pay_title, {
-      id: award.id, amount: money(award.amount_cents, award.pool),
+      id: award.id, amount: money(award.due_cents, award.pool),
     });
     document.getElementById("pay-winner-rule").textContent = say(
       required ? text.winner_required : text.winner_optional, { amount: threshold }
@@ -376,7 +376,7 @@
     node.dataset.status = award.status;
     var head = element("header", "award-head");
     head.appendChild(element("span", "kind", text[award.kind] || award.kind));
-    head.appendChild(element("span", "amount", money(award.amount_cents, award.pool)));
+    head.appendChild(element("span", "amount", money(award.due_cents, award.pool)));
     node.appendChild(head);
     var facts = element("div", "facts");
     facts.appendChild(field(text.table, award.table_name));

@@ -11,11 +11,14 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from floor.amounts import amount_in_figures
+from floor.slips import slip_rows
 from jackpot.awards.workflow import award_approve, award_verify
 from jackpot.models import AuditEvent, Award, ParameterChange, Pool, Transfer
 from jackpot.money import ledger
 from jackpot.reporting.liability import pool_liability
 from jackpot.reporting.statements import liability_csv
+from jackpot.selectors import payment_slip
 from tables.club.sessions import close_session, open_session
 from tables.models import SessionPool
 from tests.conftest import Floor, assert_journal_ok, uth_play, uth_seat
@@ -288,6 +291,9 @@ def test_a_corrected_award_is_approved_and_paid_its_corrected_amount(staff, floo
         staff["sue"], floor.pool_id, target="award", award=jackpot["id"], amount_cents=1
     )
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "award_paid"
+    # The payment slip prints what was paid: the amount due.
+    rows = {row.key: row.value for row in slip_rows(payment_slip(jackpot["id"]), "en")}
+    assert rows["amount"] == amount_in_figures(due, "EUR", "en")
     assert_journal_ok()
 
 
