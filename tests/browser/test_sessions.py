@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 from jackpot.models import OutboxMessage, Pool
 from jackpot.staff import second_factor
 from tables.models import DropCount, Table
+from tests.browser.test_registers import _download
 from tests.conftest import assert_journal_ok, make_floor
 from tests.staff import PASSWORD, code, enrolled
 from tests.tables.club.story import play
@@ -146,6 +147,21 @@ def test_a_session_is_opened_closed_and_its_boxes_counted_by_two_people(
     expect(box.locator(".difference")).to_have_text("\u2212€0.50")
     expect(bob.locator(f"#drop-{one} .exact")).to_contain_text("Exact")
     shot(bob, artifacts, "9-final-en")
+
+    # The session's registers, as bob (a manager) downloads them: model 8 with both counts and
+    # the difference, model 8 ter with the amount the sign displayed at the close.
+    bob.goto(f"{live_service.url}/floor/registers/?lang=fr")
+    withheld, displayed = bob.locator("#withheld"), bob.locator("#displayed")
+    shown = f"{Pool.objects.get(pk=floor.pool_id).meter_cents / 100:_.2f}"
+    shown = shown.replace(".", ",").replace("_", " ")
+    eight = _download(bob, withheld.locator("a[data-format=pdf]"), artifacts, "session-register-8")
+    assert "Registre des prélèvements (modèle 8)" in eight
+    assert "15,00" in eight and "9,50" in eight and "-0,50" in eight
+    assert "Les deux personnes ayant procédé au comptage" in eight
+    ter = _download(
+        bob, displayed.locator("a[data-format=pdf]"), artifacts, "session-register-8ter"
+    )
+    assert "Registre des montants affichés (modèle 8 ter)" in ter and shown in ter
 
     rows = {row.table_id: row for row in DropCount.objects.all()}
     assert (rows[one].difference_cents, rows[two].difference_cents) == (0, -50)
