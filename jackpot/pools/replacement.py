@@ -82,6 +82,14 @@ def new_terms(pool: Pool, values: Mapping[str, Any]) -> dict[str, Any]:
             f"these are pool {pool.pk}'s increment terms: a replacement starts new ones",
             param="changes",
         )
+    shares = full["meter_share_bp"], full["reserve_share_bp"]
+    if all(type(share) is int for share in shares) and sum(shares) > 10_000:
+        raise ApiError(
+            "invalid_change",
+            f"meter_share_bp {shares[0]} and reserve_share_bp {shares[1]} add up to more than "
+            "10,000 bp (the house keeps the rest)",
+            param="changes.meter_share_bp",
+        )
     parameters.check_change(Pool(currency=pool.currency), full)
     return full
 
