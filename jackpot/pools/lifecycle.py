@@ -295,10 +295,11 @@ def pool_change_approve(
         .values_list("kind", flat=True)
         .first()
     )
-    approve = {
-        ChangeKind.POOL_STOP: pool_stop_approve,
-        ChangeKind.POOL_REPLACE: replacement.pool_replace_approve,
-    }.get(str(kind), parameters.change_approve)
+    approve = parameters.change_approve
+    if kind == ChangeKind.POOL_STOP:
+        approve = pool_stop_approve
+    elif kind == ChangeKind.POOL_REPLACE:
+        approve = replacement.pool_replace_approve
     return approve(
         pool_id=pool_id,
         change_id=change_id,
