@@ -70,7 +70,7 @@ class ErrorCode(StrEnum):
     CHANGE_STALE = "change_stale"
     POOL_TABLES_OPEN = "pool_tables_open"
     POOL_ROUND_OPEN = "pool_round_open"
-    SEED_ABOVE_METER = "seed_above_meter"
+    TERMS_FIXED = "terms_fixed"
     NO_CHANGE = "no_change"
     INVALID_CHANGE = "invalid_change"
     NOT_THE_PROPOSER = "not_the_proposer"
@@ -218,9 +218,10 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
         409,
         "a pool's parameters change only with none of its rounds open",
     ),
-    ErrorCode.SEED_ABOVE_METER: (
+    ErrorCode.TERMS_FIXED: (
         409,
-        "the new seed is above the meter: approve once it is reached",
+        "a pool's increment terms (stake, shares, seed, paytable) never change while it runs: "
+        "new terms come by its replacement",
     ),
     ErrorCode.NO_CHANGE: (400, "the proposal changes nothing: the pool has these values"),
     ErrorCode.INVALID_CHANGE: (400, "a value the pool cannot take (a bound, the shares, a name)"),

@@ -50,6 +50,7 @@ from jackpot.pools import lifecycle
 from jackpot.pools.parameters import (
     CREATE_FIELDS,
     POOL_FIELDS,
+    TERMS,
     change_approve,
     change_propose,
     check_change,
@@ -206,10 +207,12 @@ class PoolAdmin(FilesProposals):
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:
             return [*CREATE_FIELDS, "reason"]
-        return [*POOL_FIELDS, "reason", *self.readonly_fields]
+        editable = [field for field in POOL_FIELDS if field not in TERMS]
+        return [*editable, "reason", *TERMS, *self.readonly_fields]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Pool | None = None) -> tuple[str, ...]:
-        return self.readonly_fields if obj else ()
+        # An existing pool's increment terms never change (compliance 56): a replacement's.
+        return (*TERMS, *self.readonly_fields) if obj else ()
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any

@@ -110,7 +110,10 @@ def test_parameter_changes_by_a_service_are_in_the_security_log(
         django_capture_on_commit_callbacks(execute=True),
     ):
         change = change_propose(
-            pool_id=floor.pool_id, changes={"stake_cents": 1000}, reason="EUR 10", user=manager
+            pool_id=floor.pool_id,
+            changes={"verification_threshold_cents": 250_000},
+            reason="EUR 2,500",
+            user=manager,
         )
     with (
         caplog.at_level(logging.INFO, logger="jackpot.security"),
@@ -127,12 +130,13 @@ def test_parameter_changes_by_a_service_are_in_the_security_log(
     ), messages
     assert any(
         m.startswith("pool.change_proposed by user:manager at ")
-        and '"changes": {"stake_cents": 1000}' in m
+        and '"changes": {"verification_threshold_cents": 250000}' in m
         for m in messages
     ), messages
     assert any(
         m.startswith("pool.changed by user:nina at ")
-        and '"after": {"stake_cents": 1000}, "approved_by": "nina", "before": {"stake_cents": 500}'
+        and '"after": {"verification_threshold_cents": 250000}, "approved_by": "nina", '
+        '"before": {"verification_threshold_cents": 100000}'
         in m
         and '"proposed_by": "manager"' in m
         for m in messages
@@ -146,7 +150,10 @@ def test_a_refused_change_is_not_logged_as_made(
 
     manager, second = (django_user_model.objects.create(username=n) for n in ("manager", "nina"))
     change = change_propose(
-        pool_id=floor.pool_id, changes={"stake_cents": 1000}, reason="EUR 10", user=manager
+        pool_id=floor.pool_id,
+        changes={"verification_threshold_cents": 250_000},
+        reason="EUR 2,500",
+        user=manager,
     )
     with (
         caplog.at_level(logging.INFO, logger="jackpot.security"),

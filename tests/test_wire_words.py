@@ -122,6 +122,10 @@ COMPONENTS = {
     "MeterDay": "change_cents closing_cents corrections_cents day",
     "MeterIdentity": "expected_units formula holds meter_units",
     "NameEnum": "",
+    "NewPoolTerms": (
+        "meter_share_bp name paytable_version reserve_share_bp seed_cents stake_cents "
+        "surveillance_required verification_threshold_cents"
+    ),
     "Notification": (
         "attempts award created_at delivered_at delivery_id event_id last_attempt_at last_error "
         "last_status next_attempt_at status topic url"
@@ -170,6 +174,7 @@ COMPONENTS = {
         "meter_cents meter_identity open_rounds pool reconciliation reserve_cents seed_cents "
         "stakes"
     ),
+    "PoolReplaceProposal": "changes reason",
     "PoolStatus": "",
     "PoolStatusChange": "reason",
     "PoolStopProposal": "reason to to_pool",
@@ -373,6 +378,7 @@ OPERATIONS = {
     "pool_liability": "at format from pool",
     "pool_meter": "If-None-Match pool",
     "pool_report": "pool",
+    "pool_replace_propose": "pool",
     "pool_resume": "pool",
     "pool_stop_propose": "pool",
     "pool_suspend": "pool",

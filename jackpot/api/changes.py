@@ -1,5 +1,6 @@
 """A pool's parameter changes for admins: propose, list, approve, reject, withdraw; and its life:
-suspend, resume, and the stop proposed by one admin (approved as any of its changes).
+suspend, resume, and the stop and the replacement proposed by one admin (approved as any of its
+changes).
 
 Thin: the rules (four eyes, tables closed, a stale proposal) and the audit events are
 `jackpot.pools.parameters`'s and `jackpot.pools.lifecycle`'s; the list is
@@ -26,12 +27,13 @@ from jackpot.bodies.changes import (
     ParameterChangePage,
     ParameterChangeQuery,
     PoolLife,
+    PoolReplaceProposal,
     PoolStatusChange,
     PoolStopProposal,
 )
 from jackpot.bodies.render import change_body
 from jackpot.models import Pool, PoolStatus
-from jackpot.pools import lifecycle, parameters
+from jackpot.pools import lifecycle, parameters, replacement
 from jackpot.selectors import change_list, pool_get
 from jackpot.staff import second_factor
 
@@ -192,6 +194,28 @@ class PoolStopView(StaffView):
             pool_id=pool_get(pool).pk,
             to=proposal.to,
             to_pool=proposal.to_pool,
+            reason=proposal.reason,
+            user=self.staff(request),
+        )
+        return Response(change_body(change).model_dump(mode="json"), status=201)
+
+
+class PoolReplaceView(StaffView):
+    permission_classes = ADMINS
+
+    @extend_schema(
+        operation_id="pool_replace_propose",
+        request=PoolReplaceProposal,
+        responses={201: ParameterChangeBody},
+        summary="Propose to replace a pool by a new one with new terms (its increment, reserve "
+        "and tables move to it); another admin approves it (POST .../changes/{change}/approve) "
+        "(admins)",
+    )
+    def post(self, request: Request, pool: int) -> Response:
+        proposal = read(PoolReplaceProposal, request.data if request.data else {})
+        change = replacement.pool_replace_propose(
+            pool_id=pool_get(pool).pk,
+            values=proposal.changes.model_dump(exclude_none=True),
             reason=proposal.reason,
             user=self.staff(request),
         )

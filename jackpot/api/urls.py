@@ -23,6 +23,7 @@ urlpatterns = [
     path("pools/<int:pool>/suspend", changes.PoolSuspendView.as_view(), name="pool-suspend"),
     path("pools/<int:pool>/resume", changes.PoolResumeView.as_view(), name="pool-resume"),
     path("pools/<int:pool>/stop", changes.PoolStopView.as_view(), name="pool-stop"),
+    path("pools/<int:pool>/replace", changes.PoolReplaceView.as_view(), name="pool-replace"),
     path(
         "pools/<int:pool>/changes/<int:change>/approve",
         changes.PoolChangeApproveView.as_view(),

@@ -41,7 +41,12 @@ def _actor(user: User) -> str:
 
 
 #: The kinds written on their pool's own chain.
-POOL_CHAIN_KINDS = (ChangeKind.POOL_PARAMETERS, ChangeKind.POOL_STOP, ChangeKind.POOL_CORRECTION)
+POOL_CHAIN_KINDS = (
+    ChangeKind.POOL_PARAMETERS,
+    ChangeKind.POOL_STOP,
+    ChangeKind.POOL_CORRECTION,
+    ChangeKind.POOL_REPLACE,
+)
 #: The kinds an admin decides: all but a correction, a money decision (`jackpot.pools.corrections`)
 #: rejected by a supervisor or a manager alone.
 CONFIGURATION_KINDS = tuple(kind for kind in ChangeKind if kind != ChangeKind.POOL_CORRECTION)

@@ -59,12 +59,14 @@ class ParameterChangeBody(Body):
     proposed (`before`), who proposed it and who decided, when (UTC). `kind` `pool.parameters`:
     a pool's parameters; `table.move`: a table linked to `pool` (`changes.table`, `changes.pool`;
     null: unlinked); `terminal.issue`: a terminal token for `changes.table` (`changes.name`,
-    `changes.revoke_others`), made when another admin approves and shown to that admin only."""
+    `changes.revoke_others`), made when another admin approves and shown to that admin only;
+    `pool.replace`: the pool replaced by a new one, `changes` its name and terms, `before` the
+    old pool's status and terms."""
 
     model_config = ConfigDict(title="ParameterChange")  # its name in the schema (core.openapi)
 
     id: Id
-    kind: Literal["pool.parameters", "pool.stop", "table.move", "terminal.issue"]
+    kind: Literal["pool.parameters", "pool.stop", "pool.replace", "table.move", "terminal.issue"]
     pool: Id | None
     status: ChangeStatus
     changes: dict[str, ParameterValue]
@@ -99,6 +101,29 @@ class PoolStopProposal(Body):
 
     to: Literal["pool", "orphan"]
     to_pool: Id | None = None
+    reason: Note
+
+
+class NewPoolTerms(Body):
+    """A replacing pool's name and terms: each term left out (or null) is the old pool's, and at
+    least one increment term differs from it; its threshold and surveillance likewise."""
+
+    name: Annotated[NonBlank, Field(max_length=80)]
+    stake_cents: Annotated[int, Field(ge=1, le=2_147_483_647)] | None = None
+    meter_share_bp: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    reserve_share_bp: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    seed_cents: Annotated[int, Field(ge=1, le=2**62)] | None = None
+    paytable_version: Annotated[NonBlank, Field(max_length=40)] | None = None
+    verification_threshold_cents: Annotated[int, Field(ge=0, le=2**62)] | None = None
+    surveillance_required: bool | None = None
+
+
+class PoolReplaceProposal(Body):
+    """A pool's replacement, proposed by one admin, approved by another (`POST
+    .../changes/{change}/approve`): the new pool's name and terms, and why. The old pool stops,
+    its increment (meter less its seed) and reserve move to the new pool, its tables too."""
+
+    changes: NewPoolTerms
     reason: Note
 
 

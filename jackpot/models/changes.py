@@ -38,6 +38,10 @@ class ChangeKind(models.TextChoices):
         "pool.correction",
         "A documented correction of a pool's meter, reserve or an award's amount",
     )
+    POOL_REPLACE = (
+        "pool.replace",
+        "A pool replaced by a new one with new terms: its increment and its tables moved",
+    )
 
 
 #: The kinds whose subject is a staff account.
@@ -104,6 +108,7 @@ class ParameterChange(models.Model):
                         ChangeKind.POOL_PARAMETERS,
                         ChangeKind.POOL_STOP,
                         ChangeKind.POOL_CORRECTION,
+                        ChangeKind.POOL_REPLACE,
                     ]
                 )
                 | Q(pool__isnull=False),

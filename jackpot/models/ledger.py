@@ -51,6 +51,7 @@ class TransferCode(models.TextChoices):
     STOP_METER_IN = "stop_meter_in", "A stopped pool's meter received on this pool's meter"
     STOP_RESERVE_IN = "stop_reserve_in", "A stopped pool's reserve received on this reserve"
     CORRECTION = "correction", "Correction by a new entry"
+    REPLACE_SEED_BACK = "replace_seed_back", "Pool replaced: its start value back to the house"
 
 
 #: Codes a pool may receive more than once with no round nor award (one per pool stopped into it).

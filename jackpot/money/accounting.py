@@ -72,6 +72,9 @@ ROUTES: Mapping[TransferCode, Route] = MappingProxyType(
         TransferCode.STOP_RESERVE_OUT: Route(_RESERVE, _MOVED),
         TransferCode.STOP_METER_IN: Route(_MOVED, _METER),
         TransferCode.STOP_RESERVE_IN: Route(_MOVED, _RESERVE),
+        # A pool replaced (jackpot.pools.replacement): its start value back to the house; its
+        # increment and reserve leave by `stop_meter_out`/`stop_reserve_out` into its heir.
+        TransferCode.REPLACE_SEED_BACK: Route(_METER, _HOUSE),
     }
 )
 

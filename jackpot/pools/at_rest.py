@@ -1,5 +1,5 @@
 """A pool at rest: none of its tables open for play, none of its rounds open. What a change of
-its terms or its stop waits for.
+its parameters, its stop or its replacement waits for.
 
 The progressive sits below the tables and never reads their rows: the tables app hands its answer
 in at start-up (`register`, called by `tables.apps.TablesConfig.ready`), a `PoolTables`.
@@ -7,7 +7,8 @@ in at start-up (`register`, called by `tables.apps.TablesConfig.ready`), a `Pool
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from core.errors import Conflict
 
@@ -43,6 +44,14 @@ class PoolTables(Protocol):
 
     def in_play(self, pool_id: int) -> list[int]:
         """The ids of the pool's tables open for play, in id order."""
+        ...
+
+    def move_all(
+        self, from_pool: int, to_pool: int, *, actor: str, facts: Mapping[str, Any]
+    ) -> list[int]:
+        """Move every table of `from_pool` (locked by `lock`, at rest) to `to_pool`, each with
+        its `table.changed` event carrying `facts` (the two-person change that decided it: a
+        pool's replacement); the tables' ids, in id order."""
         ...
 
 

@@ -60,19 +60,34 @@ def pool_insert(
     """Create a pool, its accounts, and its first meter at the seed, funded by the house; the
     `pool.created` event carries `approval` (the change, both people) when two admins made it.
     PoolChangeRefused: a seed under one cent (`check_seed`)."""
+    pool = pool_row_insert(values=values)
+    pool_created(pool, values=values, actor=actor, approval=approval)
+    return pool
+
+
+def pool_row_insert(*, values: Mapping[str, Any]) -> Pool:
+    """A new pool's row, at its seed, and its accounts; nothing recorded yet (`pool_created`,
+    in the same transaction): a caller that writes other pools' rows first (a replacement,
+    `jackpot.pools.replacement`) takes the chains' heads after them."""
     seed_cents = int(values["seed_cents"])
     check_seed(seed_cents)
-    now = timezone.now()
     pool = Pool.objects.create(
-        **values, meter_units=seed_cents * UNITS_PER_CENT, meter_changed_at=now
+        **values, meter_units=seed_cents * UNITS_PER_CENT, meter_changed_at=timezone.now()
     )
     Account.objects.bulk_create(Account(pool=pool, kind=kind) for kind in AccountKind)
+    return pool
+
+
+def pool_created(
+    pool: Pool, *, values: Mapping[str, Any], actor: str, approval: Mapping[str, Any] | None
+) -> None:
+    """The `pool.created` event of a row `pool_row_insert` wrote: its values and its seed."""
     ledger.record(
         chain=ledger.pool_chain(pool.pk),
         kind="pool.created",
         actor=actor,
         pool_id=pool.pk,
-        occurred_at=now,
+        occurred_at=pool.meter_changed_at,
         payload={
             "pool": pool.pk,
             **values,
@@ -80,6 +95,5 @@ def pool_insert(
             "surveillance_required": pool.surveillance_required,
             **(approval or {}),
         },
-        postings=movements.seed_pool(seed_cents=seed_cents),
+        postings=movements.seed_pool(seed_cents=pool.seed_cents),
     )
-    return pool

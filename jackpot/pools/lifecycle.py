@@ -37,7 +37,7 @@ from jackpot.models import (
 from jackpot.money import ledger, locks, meter
 from jackpot.money.accounting import Posting
 from jackpot.money.meter import pool_meter
-from jackpot.pools import at_rest, parameters
+from jackpot.pools import at_rest, parameters, replacement
 from jackpot.sign import display
 
 #: The awards a stop waits for: not yet paid, not void.
@@ -288,14 +288,18 @@ def pool_change_approve(
     presence: Presence | None = None,
 ) -> ParameterChange:
     """Approve any two-person change of a pool (`POST .../changes/{change}/approve`): its stop
-    here, its parameters by `jackpot.pools.parameters.change_approve` (which answers for a missing
-    one)."""
-    kind = ParameterChange.objects.filter(pk=change_id, pool_id=pool_id).values_list(
-        "kind", flat=True
+    here, its replacement by `jackpot.pools.replacement`, its parameters by
+    `jackpot.pools.parameters.change_approve` (which answers for a missing one)."""
+    kind = (
+        ParameterChange.objects.filter(pk=change_id, pool_id=pool_id)
+        .values_list("kind", flat=True)
+        .first()
     )
-    approve = (
-        pool_stop_approve if kind.first() == ChangeKind.POOL_STOP else parameters.change_approve
-    )
+    approve = parameters.change_approve
+    if kind == ChangeKind.POOL_STOP:
+        approve = pool_stop_approve
+    elif kind == ChangeKind.POOL_REPLACE:
+        approve = replacement.pool_replace_approve
     return approve(
         pool_id=pool_id,
         change_id=change_id,

@@ -9,6 +9,9 @@ Invariants:
   handed in as `jackpot.pools.at_rest.PoolTables`, are locked before the pool row;
 - a change applies only if every field it changes still holds its `before` value (409
   `change_stale`), and a proposal is decided once (409 `change_wrong_status`);
+- the increment terms (`TERMS`) never change on a pool (409 `terms_fixed`, proposed or approved):
+  a running progressive keeps its terms, a stopped one changes no more, and new terms start a new
+  pool (`jackpot.pools.replacement`, compliance 56);
 - each step is an audit event on the pool's chain (a creation on the `admin` chain), in the
   security log.
 
@@ -47,6 +50,9 @@ POOL_FIELDS = (
     "paytable_version",
     "surveillance_required",
 )
+#: The increment terms (compliance 56: stake, shares, start value, paytable; the rounding is the
+#: code's, `jackpot.money.meter`, the same for every pool): fixed while the progressive runs.
+TERMS = ("stake_cents", "meter_share_bp", "reserve_share_bp", "seed_cents", "paytable_version")
 #: A new pool's parameters (its paytable and its surveillance are the model's defaults; a change
 #: sets others).
 CREATE_FIELDS = tuple(
@@ -75,6 +81,20 @@ def _pool(pool_id: int, *, lock: bool = False) -> Pool:
     if found is None:
         raise NotFound("pool_not_found", f"no pool {pool_id}", param="pool")
     return found
+
+
+def refuse_terms(pool: Pool, changes: Mapping[str, Any]) -> None:
+    """409 `terms_fixed` naming the first increment term `changes` would change on `pool`: a
+    progressive keeps its terms while it runs; new terms start a new pool (its replacement)."""
+    changed = [f for f in TERMS if f in changes and getattr(pool, f) != changes[f]]
+    if changed:
+        raise Conflict(
+            "terms_fixed",
+            f"pool {pool.pk}'s increment terms never change while it runs ({', '.join(changed)}): "
+            f"propose its replacement with the new terms (POST /api/v1/pools/{pool.pk}/replace); "
+            "nothing was written",
+            param=f"changes.{changed[0]}",
+        )
 
 
 def check_change(pool: Pool, changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,6 +162,7 @@ def change_propose(
             f"pool {pool_id} was stopped for good: its parameters never change again",
             param="pool",
         )
+    refuse_terms(pool, changes)
     changed = check_change(pool, changes)
     before = {field: getattr(pool, field) for field in changed}
     return propose(
@@ -180,6 +201,8 @@ def change_approve(
                 f"pool {pool_id} was stopped for good: its parameters never change again",
                 param="change",
             )
+        # A proposal filed before the terms were fixed (compliance 56) is refused as a new one is.
+        refuse_terms(pool, change.changes)
         now_values = {field: getattr(pool, field) for field in change.before}
         if now_values != change.before:
             moved = sorted(f for f in change.before if now_values[f] != change.before[f])
@@ -197,17 +220,6 @@ def change_approve(
                 f"change {change_id} no longer fits the pool as it is: {refusal.message}",
                 param="change",
             ) from None
-        seed = change.changes.get("seed_cents")
-        if seed is not None and seed > pool.meter_cents:
-            # The meter is never below its reset (compliance 12): a higher seed waits until the
-            # meter has grown to it (the meter never goes down but by a hit).
-            raise Conflict(
-                "seed_above_meter",
-                f"the meter ({pool.meter_cents} cents) is below the new seed ({seed} cents): it "
-                "would be under its own reset until the next hit. Approve when the meter has "
-                "reached the new seed",
-                param="change",
-            )
         for field, value in change.changes.items():
             setattr(pool, field, value)
         pool.save(update_fields=list(change.changes))

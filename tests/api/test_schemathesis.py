@@ -383,20 +383,20 @@ SEMANTIC_REFUSALS = [
         400,
         "no_change",
         "a proposal whose values the pool already has (or none): the pool's state",
-        operations=frozenset({"pool_change_propose"}),
+        operations=frozenset({"pool_change_propose", "pool_replace_propose"}),
     ),
     Refusal(
         400,
         "invalid_change",
         "values that do not fit together or with the pool (shares over 10,000, an unknown "
         "paytable, a name another pool has): cross-field and cross-row rules",
-        operations=frozenset({"pool_change_propose"}),
+        operations=frozenset({"pool_change_propose", "pool_replace_propose"}),
     ),
     Refusal(404, "change_not_found", "a change id that does not exist"),
     Refusal(409, "pool_tables_open", "the pool's tables are open for play: the floor's state"),
     Refusal(409, "pool_round_open", "a round of the pool is open: the floor's state"),
     Refusal(409, "change_stale", "the pool changed since the proposal"),
-    Refusal(409, "seed_above_meter", "a higher seed waits until the meter has reached it"),
+    Refusal(409, "terms_fixed", "a running pool's increment terms never change: its state"),
     Refusal(409, "change_wrong_status", "the change was already decided"),
     Refusal(
         403,
@@ -675,11 +675,11 @@ class World:
             )
             assert corrected.status_code == 201, _json(corrected)
             return int(corrected.json()["id"])
-        seed = 1_000_000 + next(self.numbers)
+        threshold = 100_000 + next(self.numbers)  # a pool's terms never change (compliance 56)
         proposer = "admin" if step == "pool_change_withdraw" else "admin2"
         proposed = self.staff_client(proposer).post(
             f"/api/v1/pools/{self.pool_id}/changes",
-            {"changes": {"seed_cents": seed}, "reason": "a test"},
+            {"changes": {"verification_threshold_cents": threshold}, "reason": "a test"},
             content_type="application/json",
         )
         assert proposed.status_code == 201, _json(proposed)

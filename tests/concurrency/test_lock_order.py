@@ -106,7 +106,10 @@ def test_a_change_of_a_pool_locks_its_tables_before_the_pool(django_user_model):
     for terminal in floor.uth:
         table_update(table_id=terminal.table_id, changes={"enabled": False}, actor="test")
     change = change_propose(
-        pool_id=floor.pool_id, changes={"seed_cents": 200_000}, reason="a bigger seed", user=ana
+        pool_id=floor.pool_id,
+        changes={"verification_threshold_cents": 200_000},
+        reason="a higher threshold",
+        user=ana,
     )
     with CaptureQueriesContext(connection) as approving:
         change_approve(

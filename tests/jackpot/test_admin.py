@@ -10,11 +10,12 @@ from django.test import Client
 
 from core.errors import Conflict
 from jackpot.models import AuditEvent, ParameterChange, Pool
-from jackpot.pools.parameters import change_approve, change_propose, pool_create_approve
+from jackpot.pools.parameters import TERMS, change_approve, change_propose, pool_create_approve
 from jackpot.staff.accounts import operator_grant
 from tables.models import Table, Terminal
 from tables.pools import POOL_TABLES
 from tables.services import table_move_approve, table_move_propose, table_update
+from tests.conftest import make_floor
 
 pytestmark = pytest.mark.django_db
 
@@ -37,12 +38,15 @@ def test_parameters_change_by_two_admins_with_the_tables_closed(floor, django_us
     for table in Table.objects.filter(pool_id=floor.pool_id):
         table_update(table_id=table.pk, changes={"enabled": False}, actor="test")
     change_approve(pool_id=floor.pool_id, change_id=threshold.pk, user=bob, pool_tables=POOL_TABLES)
-    stake = change_propose(
-        pool_id=floor.pool_id, changes={"stake_cents": 1000}, reason="new stake", user=bob
+    watched = change_propose(
+        pool_id=floor.pool_id,
+        changes={"surveillance_required": False},
+        reason="no camera",
+        user=bob,
     )
-    change_approve(pool_id=floor.pool_id, change_id=stake.pk, user=ana, pool_tables=POOL_TABLES)
+    change_approve(pool_id=floor.pool_id, change_id=watched.pk, user=ana, pool_tables=POOL_TABLES)
     pool = Pool.objects.get(pk=floor.pool_id)
-    assert (pool.stake_cents, pool.verification_threshold_cents) == (1000, 1)
+    assert (pool.surveillance_required, pool.verification_threshold_cents) == (False, 1)
     changes = [
         (e.payload["before"], e.payload["after"], e.payload["proposed_by"], e.actor)
         for e in AuditEvent.objects.filter(kind="pool.changed").order_by("sequence")
@@ -54,7 +58,7 @@ def test_parameters_change_by_two_admins_with_the_tables_closed(floor, django_us
             "ana",
             "user:bob",
         ),
-        ({"stake_cents": 500}, {"stake_cents": 1000}, "bob", "user:ana"),
+        ({"surveillance_required": True}, {"surveillance_required": False}, "bob", "user:ana"),
     ]
     closed = AuditEvent.objects.filter(kind="table.changed").first()
     assert (closed.payload["before"], closed.payload["after"]) == (
@@ -103,12 +107,27 @@ def _pool_form(pool: Pool, **changes) -> dict:
 
 def test_the_admin_refuses_an_impossible_change_with_the_reason(admin_client, floor):
     pool = Pool.objects.get(pk=floor.pool_id)
+    taken = Pool.objects.get(pk=make_floor(uth_tables=0).pool_id).name
     response = admin_client.post(
-        f"/admin/jackpot/pool/{pool.pk}/change/", _pool_form(pool, meter_share_bp=9_500)
+        f"/admin/jackpot/pool/{pool.pk}/change/", _pool_form(pool, name=taken)
     )
     assert response.status_code == 200  # the form again, with the error
-    assert "meter_share_bp" in response.content.decode()
+    assert "name: Pool with this Name already exists" in response.content.decode()
     assert not ParameterChange.objects.exists()
+
+
+def test_the_admin_shows_a_pools_terms_but_never_changes_them(admin_client, floor):
+    """Compliance 56: an existing pool's increment terms are read-only in the admin; posted
+    anyway, they are ignored (only the threshold is proposed here)."""
+    pool = Pool.objects.get(pk=floor.pool_id)
+    page = admin_client.get(f"/admin/jackpot/pool/{pool.pk}/change/").content.decode()
+    for term in TERMS:
+        assert f'name="{term}"' not in page  # shown, not an input
+    admin_client.post(
+        f"/admin/jackpot/pool/{pool.pk}/change/",
+        _pool_form(pool, stake_cents=1000, seed_cents=5, verification_threshold_cents=7),
+    )
+    assert ParameterChange.objects.get().changes == {"verification_threshold_cents": 7}
 
 
 def test_saving_a_pool_in_the_admin_files_a_proposal_another_admin_approves(

@@ -1,11 +1,11 @@
 """A round keeps the terms it opened with; a table closed mid-round does not strand its round
 (issue 20, items 2 and 3).
 
-Two admins who close a table with a round open cannot approve a change of its pool's paytable or
-threshold until the round is finished; an insider who rewrites the pool's row in the database
-between a round's open and its result does not change what the round pays; closing a table stops
-new rounds, and its terminal still settles or voids the round in progress. After each refusal,
-what did not change is asserted too.
+Two admins who close a table with a round open cannot approve a change of its pool's threshold
+until the round is finished (its paytable never changes: compliance 56); an insider who rewrites
+the pool's row in the database between a round's open and its result does not change what the
+round pays; closing a table stops new rounds, and its terminal still settles or voids the round in
+progress. After each refusal, what did not change is asserted too.
 """
 
 from __future__ import annotations
@@ -98,15 +98,15 @@ def _paid(body: dict) -> list[tuple]:
 
 def test_two_admins_cannot_change_a_pools_terms_under_a_round_left_open(admins, floor):
     """(a) A round open, its table closed: proposed by one admin, approved by another, the
-    change of paytable and threshold is refused while the round is open, applied once it is
+    change of threshold is refused while the round is open, applied once it is
     settled; the round settled with the terms it opened with."""
     _open(floor)
     _close_all(admins["ana"], floor)
     proposed = admins["ana"].post(
         f"/api/v1/pools/{floor.pool_id}/changes",
         {
-            "changes": {"paytable_version": OTHER.version, "verification_threshold_cents": 10**9},
-            "reason": "new paytable",
+            "changes": {"verification_threshold_cents": 10**9},
+            "reason": "a higher threshold",
         },
         content_type="application/json",
     )
@@ -146,11 +146,11 @@ def test_two_admins_cannot_change_a_pools_terms_under_a_round_left_open(admins, 
     assert approved.status_code == 200, approved.json()
     _set_table(admins["ana"], floor.uth[0].table_id, True)
     _open(floor, "r-2")
-    assert Round.objects.get(round_id="r-2").paytable_version == OTHER.version
+    assert Round.objects.get(round_id="r-2").verification_threshold_cents == 10**9
     after = floor.uth[0].post("/rounds/r-2/result", RESULT)
     assert _paid(after.json()) == [
-        (1, "straight_flush", OTHER.straight_flush_cents, "approved"),
-        (2, "full_house", OTHER.full_house_cents, "approved"),
+        (1, "straight_flush", CURRENT.progressive.straight_flush_cents, "approved"),
+        (2, "full_house", CURRENT.progressive.full_house_cents, "approved"),
     ]
     assert _journal_problems() == []
 

@@ -69,13 +69,15 @@ def test_a_correction_moves_the_house_against_one_liability_both_ways():
 
 
 def test_the_meter_goes_down_only_by_a_jackpot_a_stop_or_a_correction():
-    """Compliance 55: every code that debits the meter is a hit, a stop, a voided hit's reset
-    given back, or a correction."""
+    """Compliance 55: every code that debits the meter is a hit, a stop (a replacement is one:
+    its start value back to the house, compliance 56), a voided hit's reset given back, or a
+    correction."""
     debiting = {code.value for code, route in ROUTES.items() if route.debit == AccountKind.METER}
     assert debiting == {
         "jackpot_hit",
         "stop_meter_orphan",
         "stop_meter_out",
+        "replace_seed_back",
         "void_reset_reserve",
         "void_reset_house",
     }

@@ -19,6 +19,7 @@ from jackpot.models import Award, Pool, Transfer
 from jackpot.money import meter
 from jackpot.pools.creation import PoolChangeRefused, pool_create
 from jackpot.pools.parameters import change_propose
+from jackpot.pools.replacement import pool_replace_propose
 from tables.audit.verification import verify_full
 from tables.models import Round, RoundState, Table
 from tests.conftest import make_floor, uth_play, uth_seat
@@ -40,11 +41,21 @@ def test_a_pool_is_not_created_with_a_seed_under_one_cent():
 
 
 def test_a_pool_seed_cannot_be_changed_to_zero(floor, django_user_model):
+    """A running pool's seed never changes (409 `terms_fixed`); a replacement's new seed is
+    checked as a new pool's (400 `invalid_change`, at least one cent)."""
     Table.objects.filter(pool_id=floor.pool_id).update(enabled=False)  # money may change now
     admin = django_user_model.objects.create(username="club-admin")
     with pytest.raises(ApiError) as refused:
         change_propose(
             pool_id=floor.pool_id, changes={"seed_cents": 0}, reason="no seed", user=admin
+        )
+    assert (refused.value.code, refused.value.param) == ("terms_fixed", "changes.seed_cents")
+    with pytest.raises(ApiError) as refused:
+        pool_replace_propose(
+            pool_id=floor.pool_id,
+            values={"name": "No seed", "seed_cents": 0},
+            reason="no seed",
+            user=admin,
         )
     assert (refused.value.code, refused.value.param) == ("invalid_change", "changes.seed_cents")
     assert "at least 1" in refused.value.message

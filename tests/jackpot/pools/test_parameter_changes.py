@@ -1,19 +1,23 @@
 """A pool's parameters change by two admins (compliance 16, 17, 40): one proposes, another
 approves, only with the pool's tables closed for play and only if the pool still holds the values
 the proposal saw; every step an audit event, the change recorded with old and new values, both
-users and the UTC time."""
+users and the UTC time. Its increment terms never change (compliance 56): 409 `terms_fixed`,
+proposed or approved; new terms come by a replacement (tests/jackpot/pools/test_replacement.py)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.test import Client
 
-from jackpot.models import AuditEvent, ParameterChange, Pool
+from jackpot.approvals import changes as two_person
+from jackpot.models import AuditEvent, ChangeKind, ParameterChange, Pool
+from jackpot.pools.parameters import TERMS
 from tables.models import Table
-from tests.conftest import uth_play, uth_seat
+from tests.conftest import make_floor, uth_play, uth_seat
 from tests.staff import api_clients
 
 pytestmark = pytest.mark.django_db
@@ -70,12 +74,13 @@ def test_raising_the_threshold_is_refused_while_a_table_is_open(admins, floor):
 
 def test_one_admin_cannot_propose_and_approve(admins, floor):
     _close_tables(admins["ana"], floor.pool_id)
-    change = _propose(admins["ana"], floor.pool_id, {"stake_cents": 1000}).json()
+    change = _propose(admins["ana"], floor.pool_id, {"verification_threshold_cents": 1}).json()
     refused = _decide(admins["ana"], floor.pool_id, change["id"], "approve")
     assert (refused.status_code, refused.json()["error"]["code"]) == (403, "four_eyes")
-    assert Pool.objects.get(pk=floor.pool_id).stake_cents == 500
+    assert Pool.objects.get(pk=floor.pool_id).verification_threshold_cents == 100_000
     # Supervisors neither propose nor approve.
-    assert _propose(admins["sam"], floor.pool_id, {"stake_cents": 700}).status_code == 403
+    threshold = {"verification_threshold_cents": 7}
+    assert _propose(admins["sam"], floor.pool_id, threshold).status_code == 403
     assert _decide(admins["sam"], floor.pool_id, change["id"], "approve").status_code == 403
     # Nor does the database let a proposer's approval in.
     ana = ParameterChange.objects.get().proposed_by
@@ -88,12 +93,12 @@ def test_an_applied_change_records_old_new_both_users_and_the_utc_time(admins, f
     change = _propose(
         admins["ana"],
         floor.pool_id,
-        {"stake_cents": 1000, "seed_cents": 900_000, "name": "Main floor"},
+        {"verification_threshold_cents": 250_000, "surveillance_required": False, "name": "Main"},
         reason="the new season",
     ).json()
     assert change["before"] == {
-        "stake_cents": 500,
-        "seed_cents": 1_000_000,
+        "verification_threshold_cents": 100_000,
+        "surveillance_required": True,
         "name": Pool.objects.get(pk=floor.pool_id).name,
     }
     started = datetime.now(UTC)
@@ -101,11 +106,19 @@ def test_an_applied_change_records_old_new_both_users_and_the_utc_time(admins, f
     assert applied.status_code == 200, applied.json()
     body = applied.json()
     assert (body["status"], body["proposed_by"], body["decided_by"]) == ("applied", "ana", "bob")
-    assert body["changes"] == {"stake_cents": 1000, "seed_cents": 900_000, "name": "Main floor"}
+    assert body["changes"] == {
+        "verification_threshold_cents": 250_000,
+        "surveillance_required": False,
+        "name": "Main",
+    }
     decided = datetime.fromisoformat(body["decided_at"])
     assert decided.utcoffset() == timedelta(0) and started <= decided <= datetime.now(UTC)
     pool = Pool.objects.get(pk=floor.pool_id)
-    assert (pool.stake_cents, pool.seed_cents, pool.name) == (1000, 900_000, "Main floor")
+    assert (pool.verification_threshold_cents, pool.surveillance_required, pool.name) == (
+        250_000,
+        False,
+        "Main",
+    )
 
     event = AuditEvent.objects.get(kind="pool.changed")
     assert event.chain == f"pool-{floor.pool_id}" and event.actor == "user:bob"
@@ -127,48 +140,89 @@ def test_an_applied_change_records_old_new_both_users_and_the_utc_time(admins, f
 
 def test_an_approval_after_the_pool_changed_is_refused_as_stale(admins, floor):
     _close_tables(admins["ana"], floor.pool_id)
-    older = _propose(admins["ana"], floor.pool_id, {"stake_cents": 1000}).json()
-    newer = _propose(admins["ana"], floor.pool_id, {"stake_cents": 700}).json()
+    older = _propose(admins["ana"], floor.pool_id, {"verification_threshold_cents": 1}).json()
+    newer = _propose(admins["ana"], floor.pool_id, {"verification_threshold_cents": 7}).json()
     assert _decide(admins["bob"], floor.pool_id, newer["id"], "approve").status_code == 200
     stale = _decide(admins["bob"], floor.pool_id, older["id"], "approve")
     assert (stale.status_code, stale.json()["error"]["code"]) == (409, "change_stale")
-    assert Pool.objects.get(pk=floor.pool_id).stake_cents == 700
-    # Values that no longer fit together are stale too: shares over 10,000 once combined.
-    meter = _propose(admins["ana"], floor.pool_id, {"meter_share_bp": 9100}).json()
-    reserve = _propose(admins["ana"], floor.pool_id, {"reserve_share_bp": 1000}).json()
-    assert _decide(admins["bob"], floor.pool_id, reserve["id"], "approve").status_code == 200
-    stale = _decide(admins["bob"], floor.pool_id, meter["id"], "approve")
+    assert Pool.objects.get(pk=floor.pool_id).verification_threshold_cents == 7
+    # Values that no longer fit are stale too: a name another pool took meanwhile.
+    other = make_floor(uth_tables=0)
+    _close_tables(admins["ana"], other.pool_id)
+    mine = _propose(admins["ana"], floor.pool_id, {"name": "Salon privé"}).json()
+    theirs = _propose(admins["ana"], other.pool_id, {"name": "Salon privé"}).json()
+    assert _decide(admins["bob"], other.pool_id, theirs["id"], "approve").status_code == 200
+    stale = _decide(admins["bob"], floor.pool_id, mine["id"], "approve")
     assert (stale.status_code, stale.json()["error"]["code"]) == (409, "change_stale")
 
 
-def test_a_seed_above_the_meter_waits_until_the_meter_has_reached_it(admins, floor):
-    """Compliance 12: the meter is never below its reset. A higher seed is refused while the
-    meter is under it, and approved once the meter has grown to it."""
-    seats = [uth_seat(seat) for seat in range(1, 8)]
-    assert floor.uth[0].post("/rounds", {"round_id": "r-1", "seats": seats}).status_code == 201
-    pool = Pool.objects.get(pk=floor.pool_id)
-    assert pool.meter_cents > pool.seed_cents  # the stakes raised the meter
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"stake_cents": 1000}, "stake_cents"),
+        ({"meter_share_bp": 9500}, "meter_share_bp"),
+        ({"reserve_share_bp": 1000}, "reserve_share_bp"),
+        ({"seed_cents": 500_000}, "seed_cents"),
+        ({"paytable_version": "nope"}, "paytable_version"),
+        ({"verification_threshold_cents": 1, "seed_cents": 5}, "seed_cents"),
+    ],
+)
+def test_a_running_pools_terms_are_refused_and_its_threshold_still_changes(
+    admins, floor, changes, field
+):
+    """Compliance 56 (art. 66-2): stake, shares, seed and paytable are not changed while the
+    progressive runs, proposed (409 `terms_fixed` naming the field, nothing written) or
+    approved (a proposal filed before the rule); the threshold changes as ever."""
     _close_tables(admins["ana"], floor.pool_id)
-    # No round of the pool may be open across a change; a void keeps the meter where it is.
-    assert floor.uth[0].post("/rounds/r-1/void", {"reason": "misdeal"}).status_code == 200
-    above = _propose(admins["ana"], floor.pool_id, {"seed_cents": pool.meter_cents + 1}).json()
-    refused = _decide(admins["bob"], floor.pool_id, above["id"], "approve")
-    assert (refused.status_code, refused.json()["error"]["code"]) == (409, "seed_above_meter")
-    assert Pool.objects.get(pk=floor.pool_id).seed_cents == pool.seed_cents
-    at = _propose(admins["ana"], floor.pool_id, {"seed_cents": pool.meter_cents}).json()
-    assert _decide(admins["bob"], floor.pool_id, at["id"], "approve").status_code == 200
-    changed = Pool.objects.get(pk=floor.pool_id)
-    assert changed.seed_cents == changed.meter_cents == pool.meter_cents
+    terms = {term: getattr(Pool.objects.get(pk=floor.pool_id), term) for term in TERMS}
+    events = AuditEvent.objects.count()
+    refused = _propose(admins["ana"], floor.pool_id, changes)
+    assert refused.status_code == 409, refused.json()
+    assert (refused.json()["error"]["code"], refused.json()["error"]["param"]) == (
+        "terms_fixed",
+        f"changes.{field}",
+    )
+    assert "replace" in refused.json()["error"]["message"]
+    assert not ParameterChange.objects.exists() and AuditEvent.objects.count() == events
+
+    # A proposal filed before the terms were fixed (the service's own filing, unchecked).
+    pool = Pool.objects.get(pk=floor.pool_id)
+    filed = two_person.propose(
+        kind=ChangeKind.POOL_PARAMETERS,
+        pool=pool,
+        changes=changes,
+        before={name: getattr(pool, name) for name in changes},
+        reason="filed last year",
+        user=User.objects.get(username="ana"),
+    )
+    late = _decide(admins["bob"], floor.pool_id, filed.pk, "approve")
+    assert (late.status_code, late.json()["error"]["code"]) == (409, "terms_fixed")
+    assert ParameterChange.objects.get(pk=filed.pk).status == "proposed"
+    assert {t: getattr(Pool.objects.get(pk=floor.pool_id), t) for t in TERMS} == terms
+
+    threshold = _propose(admins["ana"], floor.pool_id, {"verification_threshold_cents": 1})
+    assert threshold.status_code == 201, threshold.json()
+    applied = _decide(admins["bob"], floor.pool_id, threshold.json()["id"], "approve")
+    assert applied.status_code == 200, applied.json()
+    assert Pool.objects.get(pk=floor.pool_id).verification_threshold_cents == 1
 
 
 def test_proposals_are_checked_listed_rejected_and_withdrawn(admins, floor):
     pool = floor.pool_id
     for changes, code, param in (
         ({}, "no_change", "changes"),
-        ({"stake_cents": 500}, "no_change", "changes"),
-        ({"meter_share_bp": 9500}, "invalid_change", "changes.meter_share_bp"),
-        ({"paytable_version": "nope"}, "invalid_change", "changes.paytable_version"),
-        ({"stake_cents": "700"}, "invalid_request", "changes.stake_cents"),
+        ({"stake_cents": 500}, "no_change", "changes"),  # the same terms change nothing
+        ({"name": Pool.objects.get(pk=pool).name}, "no_change", "changes"),
+        (
+            {"name": Pool.objects.get(pk=make_floor(uth_tables=0).pool_id).name},
+            "invalid_change",
+            "changes.name",
+        ),
+        (
+            {"verification_threshold_cents": "7"},
+            "invalid_request",
+            "changes.verification_threshold_cents",
+        ),
         ({"counter": 1}, "unknown_field", "changes.counter"),
     ):
         refused = _propose(admins["ana"], pool, changes)
@@ -176,9 +230,9 @@ def test_proposals_are_checked_listed_rejected_and_withdrawn(admins, floor):
         assert (refused.json()["error"]["code"], refused.json()["error"]["param"]) == (code, param)
     assert not ParameterChange.objects.exists()
 
-    first = _propose(admins["ana"], pool, {"seed_cents": 5_000}).json()
-    second = _propose(admins["ana"], pool, {"seed_cents": 6_000}).json()
-    third = _propose(admins["ana"], pool, {"seed_cents": 7_000}).json()
+    first = _propose(admins["ana"], pool, {"verification_threshold_cents": 5_000}).json()
+    second = _propose(admins["ana"], pool, {"verification_threshold_cents": 6_000}).json()
+    third = _propose(admins["ana"], pool, {"verification_threshold_cents": 7_000}).json()
     assert _decide(admins["bob"], pool, first["id"], "reject").status_code == 400  # why?
     rejected = _decide(admins["bob"], pool, first["id"], "reject", {"note": "too low"})
     assert rejected.json()["status"] == "rejected" and rejected.json()["decided_by"] == "bob"

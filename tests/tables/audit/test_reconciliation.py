@@ -25,15 +25,14 @@ from jackpot.audit.anchors import write_anchor
 from jackpot.models import AuditEvent, OutboxMessage, Transfer
 from jackpot.money import ledger
 from jackpot.notifications import significant
-from jackpot.pools.parameters import change_approve, change_propose
 from tables.audit import reconciliation
 from tables.audit.reconciliation import reconcile
 from tables.models import Reconciliation, Table
-from tables.pools import POOL_TABLES
 from tables.services import table_update
 from tables.tasks import reconcile_daily
 from tests.conftest import assert_journal_ok, make_floor, uth_seat
 from tests.jackpot.tamper import keyed_link, play_rounds, rehash_chain, superuser_sql
+from tests.old_terms import change_terms_as_before
 from tests.staff import person, token_client
 from tests.workers import wait_for
 
@@ -270,9 +269,10 @@ def test_the_reports_are_for_auditors_supervisors_and_admins(django_user_model):
 
 @pytest.mark.django_db
 def test_the_identity_is_not_applicable_once_the_meter_share_changed(django_user_model):
-    """The identity counts every stake at today's share: after an applied change of the share it
-    would be off by construction, so it is shown as not applicable, and the run stays ok (the
-    journal's own checks still hold the meter to the ledger)."""
+    """The identity counts every stake at today's share: after an applied change of the share (in
+    a journal from before the terms were fixed) it would be off by construction, so it is shown
+    as not applicable, and the run stays ok (the journal's own checks still hold the meter to the
+    ledger)."""
     floor = make_floor(uth_tables=1)
     terminal = floor.uth[0]
     assert terminal.post("/rounds", {"round_id": "r-1", "seats": [uth_seat(1)]}).status_code == 201
@@ -280,11 +280,9 @@ def test_the_identity_is_not_applicable_once_the_meter_share_changed(django_user
     proposer, approver = person("ann", "admin"), person("ben", "admin")
     for table in Table.objects.filter(pool_id=floor.pool_id):
         table_update(table_id=table.pk, changes={"enabled": False}, actor="test")
-    change = change_propose(
-        pool_id=floor.pool_id, changes={"meter_share_bp": 1500}, reason="test", user=proposer
-    )
-    change_approve(
-        pool_id=floor.pool_id, change_id=change.pk, user=approver, pool_tables=POOL_TABLES
+    # A journal from before the terms were fixed (compliance 56): its share changed in place.
+    change_terms_as_before(
+        pool_id=floor.pool_id, values={"meter_share_bp": 1500}, proposer=proposer, approver=approver
     )
 
     report = reconcile()
