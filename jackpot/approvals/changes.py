@@ -41,10 +41,17 @@ def _actor(user: User) -> str:
 
 
 #: The kinds written on their pool's own chain.
-POOL_CHAIN_KINDS = (ChangeKind.POOL_PARAMETERS, ChangeKind.POOL_STOP, ChangeKind.POOL_CORRECTION)
-#: The kinds an admin decides: all but a correction, a money decision (`jackpot.pools.corrections`)
-#: rejected by a supervisor or a manager alone.
-CONFIGURATION_KINDS = tuple(kind for kind in ChangeKind if kind != ChangeKind.POOL_CORRECTION)
+POOL_CHAIN_KINDS = (
+    ChangeKind.POOL_PARAMETERS,
+    ChangeKind.POOL_STOP,
+    ChangeKind.POOL_CORRECTION,
+    ChangeKind.POOL_ORPHANS_RECOVER,
+)
+#: The money decisions of supervisors and managers, never of an admin: a correction
+#: (`jackpot.pools.corrections`) and an orphans' recovery (`jackpot.pools.orphans`).
+MONEY_KINDS = (ChangeKind.POOL_CORRECTION, ChangeKind.POOL_ORPHANS_RECOVER)
+#: The kinds an admin decides: all but the money decisions.
+CONFIGURATION_KINDS = tuple(kind for kind in ChangeKind if kind not in MONEY_KINDS)
 
 
 def change_chain(change: ParameterChange) -> str:

@@ -38,6 +38,10 @@ class ChangeKind(models.TextChoices):
         "pool.correction",
         "A documented correction of a pool's meter, reserve or an award's amount",
     )
+    POOL_ORPHANS_RECOVER = (
+        "pool.orphans_recover",
+        "A stopped pool's orphans recovered into an active pool's meter",
+    )
 
 
 #: The kinds whose subject is a staff account.
@@ -104,6 +108,7 @@ class ParameterChange(models.Model):
                         ChangeKind.POOL_PARAMETERS,
                         ChangeKind.POOL_STOP,
                         ChangeKind.POOL_CORRECTION,
+                        ChangeKind.POOL_ORPHANS_RECOVER,
                     ]
                 )
                 | Q(pool__isnull=False),
