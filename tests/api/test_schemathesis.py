@@ -473,7 +473,10 @@ SEMANTIC_REFUSALS = [
         operations=frozenset({"notice_sent"}),
     ),
     Refusal(
-        409, "notice_sent", "a notice is sent once: its state", operations=frozenset({"notice_sent"})
+        409,
+        "notice_sent",
+        "a notice is sent once: its state",
+        operations=frozenset({"notice_sent"}),
     ),
     Refusal(
         409,

@@ -198,7 +198,11 @@ def _play(floor: Floor, rounds: int) -> None:
 
 
 def _propose_stop(client: Client, pool: int, **disposition) -> dict:
-    proposed = _post(client, f"/pools/{pool}/stop", {"reason": "decommissioned", "voluntary": False, **disposition})
+    proposed = _post(
+        client,
+        f"/pools/{pool}/stop",
+        {"reason": "decommissioned", "voluntary": False, **disposition},
+    )
     assert proposed.status_code == 201, proposed.json()
     return proposed.json()
 
@@ -278,7 +282,9 @@ def test_a_stop_moves_the_liability_to_another_pool_exactly(staff):
     for step in ("suspend", "resume"):
         again = _post(staff["bob"], f"/pools/{a}/{step}", {"reason": "back"})
         assert again.status_code == 409 and again.json()["error"]["code"] == "pool_stopped"
-    twice = _post(staff["bob"], f"/pools/{a}/stop", {"to": "orphan", "reason": "again", "voluntary": False})
+    twice = _post(
+        staff["bob"], f"/pools/{a}/stop", {"to": "orphan", "reason": "again", "voluntary": False}
+    )
     assert twice.status_code == 409 and twice.json()["error"]["code"] == "pool_stopped"
     changed = _post(
         staff["ana"], f"/pools/{a}/changes", {"changes": {"stake_cents": 1000}, "reason": "x"}
@@ -340,7 +346,9 @@ def test_a_stop_names_a_valid_disposition(staff):
         ({"to": "pool", "to_pool": 999_999}, "to_pool"),
         ({"to": "orphan", "to_pool": two.pool_id}, "to_pool"),
     ):
-        refused = _post(staff["ana"], f"/pools/{one.pool_id}/stop", {"reason": "x", "voluntary": False, **body})
+        refused = _post(
+            staff["ana"], f"/pools/{one.pool_id}/stop", {"reason": "x", "voluntary": False, **body}
+        )
         assert refused.status_code == 400, refused.json()
         assert (refused.json()["error"]["code"], refused.json()["error"]["param"]) == (
             "invalid_disposition",
