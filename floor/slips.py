@@ -231,9 +231,7 @@ def slip_rows(slip: PaymentSlip, lang: str) -> list[SlipRow]:
         SlipRow("kind", text["kind"], QUEUE_TEXT[lang][award.kind]),
         SlipRow("combination", text["combination"], " ".join(award.winning_five) or text["none"]),
         SlipRow("cards", text["cards"], dealt),
-        SlipRow(
-            "amount", text["amount"], amount_in_figures(award.due_cents, slip.currency, lang)
-        ),
+        SlipRow("amount", text["amount"], amount_in_figures(award.due_cents, slip.currency, lang)),
         SlipRow(
             "amount_words",
             text["amount_words"],

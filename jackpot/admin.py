@@ -281,7 +281,12 @@ class PoolAdmin(FilesProposals):
             request,
             queryset,
             lambda pool, who: lifecycle.pool_stop_propose(
-                pool_id=pool.pk, to="orphan", to_pool=None, reason=f"proposed {who}", user=user
+                pool_id=pool.pk,
+                to="orphan",
+                to_pool=None,
+                reason=f"proposed {who}",
+                user=user,
+                voluntary=False,
             ),
         )
 

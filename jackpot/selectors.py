@@ -28,6 +28,14 @@ from jackpot.bodies.notifications import (
     SignificantEventPage,
     SignificantEventQuery,
 )
+from jackpot.bodies.orphans import (
+    NoticeBody,
+    NoticePage,
+    NoticeQuery,
+    OrphanLine,
+    OrphanRecoveryBody,
+    OrphanRegister,
+)
 from jackpot.bodies.pools import PoolConfiguration, progressive_paytable_of
 from jackpot.bodies.render import (
     AWARD_PREFETCH,
@@ -49,6 +57,8 @@ from jackpot.models import (
     DocumentType,
     ExportJob,
     ExportStatus,
+    Notice,
+    OrphanEntry,
     ParameterChange,
     Pool,
     Transfer,
@@ -61,6 +71,7 @@ from jackpot.models import (
 from jackpot.money import ledger, rows
 from jackpot.money.ledger import CHECKPOINT_CHAIN
 from jackpot.notifications import significant
+from jackpot.pools import notices, orphans
 from jackpot.reporting.exports import OutsideExportDir, awards_filtered, export_file
 from rules.paytables import get_progressive_paytable
 
@@ -464,4 +475,91 @@ def event_page(filters: SignificantEventQuery) -> SignificantEventPage:
             SignificantEvent.model_construct(**significant.told(event))
             for event in query.order_by("-occurred_at", "-pk")[offset : offset + limit]
         ],
+    )
+
+
+# The notices and the register of orphans (jackpot.pools.notices, jackpot.pools.orphans).
+
+
+def notice_body(notice: Notice) -> NoticeBody:
+    """A notice as the API shows it: its sending as its authentic event says."""
+    told = notices.sent(notice)
+    return NoticeBody.model_construct(
+        id=notice.pk,
+        pool=notice.pool_id,
+        change=notice.change_id,
+        cause=notice.cause,
+        addressee=notice.addressee,
+        text=notice.text,
+        created_at=notice.created_at,
+        deadline=notice.deadline,
+        sent_at=told.at if told else None,
+        sent_by=told.by if told else None,
+        channel=told.channel if told else None,
+        reference=told.reference if told else None,
+        overdue=notice.overdue_event_id is not None,
+    )
+
+
+def notice_list(query: NoticeQuery) -> NoticePage:
+    """A page of notices, newest first: of one pool, the unsent ones only, if asked."""
+    found = Notice.objects.all()
+    if query.pool is not None:
+        found = found.filter(pool_id=query.pool)
+    if query.unsent is not None:
+        found = found.filter(sent_event__isnull=query.unsent == "true")
+    limit, offset = query.limit, query.offset
+    return NoticePage.model_construct(
+        count=found.count(),
+        limit=limit,
+        offset=offset,
+        results=[notice_body(n) for n in found.order_by("-pk")[offset : offset + limit]],
+    )
+
+
+def _approved_by(event_id: int | None) -> str | None:
+    event = AuditEvent.objects.filter(pk=event_id).first() if event_id else None
+    if event is None or not ledger.authentic_with_transfers(event):
+        return None
+    return str(event.payload.get("approved_by")) if isinstance(event.payload, dict) else None
+
+
+def orphan_register() -> OrphanRegister:
+    """The register of orphans: each pool stopped to orphans, oldest first, what it still owes
+    (its orphan account in the journal), its recovery (who approved, from the authentic event)
+    or its finality."""
+    lines = []
+    for entry in OrphanEntry.objects.select_related("pool").order_by("stopped_at", "pk"):
+        lines.append(
+            OrphanLine.model_construct(
+                pool=entry.pool_id,
+                pool_name=entry.pool.name,
+                stopped_at=entry.stopped_at,
+                decision=entry.change_id,
+                orphans_cents=entry.orphans_cents,
+                owed_cents=orphans.orphans_held(entry.pool_id),
+                deadline=entry.deadline,
+                recovered_at=entry.recovered_at,
+                recovered_into=entry.recovered_into_id,
+                recovered_by=_approved_by(entry.closed_event_id) if entry.recovered_at else None,
+                recovery=entry.recovery_id,
+                final_at=entry.final_at,
+            )
+        )
+    return OrphanRegister.model_construct(results=lines)
+
+
+def orphan_recovery_body(change: ParameterChange) -> OrphanRecoveryBody:
+    return OrphanRecoveryBody.model_construct(
+        id=change.pk,
+        pool=change.pool_id,
+        to_pool=change.changes["to_pool"],
+        status=change.status,
+        reason=change.reason,
+        orphans_cents=change.before.get("orphans_cents", 0),
+        proposed_by=change.proposed_by.get_username(),
+        proposed_at=change.proposed_at,
+        decided_by=change.decided_by.get_username() if change.decided_by else None,
+        decided_at=change.decided_at,
+        decision_note=change.decision_note,
     )

@@ -13,6 +13,7 @@ from celery import shared_task
 from jackpot.audit import outbox_journal
 from jackpot.awards import winners
 from jackpot.notifications import outbox
+from jackpot.pools import notices, orphans
 from jackpot.reporting import export_jobs
 from jackpot.sign import display
 
@@ -59,3 +60,15 @@ def sweep_outbox() -> list[int]:
     """Send again the outbox messages Redis never got, whose relay died, or whose webhook retries
     are due (beat, OUTBOX_SWEEP_SECONDS)."""
     return outbox.sweep().resent
+
+
+@shared_task(name="jackpot.notices_overdue")
+def notices_overdue() -> list[int]:
+    """Tell each notice unsent past its deadline, once (beat, NOTICE_CHECK_SECONDS; SE22)."""
+    return notices.notices_overdue()
+
+
+@shared_task(name="jackpot.orphans_final")
+def orphans_final() -> list[int]:
+    """Make final, once, the orphans past their season (beat, ORPHANS_CHECK_SECONDS; SE23)."""
+    return orphans.orphans_final()

@@ -114,8 +114,8 @@ COMPONENTS = {
     "JsonValue": "",
     "KindEnum": "",
     "Liability": (
-        "at checkpoint currency journal meter_above_seed_cents meter_cents owed_cents payable "
-        "pending period pool pool_name reserve_cents seed_cents"
+        "at checkpoint currency journal meter_above_seed_cents meter_cents orphans_cents "
+        "owed_cents payable pending period pool pool_name reserve_cents seed_cents stopped"
     ),
     "LiabilityPeriod": "corrections end granted jackpots paid start voided",
     "Meter": "amount_cents as_of currency pool sequence status",
@@ -177,7 +177,7 @@ COMPONENTS = {
     "PoolReplaceProposal": "changes reason",
     "PoolStatus": "",
     "PoolStatusChange": "reason",
-    "PoolStopProposal": "reason to to_pool",
+    "PoolStopProposal": "effective_at reason to to_pool voluntary",
     "ProgressiveAwardLine": "amount_cents award jackpot_percent_bp",
     "ProgressiveAwardLineAwardEnum": "",
     "ProgressivePaytable": "awards envy_cents name version",
@@ -335,6 +335,26 @@ COMPONENTS = {
     # The code proved (compliance 59).
     "CodeCheckResult": "",
     "CodeDigest": "approved_sha256 installed_sha256 last_checked_at last_result matches",
+    # Notices and the register of orphans (compliance 57, 58).
+    "Addressee": "",
+    "ChannelEnum": "",
+    "Notice": (
+        "addressee cause change channel created_at deadline id overdue pool reference sent_at "
+        "sent_by text"
+    ),
+    "NoticeCause": "",
+    "NoticePage": "count limit offset results",
+    "NoticeSending": "channel reference sent_at",
+    "OrphanLine": (
+        "deadline decision final_at orphans_cents owed_cents pool pool_name recovered_at "
+        "recovered_by recovered_into recovery stopped_at"
+    ),
+    "OrphanRecovery": (
+        "decided_at decided_by decision_note id orphans_cents pool proposed_at proposed_by reason "
+        "status to_pool"
+    ),
+    "OrphanRecoveryProposal": "reason to_pool",
+    "OrphanRegister": "results",
 }
 
 #: Every operation of the schema by its id (what generated clients call their methods), with
@@ -420,6 +440,13 @@ OPERATIONS = {
     "session_open": "",
     # The code proved (compliance 59).
     "code_digest": "",
+    # Notices and the register of orphans (compliance 57, 58).
+    "notice_list": "limit offset pool unsent",
+    "notice_sent": "notice",
+    "orphan_recovery_approve": "change pool",
+    "orphan_recovery_propose": "pool",
+    "orphan_recovery_reject": "change pool",
+    "orphan_register": "",
 }
 
 #: The header of each CSV (and the liability statement's figures' names).
@@ -536,6 +563,7 @@ CSV_HEADERS = {
         "journal",
         "meter_above_seed_cents",
         "meter_cents",
+        "orphans_cents",
         "owed_cents",
         "paid_cents",
         "paid_count",
@@ -549,6 +577,7 @@ CSV_HEADERS = {
         "pool_name",
         "reserve_cents",
         "seed_cents",
+        "stopped",
         "voided_cents",
         "voided_count",
     ],

@@ -14,6 +14,7 @@ reads and what it guarantees:
 - winners: the identification threshold, the identities' keys and retention;
 - money: the approved checksum of what decides money, and the settings that do;
 - club: the club day's end and whether it closes the open session;
+- progressive: the notices' deadline "without delay", the club's season (orphans);
 - code: the approved digest of the installed code;
 - journal: the chain's key, full verifications, the history's fold, reconciliation, anchors;
 - integrity: award counts, voids, silent terminals, stale rounds;
@@ -39,6 +40,7 @@ from config.settings.journal import *  # noqa: F403
 from config.settings.money import *  # noqa: F403
 from config.settings.notifications import *  # noqa: F403
 from config.settings.observability import *  # noqa: F403
+from config.settings.progressive import *  # noqa: F403
 from config.settings.schedule import *  # noqa: F403
 from config.settings.security import *  # noqa: F403
 from config.settings.staff import *  # noqa: F403

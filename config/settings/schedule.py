@@ -19,6 +19,7 @@ from config.settings.journal import (
     VERIFICATION_SWEEP_SECONDS,
 )
 from config.settings.notifications import OUTBOX_SWEEP_SECONDS
+from config.settings.progressive import NOTICE_CHECK_SECONDS, ORPHANS_CHECK_SECONDS
 
 # What beat starts, and how often (seconds).
 DISPLAY_REFRESH_SECONDS = env_int("DISPLAY_REFRESH_SECONDS", 30)
@@ -80,5 +81,15 @@ CELERY_BEAT_SCHEDULE = {
     "purge-winner-identities": {
         "task": "jackpot.purge_winner_identities",
         "schedule": crontab(hour=5, minute=30),
+    },
+    # Notices unsent past their deadline, each told once (jackpot.pools.notices, SE22).
+    "notices-overdue": {
+        "task": "jackpot.notices_overdue",
+        "schedule": float(NOTICE_CHECK_SECONDS),
+    },
+    # Orphans past their season made final, once (jackpot.pools.orphans, SE23).
+    "orphans-final": {
+        "task": "jackpot.orphans_final",
+        "schedule": float(ORPHANS_CHECK_SECONDS),
     },
 }

@@ -196,6 +196,8 @@ class PoolStopView(StaffView):
             to_pool=proposal.to_pool,
             reason=proposal.reason,
             user=self.staff(request),
+            voluntary=proposal.voluntary,
+            effective_at=proposal.effective_at,
         )
         return Response(change_body(change).model_dump(mode="json"), status=201)
 

@@ -8,10 +8,30 @@ from jackpot.api import (
     exports,
     liability,
     notifications,
+    orphans,
     views,
 )
 
 urlpatterns = [
+    # Notices and the register of orphans (jackpot.api.orphans, compliance 57, 58).
+    path("notices", orphans.NoticesView.as_view(), name="notices"),
+    path("notices/<int:notice>/sent", orphans.NoticeSentView.as_view(), name="notice-sent"),
+    path("orphans", orphans.OrphansView.as_view(), name="orphans"),
+    path(
+        "pools/<int:pool>/orphans/recoveries",
+        orphans.OrphanRecoveryView.as_view(),
+        name="orphan-recoveries",
+    ),
+    path(
+        "pools/<int:pool>/orphans/recoveries/<int:change>/approve",
+        orphans.OrphanRecoveryApproveView.as_view(),
+        name="orphan-recovery-approve",
+    ),
+    path(
+        "pools/<int:pool>/orphans/recoveries/<int:change>/reject",
+        orphans.OrphanRecoveryRejectView.as_view(),
+        name="orphan-recovery-reject",
+    ),
     path("pools/<int:pool>", views.PoolDetailView.as_view(), name="pool-detail"),
     path("pools/<int:pool>/meter", views.PoolMeterView.as_view(), name="pool-meter"),
     path(

@@ -46,10 +46,13 @@ POOL_CHAIN_KINDS = (
     ChangeKind.POOL_STOP,
     ChangeKind.POOL_CORRECTION,
     ChangeKind.POOL_REPLACE,
+    ChangeKind.POOL_ORPHANS_RECOVER,
 )
-#: The kinds an admin decides: all but a correction, a money decision (`jackpot.pools.corrections`)
-#: rejected by a supervisor or a manager alone.
-CONFIGURATION_KINDS = tuple(kind for kind in ChangeKind if kind != ChangeKind.POOL_CORRECTION)
+#: The money decisions of supervisors and managers, never of an admin: a correction
+#: (`jackpot.pools.corrections`) and an orphans' recovery (`jackpot.pools.orphans`).
+MONEY_KINDS = (ChangeKind.POOL_CORRECTION, ChangeKind.POOL_ORPHANS_RECOVER)
+#: The kinds an admin decides: all but the money decisions.
+CONFIGURATION_KINDS = tuple(kind for kind in ChangeKind if kind not in MONEY_KINDS)
 
 
 def change_chain(change: ParameterChange) -> str:

@@ -90,6 +90,10 @@ PRIVILEGES: dict[str, frozenset[str]] = {
     # adds each new event to its day's row and moves its chain's cursor; never deleted.
     "tables_historyday": frozenset({"SELECT", "INSERT", "UPDATE"}),
     "tables_historycursor": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    # Notices (their sending, their overdue report) and the register of orphans (recovered or
+    # final): updated, never deleted (jackpot.pools.notices, jackpot.pools.orphans).
+    "jackpot_notice": frozenset({"SELECT", "INSERT", "UPDATE"}),
+    "jackpot_orphanentry": frozenset({"SELECT", "INSERT", "UPDATE"}),
     # Migrations run as the owner; the service only reads which were applied.
     "django_migrations": frozenset({"SELECT"}),
 }

@@ -31,7 +31,7 @@ import psycopg.sql
 
 from core.replicas import reading
 from jackpot.audit import anchors as anchoring
-from jackpot.audit import checkpoints
+from jackpot.audit import checkpoints, notices
 from jackpot.audit.checkpoints import State
 from jackpot.audit.projections import Event, ProgressiveProjection
 from jackpot.bodies.journal import BrokenAt, JournalReport
@@ -534,6 +534,8 @@ def _verify(
         _strays(report, walk)
     for pool in Pool.objects.order_by("pk"):
         _verify_pool(pool, walk, crosscheck)
+    for message in notices.problems():  # the notices and the register of orphans
+        report.fail(message)
     if crosscheck is not None:
         for message in crosscheck.row_problems(bool(broken)):
             report.fail(message)

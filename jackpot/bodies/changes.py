@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field
 
-from core.wire import DIGITS, Body, Instant, NonBlank, Query
+from core.wire import DIGITS, Body, Instant, NonBlank, Query, TimeText
 from jackpot.bodies.common import Id, Note, Offset, Page, SecondPersonCode
 from jackpot.models import ChangeStatus, PoolStatus
 
@@ -102,6 +102,14 @@ class PoolStopProposal(Body):
     to: Literal["pool", "orphan"]
     to_pool: Id | None = None
     reason: Note
+    # The notice it calls for (jackpot.pools.notices, compliance 57).
+    voluntary: bool = Field(
+        description="true: the club's decision, told to the minister, effective_at 15 days on at "
+        "least; false: a fault, told to the police, effective at its approval"
+    )
+    effective_at: TimeText | None = Field(
+        default=None, description="a voluntary stop's date, at least 15 days after its proposal"
+    )
 
 
 class NewPoolTerms(Body):

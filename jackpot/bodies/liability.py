@@ -90,12 +90,18 @@ class Liability(Body):
     meter_cents: Cents = Field(description="the meter account's balance")
     seed_cents: Cents = Field(description="the pool's reset amount in force at the instant")
     meter_above_seed_cents: Cents = Field(
-        description="meter - seed: the progressive liability accountants accrue"
+        description="meter - seed: the progressive liability accountants accrue; 0 for a pool "
+        "stopped at the instant (its meter is emptied: what players are owed is `orphans_cents`)"
+    )
+    stopped: bool = Field(description="the pool was stopped for good at the instant")
+    orphans_cents: Cents = Field(
+        description="the register of orphans' balance (the `orphan` account): owed until "
+        "recovered or final"
     )
     reserve_cents: Cents = Field(description="the reserve account's balance")
     pending: AwardFigure = Field(description="awards pending or verified: `awards_pending`")
     payable: AwardFigure = Field(description="awards approved, not yet paid: `payable`")
-    owed_cents: Cents = Field(description="meter + reserve + pending + payable")
+    owed_cents: Cents = Field(description="meter + reserve + pending + payable + orphans")
     period: LiabilityPeriod
     journal: list[ChainPosition] = Field(description="every chain's position at the instant")
     checkpoint: Id | None = Field(

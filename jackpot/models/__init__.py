@@ -33,6 +33,7 @@ from jackpot.models.ledger import (
     Transfer,
     TransferCode,
 )
+from jackpot.models.notices import Addressee, Notice, NoticeCause, OrphanEntry
 from jackpot.models.outbox import (
     DeliveryStatus,
     OutboxMessage,
@@ -56,6 +57,7 @@ __all__ = [
     "Account",
     "AccountKind",
     "ActivationCode",
+    "Addressee",
     "AuditChain",
     "AuditEvent",
     "Award",
@@ -70,6 +72,9 @@ __all__ = [
     "DocumentType",
     "ExportJob",
     "ExportStatus",
+    "Notice",
+    "NoticeCause",
+    "OrphanEntry",
     "OutboxMessage",
     "OutboxStatus",
     "ParameterChange",

@@ -42,6 +42,10 @@ class ChangeKind(models.TextChoices):
         "pool.replace",
         "A pool replaced by a new one with new terms: its increment and its tables moved",
     )
+    POOL_ORPHANS_RECOVER = (
+        "pool.orphans_recover",
+        "A stopped pool's orphans recovered into an active pool's meter",
+    )
 
 
 #: The kinds whose subject is a staff account.
@@ -109,6 +113,7 @@ class ParameterChange(models.Model):
                         ChangeKind.POOL_STOP,
                         ChangeKind.POOL_CORRECTION,
                         ChangeKind.POOL_REPLACE,
+                        ChangeKind.POOL_ORPHANS_RECOVER,
                     ]
                 )
                 | Q(pool__isnull=False),

@@ -20,6 +20,8 @@ class AccountKind(models.TextChoices):
     PAID = "paid", "Awards paid to players"
     ORPHAN = "orphan", "A stopped pool's liability owed to no pool: unclaimed progressive money"
     MOVED = "moved", "Liability moved between pools by a stop: + in the stopped pool, - in its heir"
+    # The register of orphans (jackpot.pools.orphans): what its `orphan` account held, once final.
+    FORFEIT = "forfeit", "Orphans final after their season: recoverable no more"
 
 
 class TransferCode(models.TextChoices):
@@ -52,10 +54,16 @@ class TransferCode(models.TextChoices):
     STOP_RESERVE_IN = "stop_reserve_in", "A stopped pool's reserve received on this reserve"
     CORRECTION = "correction", "Correction by a new entry"
     REPLACE_SEED_BACK = "replace_seed_back", "Pool replaced: its start value back to the house"
+    # The register of orphans (jackpot.pools.orphans, compliance 58).
+    STOP_ORPHANS = "stop_orphans", "Pool stopped: its meter above the seed to the orphans"
+    STOP_SEED_BACK = "stop_seed_back", "Pool stopped: the seed the house funded back to it"
+    ORPHANS_OUT = "orphans_out", "Orphans recovered: out of the stopped pool's register"
+    ORPHANS_IN = "orphans_in", "Orphans recovered: into this pool's meter"
+    ORPHANS_FINAL = "orphans_final", "Orphans final after their season"
 
 
 #: Codes a pool may receive more than once with no round nor award (one per pool stopped into it).
-REPEATABLE_CODES = ("correction", "stop_meter_in", "stop_reserve_in")
+REPEATABLE_CODES = ("correction", "stop_meter_in", "stop_reserve_in", "orphans_in")
 
 
 # The transfers that grant an award (its audit event is the award's birth certificate).

@@ -30,6 +30,7 @@ _STAKES, _METER, _RESERVE, _HOUSE = (
 )
 _PENDING, _PAYABLE, _PAID = AccountKind.AWARDS_PENDING, AccountKind.PAYABLE, AccountKind.PAID
 _ORPHAN, _MOVED = AccountKind.ORPHAN, AccountKind.MOVED
+_FORFEIT = AccountKind.FORFEIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,15 @@ ROUTES: Mapping[TransferCode, Route] = MappingProxyType(
         # A pool replaced (jackpot.pools.replacement): its start value back to the house; its
         # increment and reserve leave by `stop_meter_out`/`stop_reserve_out` into its heir.
         TransferCode.REPLACE_SEED_BACK: Route(_METER, _HOUSE),
+        # The register of orphans (jackpot.pools.orphans, art. 66-4, docs/accounting.md "Orphans"):
+        # a stop to orphans moves the meter above the seed and the reserve (`stop_reserve_orphan`)
+        # to the pool's `orphan` account, the seed back to the house; two people recover the
+        # orphans through `moved` into another pool's meter, or they become final (`forfeit`).
+        TransferCode.STOP_ORPHANS: Route(_METER, _ORPHAN),
+        TransferCode.STOP_SEED_BACK: Route(_METER, _HOUSE),
+        TransferCode.ORPHANS_OUT: Route(_ORPHAN, _MOVED),
+        TransferCode.ORPHANS_IN: Route(_MOVED, _METER),
+        TransferCode.ORPHANS_FINAL: Route(_ORPHAN, _FORFEIT),
     }
 )
 

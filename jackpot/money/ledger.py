@@ -54,6 +54,11 @@ SECURITY_KINDS = frozenset(
         "pool.liability_received",
         # A documented correction (jackpot.pools.corrections): also significant (SE20).
         "pool.corrected",
+        # Notices and orphans (jackpot.pools.notices, jackpot.pools.orphans).
+        "notice.made",
+        "notice.sent",
+        "pool.orphans_recovered",
+        "pool.orphans_received",
         "table.created",
         "table.changed",
         "terminal.issued",
@@ -489,4 +494,11 @@ def authentic(event: AuditEvent) -> bool:
     """Whether `event`'s HMAC verifies under the journal's key. The events read here move no
     money: one that carries transfers does not verify with none, and is refused."""
     content = event_content(event, [])
+    return chain_hash_matches(journal_key(), event.prev_hash, content, event.hash)
+
+
+def authentic_with_transfers(event: AuditEvent) -> bool:
+    """Whether `event`'s HMAC verifies under the journal's key with its transfers, in the order
+    written: for an event that moved money (an orphans' recovery, `jackpot.selectors`)."""
+    content = event_content(event, list(event.transfers.order_by("pk")))
     return chain_hash_matches(journal_key(), event.prev_hash, content, event.hash)

@@ -62,6 +62,9 @@ class EventCode(StrEnum):
     POOL_CORRECTED = "SE20"
     # The code proved (compliance 59).
     CODE_MISMATCH = "SE21"
+    # The progressive's life (compliance 57, 58): jackpot.pools.notices, jackpot.pools.orphans.
+    NOTICE_OVERDUE = "SE22"
+    ORPHANS_FINAL = "SE23"
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +189,17 @@ CATALOGUE: tuple[EventType, ...] = (
         "code.mismatch",
         "The start-up gate found the installed code's digest not the approved one "
         "(JACKPOT_CODE_SHA256), or none approved where one is required: the service stays closed",
+    ),
+    # The progressive's life (compliance 57, 58).
+    EventType(
+        EventCode.NOTICE_OVERDUE,
+        "notice.overdue",
+        "A notice to the authorities (a suspension, a stop) not recorded sent by its deadline",
+    ),
+    EventType(
+        EventCode.ORPHANS_FINAL,
+        "orphans.final",
+        "A stopped progressive's orphans final: its season ended before anyone recovered them",
     ),
 )
 

@@ -7,8 +7,13 @@ Invariants:
   by the meter's own `UPDATE`) and pays nothing; a round opened before settles on its terms;
 - suspending and resuming move no figure;
 - a stop needs another admin, the pool at rest (`jackpot.pools.at_rest`) and every award paid or
-  void; its meter and reserve leave by transfers to the orphan account or to an heir pool, the
-  sub-cent remainders staying on the counters;
+  void; its meter and reserve leave by transfers to an heir pool, or to the register of orphans
+  (the meter above the seed and the reserve; the seed back to the house: `jackpot.pools.orphans`),
+  the sub-cent remainders staying on the counters;
+- each is told (`jackpot.pools.notices`, compliance 57): a suspension and an involuntary stop to
+  the police when they happen; a voluntary stop to the minister when proposed, with its
+  `effective_at` at least 15 days on, and approved no sooner than `effective_at` nor 15 days
+  after the notice's authentic sending (409 `notice_period_running`);
 - a stopped pool is never changed again (409 `pool_stopped`).
 
 The states, the French practice behind them and the locks: docs/accounting.md, "The modules, in
@@ -17,6 +22,7 @@ detail".
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -29,6 +35,8 @@ from jackpot.approvals.presence import Presence
 from jackpot.models import (
     AwardStatus,
     ChangeKind,
+    Notice,
+    NoticeCause,
     ParameterChange,
     Pool,
     PoolStatus,
@@ -37,7 +45,7 @@ from jackpot.models import (
 from jackpot.money import ledger, locks, meter
 from jackpot.money.accounting import Posting
 from jackpot.money.meter import pool_meter
-from jackpot.pools import at_rest, parameters, replacement
+from jackpot.pools import at_rest, notices, orphans, parameters, replacement
 from jackpot.sign import display
 
 #: The awards a stop waits for: not yet paid, not void.
@@ -87,7 +95,17 @@ def _set(pool_id: int, *, to: PoolStatus, allowed: PoolStatus, reason: str, user
             payload={"pool": pool_id, "status": to.value, "reason": reason},
         )
         display.meter_changed(pool_id, pool_meter(pool_id=pool_id))
-        return Pool.objects.get(pk=pool_id)
+        pool = Pool.objects.get(pk=pool_id)
+        if to == PoolStatus.SUSPENDED:
+            notices.notice_make(
+                pool=pool,
+                cause=NoticeCause.SUSPENSION,
+                reason=reason,
+                when=now,
+                actor=_actor(user),
+                now=now,
+            )
+        return pool
 
 
 @locks.retried
@@ -128,11 +146,43 @@ def _heir(pool: Pool, to_pool: int | None, *, error: type[ApiError] | type[Confl
     raise ApiError("invalid_disposition", problem, param="to_pool")
 
 
+def _effective(voluntary: bool, effective_at: datetime | None, now: datetime) -> datetime | None:
+    """A voluntary stop's effective date, at least 15 days on; an involuntary stop names none."""
+    if not voluntary:
+        if effective_at is not None:
+            raise ApiError(
+                "invalid_effective_at",
+                "an involuntary stop takes effect at its approval: leave effective_at out",
+                param="effective_at",
+            )
+        return None
+    earliest = now + notices.VOLUNTARY_NOTICE
+    if effective_at is None or effective_at < earliest:
+        raise ApiError(
+            "invalid_effective_at",
+            "a voluntary stop names its effective_at, at least 15 days after its proposal "
+            f"(the minister is told 15 days before): {earliest.isoformat()} at the earliest",
+            param="effective_at",
+        )
+    return effective_at
+
+
+@transaction.atomic
 def pool_stop_propose(
-    *, pool_id: int, to: str, to_pool: int | None, reason: str, user: User
+    *,
+    pool_id: int,
+    to: str,
+    to_pool: int | None,
+    reason: str,
+    user: User,
+    voluntary: bool,
+    effective_at: datetime | None = None,
 ) -> ParameterChange:
     """File the proposal to stop `pool_id` for good, naming its disposition: `to` `pool` (another
-    active pool, `to_pool`) or `orphan`. Nothing changes until another admin approves."""
+    active pool, `to_pool`) or `orphan`; `voluntary` (the club's decision, with its
+    `effective_at`: the minister's notice is made now) or not (a fault). Nothing changes until
+    another admin approves."""
+    effective = _effective(voluntary, effective_at, timezone.now())
     pool = Pool.objects.filter(pk=pool_id).first()
     if pool is None:
         raise NotFound("pool_not_found", f"no pool {pool_id}", param="pool")
@@ -147,20 +197,67 @@ def pool_stop_propose(
             )
     else:
         to_pool = _heir(pool, to_pool, error=ApiError).pk
-    return changes.propose(
+    change = changes.propose(
         kind=ChangeKind.POOL_STOP,
         pool=pool,
-        changes={"to": to, "to_pool": to_pool},
+        changes={
+            "to": to,
+            "to_pool": to_pool,
+            "voluntary": voluntary,
+            "effective_at": effective.isoformat() if effective is not None else None,
+        },
         before={"status": pool.status},
         reason=reason,
         user=user,
     )
+    if effective is not None:
+        notices.notice_make(
+            pool=pool,
+            cause=NoticeCause.VOLUNTARY_STOP,
+            reason=reason,
+            when=effective,
+            actor=_actor(user),
+            now=change.proposed_at,
+            change=change,
+        )
+    return change
 
 
-def _stop_postings(stopped: meter.Stopped, *, orphan: bool) -> tuple[Posting, ...]:
+def _refuse_notice_running(change: ParameterChange, now: datetime) -> None:
+    """409 `notice_period_running` before a voluntary stop's effective date, or before 15 days
+    after its notice's authentic sending (or while it is unsent)."""
+    effective_at = change.changes.get("effective_at")
+    if not change.changes.get("voluntary") or not isinstance(effective_at, str):
+        return
+    notice = Notice.objects.filter(change=change).order_by("pk").first()
+    told = notices.sent(notice) if notice is not None else None
+    waits = []
+    if now < datetime.fromisoformat(effective_at):
+        waits.append(f"it takes effect on {effective_at}")
+    if told is None:
+        waits.append("its notice to the minister is not recorded sent")
+    elif now < told.at + notices.VOLUNTARY_NOTICE:
+        waits.append(
+            f"its notice was sent on {told.at.isoformat()}: 15 days run until "
+            f"{(told.at + notices.VOLUNTARY_NOTICE).isoformat()}"
+        )
+    if waits:
+        raise Conflict(
+            "notice_period_running",
+            f"the voluntary stop {change.pk} is not approved yet: {'; '.join(waits)}",
+            param="change",
+        )
+
+
+def _stop_postings(stopped: meter.Stopped, *, orphan: bool, seed_cents: int) -> tuple[Posting, ...]:
     if orphan:
+        # Art. 66-4: the orphans are the displayed amount less the start value; the seed the
+        # house funded goes back to it, the reserve (players' stakes kept for the next start
+        # value, which never comes) is the players' too (docs/accounting.md, "Orphans").
+        seed_back = min(stopped.meter_cents, seed_cents)
         return (
-            Posting(TransferCode.STOP_METER_ORPHAN, stopped.meter_cents),
+            Posting(TransferCode.STOP_ORPHANS, stopped.meter_cents - seed_back),
+            Posting(TransferCode.STOP_SEED_BACK, seed_back),
             Posting(TransferCode.STOP_RESERVE_ORPHAN, stopped.reserve_cents),
         )
     return (
@@ -202,6 +299,7 @@ def pool_stop_approve(
         changes.four_eyes(change, user, presence=presence)
         if pool.status == PoolStatus.STOPPED:
             raise _refused(pool_id, doing="stopped")
+        _refuse_notice_running(change, timezone.now())
         at_rest.refuse_unless_at_rest(pool_id, tables, pool_tables, doing="stop is approved")
         unpaid = list(
             pool.awards.filter(status__in=UNPAID).order_by("number").values_list("pk", "status")
@@ -237,22 +335,40 @@ def pool_stop_approve(
         disposition: dict[str, Any] = (
             {"to": "orphan"} if heir is None else {"to": "pool", "to_pool": heir.pk}
         )
-        ledger.record(
+        postings = _stop_postings(stopped, orphan=heir is None, seed_cents=pool.seed_cents)
+        if heir is None:
+            moved["orphans_cents"] = stopped.meter_cents + stopped.reserve_cents
+            moved["orphans_cents"] -= postings[1].amount_cents  # the seed back to the house
+            moved["seed_back_cents"] = postings[1].amount_cents
+        event = ledger.record(
             chain=ledger.pool_chain(pool_id),
             kind="pool.stopped",
             actor=_actor(user),
             pool_id=pool_id,
             occurred_at=now,
-            postings=_stop_postings(stopped, orphan=heir is None),
+            postings=postings,
             payload={
                 "pool": pool_id,
                 "status": PoolStatus.STOPPED.value,
                 "reason": change.reason,
                 "disposition": disposition,
                 "moved": moved,
+                "voluntary": bool(change.changes.get("voluntary")),
                 **facts,
             },
         )
+        if heir is None:
+            orphans.entered(pool=pool, change=change, event=event, cents=moved["orphans_cents"])
+        if not change.changes.get("voluntary"):
+            notices.notice_make(
+                pool=pool,
+                cause=NoticeCause.INVOLUNTARY_STOP,
+                reason=change.reason,
+                when=now,
+                actor=_actor(user),
+                now=now,
+                change=change,
+            )
         display.meter_changed(pool_id, pool_meter(pool_id=pool_id))
         if heir is not None:
             assert received is not None

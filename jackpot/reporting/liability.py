@@ -222,6 +222,26 @@ def _positions(at: datetime, loaded: checkpoints.Loaded, chains: list[str]) -> l
     ]
 
 
+#: The transfers a stop writes on the stopped pool: one of them at or before `at` says it was
+#: stopped then.
+_STOPPED_BY = (
+    Code.STOP_METER_ORPHAN,
+    Code.STOP_RESERVE_ORPHAN,
+    Code.STOP_METER_OUT,
+    Code.STOP_RESERVE_OUT,
+    Code.STOP_ORPHANS,
+    Code.STOP_SEED_BACK,
+)
+
+
+def _stopped(pool: Pool, at: datetime) -> bool:
+    """Whether the journal had stopped `pool` by `at`: a stop's transfer (the (pool, code)
+    index). A stop that moved nothing writes none, and shows its meter of 0 against the seed."""
+    return Transfer.objects.filter(
+        pool=pool, code__in=_STOPPED_BY, event__occurred_at__lte=at
+    ).exists()
+
+
 def pool_liability(pool: Pool, *, at: datetime, start: datetime) -> Liability:
     """The statement of `pool` at `at` with its period [`start`, `at`): see the module."""
     with rows.snapshot():
@@ -241,6 +261,8 @@ def pool_liability(pool: Pool, *, at: datetime, start: datetime) -> Liability:
         )
         journal = _positions(at, loaded, chains)
     meter, reserve = balances[AccountKind.METER], balances[AccountKind.RESERVE]
+    orphans = balances[AccountKind.ORPHAN]
+    stopped = _stopped(pool, at)
     return Liability.model_construct(
         pool=pool.pk,
         pool_name=pool.name,
@@ -248,11 +270,13 @@ def pool_liability(pool: Pool, *, at: datetime, start: datetime) -> Liability:
         at=at,
         meter_cents=meter,
         seed_cents=seed,
-        meter_above_seed_cents=meter - seed,
+        meter_above_seed_cents=0 if stopped else meter - seed,
+        stopped=stopped,
+        orphans_cents=orphans,
         reserve_cents=reserve,
         pending=pending,
         payable=payable,
-        owed_cents=meter + reserve + pending.amount_cents + payable.amount_cents,
+        owed_cents=meter + reserve + pending.amount_cents + payable.amount_cents + orphans,
         period=period,
         journal=journal,
         checkpoint=loaded.checkpoint.pk if loaded.checkpoint else None,

@@ -41,6 +41,8 @@ def _figures(liability: Liability) -> list[tuple[str, object]]:
         ("meter_cents", liability.meter_cents),
         ("seed_cents", liability.seed_cents),
         ("meter_above_seed_cents", liability.meter_above_seed_cents),
+        ("stopped", str(liability.stopped).lower()),
+        ("orphans_cents", liability.orphans_cents),
         ("reserve_cents", liability.reserve_cents),
         ("pending_count", liability.pending.count),
         ("pending_cents", liability.pending.amount_cents),
@@ -127,6 +129,7 @@ def liability_pdf(liability: Liability) -> bytes:
         ("Montant de départ / Seed", euros(liability.seed_cents)),
         ("Compteur au-delà du départ / Meter above seed", euros(liability.meter_above_seed_cents)),
         ("Réserve / Reserve", euros(liability.reserve_cents)),
+        ("Orphelins / Orphans", euros(liability.orphans_cents)),
         ("Gains en attente / Awards pending", _awards(liability.pending)),
         ("Gains à payer / Awards payable", _awards(liability.payable)),
         ("Total dû / Owed", euros(liability.owed_cents)),
@@ -144,7 +147,7 @@ def liability_pdf(liability: Liability) -> bytes:
         TableStyle(
             [
                 ("GRID", (0, 0), (-1, -1), 0.4, colors.grey),
-                ("BACKGROUND", (0, 10), (-1, 10), colors.whitesmoke),
+                ("BACKGROUND", (0, 11), (-1, 11), colors.whitesmoke),
                 ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ]
         )

@@ -79,7 +79,9 @@ def test_schema_validates_and_lists_every_api_url(schema):
     # + the code's digest (1)
     # + a pool's corrections: listed and proposed, approved, rejected, withdrawn (4)
     # + a pool's replacement proposed (1)
-    assert len(expected) == 71
+    # + the notices, listed and one's sending; the orphans' register; a recovery proposed,
+    #   approved, rejected (6)
+    assert len(expected) == 77
     documented = {path: set(schema["paths"][path]) for path in expected if path in schema["paths"]}
     assert documented == expected
     # Nothing documented that is not routed under /api/v1/.
@@ -224,8 +226,8 @@ def test_a_titled_body_is_in_the_schema_under_its_title_alone(schema):
     components = schema["components"]["schemas"]
     renamed = [body for body in _bodies() if component_name(body) != body.__name__]
     assert {component_name(body) for body in renamed} == {
-        "Award", "Correction", "ExportJob", "IntegrityFlag", "ParameterChange", "Reconciliation",
-        "WinnerIdentity",
+        "Award", "Correction", "ExportJob", "IntegrityFlag", "Notice", "OrphanRecovery",
+        "ParameterChange", "Reconciliation", "WinnerIdentity",
     }  # fmt: skip
     for body in renamed:
         assert component_name(body) in components

@@ -479,6 +479,43 @@ SEMANTIC_REFUSALS = [
         "rule, and other pools' state",
         operations=frozenset({"pool_stop_propose"}),
     ),
+    # Notices and orphans (jackpot.pools.notices, jackpot.pools.orphans).
+    Refusal(
+        400,
+        "invalid_effective_at",
+        "a voluntary stop names a date 15 days on at least, an involuntary one none: the clock",
+        operations=frozenset({"pool_stop_propose"}),
+    ),
+    Refusal(
+        409,
+        "notice_period_running",
+        "a voluntary stop waits for its date and its notice's 15 days: the clock",
+        operations=frozenset({"pool_change_approve"}),
+    ),
+    Refusal(
+        400,
+        "invalid_notice",
+        "a notice's sent_at lies between its making and now: the clock",
+        operations=frozenset({"notice_sent"}),
+    ),
+    Refusal(
+        409,
+        "notice_sent",
+        "a notice is sent once: its state",
+        operations=frozenset({"notice_sent"}),
+    ),
+    Refusal(
+        409,
+        "no_orphans",
+        "only a pool stopped to orphans has orphans: its state",
+        operations=frozenset({"orphan_recovery_propose"}),
+    ),
+    Refusal(
+        400,
+        "invalid_heir",
+        "orphans go to an active pool of the currency: other pools' state",
+        operations=frozenset({"orphan_recovery_propose"}),
+    ),
 ]
 
 

@@ -143,16 +143,24 @@ def test_a_pools_suspension_and_its_stop_take_their_locks_in_the_one_order(djang
     for terminal in stopped.uth:
         table_update(table_id=terminal.table_id, changes={"enabled": False}, actor="test")
     change = pool_stop_propose(
-        pool_id=stopped.pool_id, to="pool", to_pool=heir.pool_id, reason="closing", user=ana
+        pool_id=stopped.pool_id,
+        to="pool",
+        to_pool=heir.pool_id,
+        reason="closing",
+        user=ana,
+        voluntary=False,
     )
     with CaptureQueriesContext(connection) as approving:
         pool_stop_approve(
             pool_id=stopped.pool_id, change_id=change.pk, user=bob, pool_tables=POOL_TABLES
         )
-    assert _locks(suspending) == [Lock.POOL, Lock.POOL_CHAIN]
+    # The pool's chain twice: its suspension, then its police notice (a head it holds already).
+    assert _locks(suspending) == [Lock.POOL, Lock.POOL_CHAIN, Lock.POOL_CHAIN]
     locks = _locks(approving)
     assert sorted(set(locks)) == [Lock.TABLE, Lock.POOL, Lock.POOL_CHAIN]
-    assert locks.count(Lock.POOL_CHAIN) == 2  # the stopped pool's chain, then its heir's
+    # The stopped pool's chain (its stop, then its police notice: a head it holds already), then
+    # its heir's.
+    assert locks.count(Lock.POOL_CHAIN) == 3
     assert _in_order(locks), locks
 
 

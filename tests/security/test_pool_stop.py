@@ -57,7 +57,10 @@ def test_one_person_with_every_privilege_cannot_stop_a_pool(root, bob):
     )
     assert "done" in page.content.decode()
     change = ParameterChange.objects.get(kind="pool.stop")
-    assert (change.changes, change.proposed_by) == ({"to": "orphan", "to_pool": None}, root)
+    assert (change.changes, change.proposed_by) == (
+        {"to": "orphan", "to_pool": None, "voluntary": False, "effective_at": None},
+        root,
+    )
 
     assert "cannot also approve it" in _approve_in_admin(root, change)
     refused = token_client(root).post(

@@ -78,6 +78,9 @@ def test_the_meter_goes_down_only_by_a_jackpot_a_stop_or_a_correction():
         "stop_meter_orphan",
         "stop_meter_out",
         "replace_seed_back",
+        # A stop to orphans (jackpot.pools.orphans): the meter above the seed, the seed back.
+        "stop_orphans",
+        "stop_seed_back",
         "void_reset_reserve",
         "void_reset_house",
     }

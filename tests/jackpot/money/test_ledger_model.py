@@ -144,5 +144,6 @@ def test_the_ledger_matches_an_independent_model(
             "paid": 0,
             "orphan": 0,
             "moved": 0,
+            "forfeit": 0,
         }
     assert Award.objects.filter(pool_id=floor.pool_id).count() == awards_expected

@@ -75,6 +75,7 @@ def test_worked_example_every_account_after_every_step():
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
 
     # --- Step 1: round R1 opens at table A with 3 progressive stakes -------------------------
@@ -113,6 +114,7 @@ def test_worked_example_every_account_after_every_step():
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
 
     # --- Step 2: round R2 opens at table B with 2 progressive stakes -------------------------
@@ -147,6 +149,7 @@ def test_worked_example_every_account_after_every_step():
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
 
     # --- Step 3: R1 settles: a full house and a four of a kind, both under the threshold -----
@@ -181,6 +184,7 @@ def test_worked_example_every_account_after_every_step():
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
     assert _awards(pool_id) == [
         (1, "R1", 1, "full_house", 5_000, "approved"),
@@ -226,6 +230,7 @@ def test_worked_example_every_account_after_every_step():
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
     assert _awards(pool_id)[2:] == [
         (3, "R2", 1, "royal_flush", 100_312, "pending"),
@@ -259,6 +264,7 @@ def test_worked_example_every_account_after_every_step():
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
 
     # --- Step 6: R3 is voided (misdeal): the house refunds the stake, the meter keeps its share -
@@ -279,6 +285,7 @@ def test_worked_example_every_account_after_every_step():
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
 
     # --- Step 7: R4 opens at table B with 3 stakes (seat 4 plays without the progressive) -----
@@ -320,6 +327,7 @@ def test_worked_example_every_account_after_every_step():
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
 
     # --- Step 8: R4 settles with a royal flush on the board: the community royal ---------------
@@ -357,6 +365,7 @@ def test_worked_example_every_account_after_every_step():
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
     assert _awards(pool_id) == [
         (1, "R1", 1, "full_house", 5_000, "approved"),

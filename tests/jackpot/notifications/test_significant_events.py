@@ -52,6 +52,9 @@ STABLE = {
     "SE20": "pool.corrected",
     # The code proved (compliance 59).
     "SE21": "code.mismatch",
+    # The progressive's life (compliance 57, 58).
+    "SE22": "notice.overdue",
+    "SE23": "orphans.final",
 }
 
 

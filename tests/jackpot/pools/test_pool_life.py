@@ -198,7 +198,11 @@ def _play(floor: Floor, rounds: int) -> None:
 
 
 def _propose_stop(client: Client, pool: int, **disposition) -> dict:
-    proposed = _post(client, f"/pools/{pool}/stop", {"reason": "decommissioned", **disposition})
+    proposed = _post(
+        client,
+        f"/pools/{pool}/stop",
+        {"reason": "decommissioned", "voluntary": False, **disposition},
+    )
     assert proposed.status_code == 201, proposed.json()
     return proposed.json()
 
@@ -220,7 +224,7 @@ def test_a_stop_moves_the_liability_to_another_pool_exactly(staff):
     change = _propose_stop(staff["ana"], stopped.pool_id, to="pool", to_pool=heir.pool_id)
     assert (change["kind"], change["changes"]) == (
         "pool.stop",
-        {"to": "pool", "to_pool": heir.pool_id},
+        {"to": "pool", "to_pool": heir.pool_id, "voluntary": False, "effective_at": None},
     )
     path = f"/pools/{stopped.pool_id}/changes/{change['id']}/approve"
     # Tables open: refused; nothing moved.
@@ -278,7 +282,9 @@ def test_a_stop_moves_the_liability_to_another_pool_exactly(staff):
     for step in ("suspend", "resume"):
         again = _post(staff["bob"], f"/pools/{a}/{step}", {"reason": "back"})
         assert again.status_code == 409 and again.json()["error"]["code"] == "pool_stopped"
-    twice = _post(staff["bob"], f"/pools/{a}/stop", {"to": "orphan", "reason": "again"})
+    twice = _post(
+        staff["bob"], f"/pools/{a}/stop", {"to": "orphan", "reason": "again", "voluntary": False}
+    )
     assert twice.status_code == 409 and twice.json()["error"]["code"] == "pool_stopped"
     changed = _post(
         staff["ana"], f"/pools/{a}/changes", {"changes": {"stake_cents": 1000}, "reason": "x"}
@@ -316,12 +322,19 @@ def test_a_stop_to_the_orphan_account_and_its_refusals(staff, floor: Floor):
     assert _post(staff["bob"], path).status_code == 200
     assert ParameterChange.objects.get(pk=change["id"]).status == "applied"
     balances = assert_journal_ok()["balances"][str(floor.pool_id)]
-    assert balances["orphan"] == meter_cents + reserve_cents
+    # The orphans: the meter above the seed and the reserve; the seed back to the house.
+    orphans = meter_cents - row.seed_cents + reserve_cents
+    assert balances["orphan"] == orphans
     assert (balances["meter"], balances["reserve"], balances["moved"]) == (0, 0, 0)
     assert sum(balances.values()) == 0
     event = AuditEvent.objects.get(kind="pool.stopped")
     assert event.payload["disposition"] == {"to": "orphan"}
-    assert event.payload["moved"] == {"meter_cents": meter_cents, "reserve_cents": reserve_cents}
+    assert event.payload["moved"] == {
+        "meter_cents": meter_cents,
+        "reserve_cents": reserve_cents,
+        "orphans_cents": orphans,
+        "seed_back_cents": row.seed_cents,
+    }
     assert (event.payload["proposed_by"], event.payload["approved_by"]) == ("ana", "bob")
 
 
@@ -333,7 +346,9 @@ def test_a_stop_names_a_valid_disposition(staff):
         ({"to": "pool", "to_pool": 999_999}, "to_pool"),
         ({"to": "orphan", "to_pool": two.pool_id}, "to_pool"),
     ):
-        refused = _post(staff["ana"], f"/pools/{one.pool_id}/stop", {"reason": "x", **body})
+        refused = _post(
+            staff["ana"], f"/pools/{one.pool_id}/stop", {"reason": "x", "voluntary": False, **body}
+        )
         assert refused.status_code == 400, refused.json()
         assert (refused.json()["error"]["code"], refused.json()["error"]["param"]) == (
             "invalid_disposition",

@@ -114,7 +114,11 @@ def test_stopping_pool_a_into_pool_b_every_account(admins):
     assert _balances(a.pool_id) == [-1_500, 100_187, 93, -98_780, 0, 0, 0, 0, 0]
     assert _balances(b.pool_id) == [0, 50_000, 0, -50_000, 0, 0, 0, 0, 0]
 
-    _stop(admins, a, {"to": "pool", "to_pool": b.pool_id, "reason": "decommissioned"})
+    _stop(
+        admins,
+        a,
+        {"to": "pool", "to_pool": b.pool_id, "reason": "decommissioned", "voluntary": False},
+    )
 
     moved = [
         (
@@ -153,19 +157,22 @@ def test_stopping_pool_a_into_pool_b_every_account(admins):
 
 def test_stopping_pool_a_to_its_orphan_account(admins):
     a, _ = _pools_played()
-    _stop(admins, a, {"to": "orphan", "reason": "decommissioned"})
+    _stop(admins, a, {"to": "orphan", "reason": "decommissioned", "voluntary": False})
     moved = [
         (t.code, t.debit.kind, t.credit.kind, t.amount_cents)
         for t in Transfer.objects.filter(code__startswith="stop_")
         .select_related("debit", "credit")
         .order_by("pk")
     ]
+    # The orphans: the meter above the seed (100,187 - 100,000 = 187) and the reserve (93); the
+    # seed (100,000) back to the house.
     assert moved == [
-        ("stop_meter_orphan", "meter", "orphan", 100_187),
+        ("stop_orphans", "meter", "orphan", 187),
+        ("stop_seed_back", "meter", "house", 100_000),
         ("stop_reserve_orphan", "reserve", "orphan", 93),
     ]
-    # The doc's A row, with the 100,280 in `orphan` instead of `moved`.
-    assert _balances(a.pool_id) == [-1_500, 0, 0, -98_780, 0, 0, 0, 100_280, 0]
-    text = DOC.read_text()
-    assert "`stop_meter_orphan` 100,187 and `stop_reserve_orphan` 93" in text
-    assert "its `orphan` account holds 100,280" in text
+    # The house: -98,780 + 100,000 = 1,220 (its share of R1's stakes); the orphans 280.
+    assert _balances(a.pool_id) == [-1_500, 0, 0, 1_220, 0, 0, 0, 280, 0]
+    text = " ".join(DOC.read_text().split())
+    assert "`stop_orphans` 187, `stop_seed_back` 100,000 and `stop_reserve_orphan` 93" in text
+    assert "its `orphan` account holds 280" in text

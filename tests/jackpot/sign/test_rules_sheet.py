@@ -258,7 +258,7 @@ def test_a_stopped_pool_s_sheet_says_it_is_stopped(floor: Floor):
     staff = api_clients(ana="admin", bob="admin")
     proposed = staff["ana"].post(
         f"/api/v1/pools/{floor.pool_id}/stop",
-        {"reason": "decommissioned", "to": "orphan"},
+        {"reason": "decommissioned", "to": "orphan", "voluntary": False},
         content_type="application/json",
     )
     assert proposed.status_code == 201, proposed.json()
