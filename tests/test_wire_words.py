@@ -117,7 +117,8 @@ COMPONENTS = {
         "at checkpoint currency journal meter_above_seed_cents meter_cents orphans_cents "
         "owed_cents payable pending period pool pool_name reserve_cents seed_cents stopped"
     ),
-    "LiabilityPeriod": "corrections end granted jackpots paid start voided",
+    "LiabilityPeriod": "corrections end granted jackpots life paid start voided",
+    "LifeFigures": "moved_in_cents moved_out_cents orphans_final_cents seed_back_cents",
     "Meter": "amount_cents as_of currency pool sequence status",
     "MeterDay": "change_cents closing_cents corrections_cents day",
     "MeterIdentity": "expected_units formula holds meter_units",
@@ -561,6 +562,10 @@ CSV_HEADERS = {
         "jackpots_cents",
         "jackpots_count",
         "journal",
+        "life_moved_in_cents",
+        "life_moved_out_cents",
+        "life_orphans_final_cents",
+        "life_seed_back_cents",
         "meter_above_seed_cents",
         "meter_cents",
         "orphans_cents",

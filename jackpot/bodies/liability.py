@@ -58,6 +58,28 @@ class CorrectionFigures(Body):
     payable_cents: Cents = Field(description="awards approved (`payable`)")
 
 
+class LifeFigures(Body):
+    """What a stop, a replacement or the register of orphans moved across the owed figure in the
+    period (docs/accounting.md "The period-end liability"), each the sum of its codes' transfers,
+    never negative: owed at the end = owed at the start + `moved_in` - `seed_back` - `moved_out`
+    - `orphans_final` + the period's other entries."""
+
+    seed_back_cents: Cents = Field(
+        description="the seed given back to the house (`stop_seed_back`, `replace_seed_back`)"
+    )
+    moved_out_cents: Cents = Field(
+        description="liability moved to another pool (`stop_meter_out`, `stop_reserve_out`, "
+        "`orphans_out`)"
+    )
+    moved_in_cents: Cents = Field(
+        description="liability received from another pool (`stop_meter_in`, `stop_reserve_in`, "
+        "`orphans_in`)"
+    )
+    orphans_final_cents: Cents = Field(
+        description="orphans made final after their season (`orphans_final`)"
+    )
+
+
 class LiabilityPeriod(Body):
     """What happened to the pool's awards from `start` (included) to `end` (excluded, the
     statement's instant), by the time of the journal's entries."""
@@ -69,6 +91,9 @@ class LiabilityPeriod(Body):
     paid: AwardFigure = Field(description="awards paid to players (`award_paid`)")
     voided: AwardFigure = Field(description="awards voided (`award_void_meter`, `_house`)")
     corrections: CorrectionFigures
+    life: LifeFigures = Field(
+        description="what a stop, a replacement, a recovery or final orphans moved in or out"
+    )
 
 
 class ChainPosition(Body):

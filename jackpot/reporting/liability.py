@@ -9,8 +9,9 @@ Invariants:
 - a past instant's statement is the same whenever it is asked (the journal is append-only);
 - at `at` = now, meter and reserve equal the counters rounded down to the cent;
 - the cost starts from the newest verified checkpoint at or before `at`, never the whole journal;
-- the period's documented corrections are shown by account (`corrections`): the owed figure at
-  `at` is the one at `start` moved by the period's entries, corrections included.
+- the period's documented corrections are shown by account (`corrections`), and what a stop, a
+  replacement, a recovery or final orphans moved across the owed figure (`life`): the owed figure
+  at `at` is the one at `start` moved by the period's entries, these included.
 
 The figures, the cost and what `at` cannot promise: docs/accounting.md, "The modules, in
 detail".
@@ -35,6 +36,7 @@ from jackpot.bodies.liability import (
     Liability,
     LiabilityPeriod,
     LiabilityQuery,
+    LifeFigures,
 )
 from jackpot.models import (
     AWARD_GRANTED_BY,
@@ -183,6 +185,43 @@ def _corrections(pool: Pool, start: datetime, end: datetime) -> CorrectionFigure
     )
 
 
+#: What a pool's life moved across the owed figure, by `LifeFigures` field: every code that moves
+#: the pool's meter, reserve or `orphan` account to or from the house, `moved` or `forfeit`
+#: (jackpot.money.accounting.ROUTES) but the stakes', the awards' and the corrections'.
+_LIFE = {
+    "seed_back_cents": (Code.STOP_SEED_BACK, Code.REPLACE_SEED_BACK),
+    "moved_out_cents": (Code.STOP_METER_OUT, Code.STOP_RESERVE_OUT, Code.ORPHANS_OUT),
+    "moved_in_cents": (Code.STOP_METER_IN, Code.STOP_RESERVE_IN, Code.ORPHANS_IN),
+    "orphans_final_cents": (Code.ORPHANS_FINAL,),
+}
+_LIFE_FIGURE = {code: figure for figure, codes in _LIFE.items() for code in codes}
+
+
+def _life(pool: Pool, start: datetime, end: datetime) -> LifeFigures:
+    """The period's transfers of the `_LIFE` codes, summed by figure (the (pool, code) index:
+    the range costs the pool's stops and recoveries, never the journal)."""
+    figures = dict.fromkeys(_LIFE, 0)
+    moved = (
+        Transfer.objects.filter(
+            pool=pool,
+            code__in=list(_LIFE_FIGURE),
+            event__occurred_at__gte=start,
+            event__occurred_at__lt=end,
+        )
+        .values_list("code")
+        .annotate(cents=Sum("amount_cents"))
+        .order_by()
+    )
+    for code, cents in moved:
+        figures[_LIFE_FIGURE[code]] += cents
+    return LifeFigures.model_construct(
+        seed_back_cents=figures["seed_back_cents"],
+        moved_out_cents=figures["moved_out_cents"],
+        moved_in_cents=figures["moved_in_cents"],
+        orphans_final_cents=figures["orphans_final_cents"],
+    )
+
+
 def _seed(pool: Pool, at: datetime) -> int:
     """The seed in force at `at`: the last event of the pool's chain that set it by then."""
     events = AuditEvent.objects.filter(
@@ -258,6 +297,7 @@ def pool_liability(pool: Pool, *, at: datetime, start: datetime) -> Liability:
             paid=_moved(pool, _PAID, start, at),
             voided=_moved(pool, _VOIDED, start, at),
             corrections=_corrections(pool, start, at),
+            life=_life(pool, start, at),
         )
         journal = _positions(at, loaded, chains)
     meter, reserve = balances[AccountKind.METER], balances[AccountKind.RESERVE]

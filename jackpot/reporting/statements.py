@@ -27,7 +27,7 @@ from reportlab.lib.styles import ParagraphStyle
 from reportlab.lib.units import mm
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from jackpot.bodies.liability import AwardFigure, CorrectionFigures, Liability
+from jackpot.bodies.liability import AwardFigure, CorrectionFigures, Liability, LifeFigures
 from jackpot.reporting.exports import spreadsheet_safe
 
 
@@ -62,6 +62,13 @@ def _figures(liability: Liability) -> list[tuple[str, object]]:
         ("corrections_reserve_cents", corrections.reserve_cents),
         ("corrections_pending_cents", corrections.pending_cents),
         ("corrections_payable_cents", corrections.payable_cents),
+    ]
+    life = period.life
+    rows += [
+        ("life_seed_back_cents", life.seed_back_cents),
+        ("life_moved_out_cents", life.moved_out_cents),
+        ("life_moved_in_cents", life.moved_in_cents),
+        ("life_orphans_final_cents", life.orphans_final_cents),
     ]
     rows.append(("checkpoint", liability.checkpoint if liability.checkpoint is not None else ""))
     rows += [(f"journal:{at.chain}", f"{at.sequence} {at.hash}") for at in liability.journal]
@@ -104,6 +111,15 @@ def _corrections(figures: CorrectionFigures) -> str:
     )
 
 
+def _life(figures: LifeFigures) -> str:
+    """What the pool's life moved across the owed figure in the period."""
+    return (
+        f"départ rendu / seed back {euros(figures.seed_back_cents)}, transféré / moved out "
+        f"{euros(figures.moved_out_cents)}, reçu / moved in {euros(figures.moved_in_cents)}, "
+        f"orphelins acquis / orphans final {euros(figures.orphans_final_cents)}"
+    )
+
+
 def liability_pdf(liability: Liability) -> bytes:
     out = io.BytesIO()
     document = SimpleDocTemplate(
@@ -138,6 +154,7 @@ def liability_pdf(liability: Liability) -> bytes:
         ("Gains payés / Awards paid", _awards(period.paid)),
         ("Gains annulés / Awards voided", _awards(period.voided)),
         ("Corrections documentées / Documented corrections", _corrections(period.corrections)),
+        ("Arrêt, remplacement, orphelins / Stop, replacement, orphans", _life(period.life)),
     ]
     figures = Table(
         [[Paragraph(escape(label), text), Paragraph(escape(value), text)] for label, value in rows],
