@@ -2,9 +2,12 @@
 
 Each `Notice` row must say what its authentic `notice.made` event says (pool, addressee, cause,
 deadline, text) and, once sent, what its `notice.sent` event says (who, when, how); each
-`OrphanEntry` what its `pool.stopped` event entered. A row the service's role edited in SQL is
-named here; the events themselves are checked by the chains' walk. Cost: the notices and the
-stopped pools, never the journal.
+`OrphanEntry`, column by column, what its `pool.stopped` event entered (change, time, amount, the
+deadline of that time's season under CLUB_SEASON_END) and what closed it, if anything: its
+`pool.orphans_recovered` (when, into which pool, by which change) or `orphans.final` (when) event,
+the first of the pool's chain after the stop; a line left open has none. A row the service's role
+edited in SQL is named here; the events themselves are checked by the chains' walk. Cost: the
+notices and the stopped pools, each pool's chain after its stop, never the journal.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from jackpot.models import AuditEvent, Notice, OrphanEntry
 from jackpot.money import ledger
+from jackpot.pools.orphans import FINAL, RECOVERED, season_deadline
 
 
 def _payload(event_id: int | None, kind: str, about: str, value: int) -> dict[str, Any] | None:
@@ -25,7 +29,8 @@ def _payload(event_id: int | None, kind: str, about: str, value: int) -> dict[st
         return None
     with_transfers = event.transfers.exists()
     ok = ledger.authentic_with_transfers(event) if with_transfers else ledger.authentic(event)
-    return {**payload, "_actor": event.actor} if ok else None
+    facts = {"_actor": event.actor, "_at": event.occurred_at, "_sequence": event.sequence}
+    return {**payload, **facts} if ok else None
 
 
 def _notice(notice: Notice) -> list[str]:
@@ -60,8 +65,41 @@ def _notice(notice: Notice) -> list[str]:
 def _entry(entry: OrphanEntry) -> list[str]:
     stopped = _payload(entry.stopped_event_id, "pool.stopped", "pool", entry.pool_id)
     moved = (stopped or {}).get("moved", {})
-    if stopped is None or moved.get("orphans_cents") != entry.orphans_cents:
+    if (
+        stopped is None
+        or moved.get("orphans_cents") != entry.orphans_cents
+        or stopped.get("change") != entry.change_id
+        or stopped["_at"] != entry.stopped_at
+        or season_deadline(stopped["_at"]) != entry.deadline
+    ):
         return [f"orphans of pool {entry.pool_id}: the register differs from its stop's event"]
+    closing = (
+        AuditEvent.objects.filter(
+            chain=ledger.pool_chain(entry.pool_id),
+            sequence__gt=stopped["_sequence"],
+            kind__in=(RECOVERED, FINAL),
+        )
+        .order_by("sequence")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if closing != entry.closed_event_id:
+        return [f"orphans of pool {entry.pool_id}: the register's closing differs from the chain's"]
+    if closing is None:
+        still = (entry.recovered_at, entry.recovered_into_id, entry.recovery_id, entry.final_at)
+        if still == (None, None, None, None):
+            return []
+        return [f"orphans of pool {entry.pool_id}: closed in the register, open in the journal"]
+    recovered = _payload(closing, RECOVERED, "pool", entry.pool_id)
+    final = None if recovered else _payload(closing, FINAL, "pool", entry.pool_id)
+    if recovered is not None:
+        said = (recovered["_at"], recovered.get("to_pool"), recovered.get("change"), None)
+    elif final is not None:
+        said = (None, None, None, final["_at"])
+    else:
+        said = None
+    if said != (entry.recovered_at, entry.recovered_into_id, entry.recovery_id, entry.final_at):
+        return [f"orphans of pool {entry.pool_id}: the register differs from its closing event"]
     return []
 
 
