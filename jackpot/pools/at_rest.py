@@ -1,5 +1,6 @@
 """A pool at rest: none of its tables open for play, none of its rounds open. What a change of
-its parameters, its stop or its replacement waits for.
+its parameters, its stop or its replacement waits for (a stop and a replacement also wait for
+its awards: `jackpot.pools.settled`).
 
 The progressive sits below the tables and never reads their rows: the tables app hands its answer
 in at start-up (`register`, called by `tables.apps.TablesConfig.ready`), a `PoolTables`.

@@ -33,7 +33,6 @@ from core.errors import ApiError, Conflict, NotFound
 from jackpot.approvals import changes
 from jackpot.approvals.presence import Presence
 from jackpot.models import (
-    AwardStatus,
     ChangeKind,
     Notice,
     NoticeCause,
@@ -45,11 +44,8 @@ from jackpot.models import (
 from jackpot.money import ledger, locks, meter
 from jackpot.money.accounting import Posting
 from jackpot.money.meter import pool_meter
-from jackpot.pools import at_rest, notices, orphans, parameters, replacement
+from jackpot.pools import at_rest, notices, orphans, parameters, replacement, settled
 from jackpot.sign import display
-
-#: The awards a stop waits for: not yet paid, not void.
-UNPAID = (AwardStatus.PENDING, AwardStatus.VERIFIED, AwardStatus.APPROVED)
 
 
 def _actor(user: User) -> str:
@@ -301,17 +297,7 @@ def pool_stop_approve(
             raise _refused(pool_id, doing="stopped")
         _refuse_notice_running(change, timezone.now())
         at_rest.refuse_unless_at_rest(pool_id, tables, pool_tables, doing="stop is approved")
-        unpaid = list(
-            pool.awards.filter(status__in=UNPAID).order_by("number").values_list("pk", "status")
-        )
-        if unpaid:
-            listed = ", ".join(f"award {pk} ({status})" for pk, status in unpaid[:10])
-            raise Conflict(
-                "pool_awards_unpaid",
-                f"pool {pool_id} is stopped only once each of its awards is paid or void; unpaid "
-                f"now: {listed}. Settle them (approve and pay, or void), then approve again",
-                param="change",
-            )
+        settled.refuse_unpaid_awards(pool, doing="stopped")
         orphan = change.changes.get("to") == "orphan"
         heir = None if orphan else _heir(pool, heir_id, error=Conflict)
         now = timezone.now()

@@ -30,7 +30,6 @@ from core.errors import ApiError, Conflict, NotFound
 from jackpot.approvals import changes
 from jackpot.approvals.presence import Presence
 from jackpot.models import (
-    AwardStatus,
     ChangeKind,
     ParameterChange,
     Pool,
@@ -40,13 +39,11 @@ from jackpot.models import (
 from jackpot.money import ledger, locks, meter
 from jackpot.money.accounting import Posting
 from jackpot.money.meter import pool_meter
-from jackpot.pools import at_rest, parameters
+from jackpot.pools import at_rest, parameters, settled
 from jackpot.pools.creation import pool_created, pool_row_insert
 from jackpot.sign import display
 
 KINDS = (ChangeKind.POOL_REPLACE,)
-#: The awards a replacement waits for, as a stop does (`jackpot.pools.lifecycle.UNPAID`).
-UNPAID = (AwardStatus.PENDING, AwardStatus.VERIFIED, AwardStatus.APPROVED)
 #: What a replacement names of its new pool: its name and its terms; the verification threshold
 #: and surveillance are the old pool's unless given (they are not increment terms).
 FIELDS = (*parameters.CREATE_FIELDS, "paytable_version", "surveillance_required")
@@ -115,20 +112,6 @@ def pool_replace_propose(
     )
 
 
-def _refuse_unpaid(pool: Pool) -> None:
-    unpaid = list(
-        pool.awards.filter(status__in=UNPAID).order_by("number").values_list("pk", "status")
-    )
-    if unpaid:
-        listed = ", ".join(f"award {pk} ({status})" for pk, status in unpaid[:10])
-        raise Conflict(
-            "pool_awards_unpaid",
-            f"pool {pool.pk} is replaced only once each of its awards is paid or void; unpaid "
-            f"now: {listed}. Settle them (approve and pay, or void), then approve again",
-            param="change",
-        )
-
-
 def _checked(pool: Pool, change: ParameterChange) -> None:
     """409 `change_stale` when the proposal no longer fits: its name taken, its values no
     longer a valid pool's."""
@@ -188,7 +171,7 @@ def pool_replace_approve(
         if pool.status == PoolStatus.STOPPED:
             raise _stopped(pool_id)
         at_rest.refuse_unless_at_rest(pool_id, tables, pool_tables, doing="replacement")
-        _refuse_unpaid(pool)
+        settled.refuse_unpaid_awards(pool, doing="replaced")
         _checked(pool, change)
         now = timezone.now()
         facts = changes.applied(change, user, note, now)
