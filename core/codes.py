@@ -81,6 +81,16 @@ class ErrorCode(StrEnum):
     POOL_NOT_SUSPENDED = "pool_not_suspended"
     POOL_AWARDS_UNPAID = "pool_awards_unpaid"
     INVALID_DISPOSITION = "invalid_disposition"
+    # A stop's notices and the register of orphans (jackpot.pools.notices, jackpot.pools.orphans)
+    INVALID_EFFECTIVE_AT = "invalid_effective_at"
+    NOTICE_PERIOD_RUNNING = "notice_period_running"
+    INVALID_NOTICE = "invalid_notice"
+    NOTICE_NOT_FOUND = "notice_not_found"
+    NOTICE_SENT = "notice_sent"
+    INVALID_HEIR = "invalid_heir"
+    NO_ORPHANS = "no_orphans"
+    ORPHANS_RECOVERED = "orphans_recovered"
+    ORPHANS_FINAL = "orphans_final"
     # The club's sessions and their drop boxes (tables.club)
     SESSION_NOT_FOUND = "session_not_found"
     SESSION_OPEN = "session_open"
@@ -271,6 +281,45 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.EXPORT_NOT_READY: (409, "the export is still queued or running: poll it until done"),
     ErrorCode.EXPORT_FAILED: (409, "the export failed (its error says why): start another"),
     ErrorCode.EXPORT_EXPIRED: (410, "the export's file was deleted after its retention"),
+    ErrorCode.INVALID_EFFECTIVE_AT: (
+        400,
+        "a voluntary stop names its effective_at, at least 15 days ahead; an involuntary one "
+        "names none",
+    ),
+    ErrorCode.NOTICE_PERIOD_RUNNING: (
+        409,
+        "a voluntary stop is approved only from its effective_at and 15 days after its notice "
+        "was recorded sent",
+    ),
+    ErrorCode.INVALID_NOTICE: (
+        400,
+        "a notice's sending names a known channel and a reference",
+    ),
+    ErrorCode.NOTICE_NOT_FOUND: (
+        404,
+        "no such notice",
+    ),
+    ErrorCode.NOTICE_SENT: (
+        409,
+        "the notice is recorded sent already",
+    ),
+    ErrorCode.INVALID_HEIR: (
+        400,
+        "orphans are recovered into another active pool of the same currency, created before "
+        "the season's end",
+    ),
+    ErrorCode.NO_ORPHANS: (
+        409,
+        "the pool has no orphans in the register (it was not stopped to orphans)",
+    ),
+    ErrorCode.ORPHANS_RECOVERED: (
+        409,
+        "the pool's orphans were recovered already",
+    ),
+    ErrorCode.ORPHANS_FINAL: (
+        409,
+        "the pool's orphans are final: their season has ended",
+    ),
     ErrorCode.SESSION_NOT_FOUND: (404, "no such session"),
     ErrorCode.SESSION_OPEN: (409, "a session is open already: it is closed before another opens"),
     ErrorCode.SESSION_CLOSED: (409, "the session is closed already"),
