@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from core.errors import Conflict
-from jackpot.models import AuditEvent, ParameterChange, Pool
+from jackpot.models import AccountKind, AuditEvent, ParameterChange, Pool
 from jackpot.pools.parameters import TERMS, change_approve, change_propose, pool_create_approve
 from jackpot.staff.accounts import operator_grant
 from tables.models import Table, Terminal
@@ -268,7 +268,7 @@ def test_a_pool_added_in_the_admin_gets_its_accounts_and_seed(admin_client, djan
     proposal = ParameterChange.objects.get(kind="pool.create")
     pool_create_approve(change_id=proposal.pk, user=_admin(django_user_model, "root2"))
     pool = Pool.objects.get(name="Second pool")
-    assert pool.meter_cents == 250_000 and pool.accounts.count() == 9
+    assert pool.meter_cents == 250_000 and pool.accounts.count() == len(AccountKind)
     from tests.conftest import assert_journal_ok
 
     assert assert_journal_ok()["balances"][str(pool.pk)]["meter"] == 250_000

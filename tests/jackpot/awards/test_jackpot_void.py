@@ -105,6 +105,7 @@ def test_a_jackpot_void_takes_two_supervisors_and_puts_the_link_back(
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
     # Each movement its own transfer, referencing the award, with the hit's own reset amounts.
     reset = dict(

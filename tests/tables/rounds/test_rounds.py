@@ -55,6 +55,7 @@ def test_open_locks_bets_and_raises_the_meter(floor):
         "paid": 0,
         "orphan": 0,
         "moved": 0,
+        "forfeit": 0,
     }
 
 
