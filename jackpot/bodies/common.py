@@ -34,6 +34,8 @@ SecondFactorCode = Annotated[
     Field(
         min_length=1,
         max_length=32,
+        # No NUL: the JSON parser refuses it in any text (core.parsers), as NonBlank says too.
+        pattern=r"^[^\u0000]+$",
         description="A fresh code of the second person's authenticator (or a recovery code): "
         "required wherever staff sign in with a second factor (always in production), since "
         "a session or a staff token never proves who is at the screen at this step; a code "

@@ -406,6 +406,26 @@ SEMANTIC_REFUSALS = [
             {"pool_change_withdraw", "table_move_withdraw", "terminal_issue_withdraw"}
         ),
     ),
+    # A stop's notices and the register of orphans (jackpot.pools.notices, .orphans): their state.
+    Refusal(404, "notice_not_found", "a notice id that does not exist"),
+    Refusal(409, "notice_sent", "the notice is recorded sent already: its state"),
+    Refusal(
+        400,
+        "invalid_effective_at",
+        "a voluntary stop's date at least 15 days ahead, an involuntary one's none: a rule on two"
+        " fields and the clock",
+        operations=frozenset({"pool_stop_propose"}),
+    ),
+    Refusal(409, "notice_period_running", "a voluntary stop's 15 days still run: its state"),
+    Refusal(409, "no_orphans", "the pool was not stopped to orphans: its state"),
+    Refusal(409, "orphans_recovered", "the pool's orphans were recovered already: its state"),
+    Refusal(409, "orphans_final", "the pool's orphans are final: the season's state"),
+    Refusal(
+        400,
+        "invalid_heir",
+        "the pool taking the orphans is another active pool: the pools' state",
+        operations=frozenset({"orphan_recovery_propose"}),
+    ),
     # The club's sessions and their drop boxes (tables.club): the club's state.
     Refusal(404, "session_not_found", "a session id that does not exist"),
     Refusal(
@@ -789,6 +809,10 @@ MONEY = frozenset(
         "pool_correction_approve",
         "pool_correction_reject",
         "pool_correction_withdraw",
+        # A stopped pool's orphans recovered (jackpot.pools.orphans).
+        "orphan_recovery_propose",
+        "orphan_recovery_approve",
+        "orphan_recovery_reject",
         # The club's sessions and their drop counts (tables.club).
         "session_open",
         "session_close",
