@@ -660,23 +660,11 @@ def withheld_pdf(register: WithheldRegister, lang: str) -> bytes:
     """Model 8 as a PDF (A4 landscape): a block per session, its lines and total, the range's
     total, and the signature lines of the session's manager and the two who counted."""
     words, styles = WORDS[lang], _styles()
-    columns = (
-        "table",
-        "pool",
-        "rounds",
-        "stakes",
-        "stakes_cents",
-        "meter_cents",
-        "reserve_cents",
-        "house_cents",
-        "voided",
-        "voided_cents",
-        "withheld_cents",
-        "counted_cents",
-        "expected_cents",
-        "difference_cents",
-        "counted_by",
-        "confirmed_by",
+    # The CSV's columns but those the session's heading and the register's currency say.
+    columns = tuple(
+        name
+        for name in WITHHELD_HEADER
+        if name not in ("club_day", "session", "closed_at_utc", "currency")
     )
     rows: list[list] = [_heads(columns, range(2, 14), lang, styles)]
     style = list(_GRID)
